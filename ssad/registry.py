@@ -1,0 +1,183 @@
+"""The rule registry: which callables are primitives, and how to differentiate them.
+
+A primitive is a live callable (``np.sin``, ``math.exp``, ``operator.mul``,
+``np.ndarray.sum``) or an attribute descriptor (``np.ndarray.T``). Keys are the
+objects themselves, so ``np.sin``, ``numpy.sin`` and ``from numpy import sin`` are
+one primitive.
+
+Adjoint rules
+-------------
+An adjoint rule is a plain Python function::
+
+    @adjoint(np.sin)
+    def sin_adjoint(dy, y, x):
+        return (dy * np.cos(x),)
+
+``dy`` is the adjoint of the primitive's result ``y``; the remaining parameters
+receive the call's positional and keyword arguments exactly as the call passed
+them. The rule returns a tuple with one adjoint per positional argument of the
+call (``None`` where there is no gradient, e.g. for an ``axis`` passed
+positionally). An argument past the end of the returned tuple gets no gradient;
+the compiler refuses to drop the gradient of an *active* argument that way.
+
+Rules are ordinary runnable code, so each is tested numerically on its own
+(``ssad.testing.check_rule``). The compiler inlines a rule's body into the
+generated source when the body is only assignments to names followed by
+``return (e1, e2, ...)``, and every parameter default is a literal; otherwise it
+emits a call to the rule. Write rules in that simple form where the math allows.
+
+When a primitive returns a tuple, ``dy`` is a tuple with one adjoint per
+component (zeros materialized, never ``None``).
+
+Tangent rules
+-------------
+A tangent rule gives forward mode: ``rule(tangents, y, *args, **kwargs)`` returns
+the tangent of ``y``, where ``tangents`` holds one tangent per positional argument
+(``None`` where the argument carries none).
+
+Non-differentiable primitives
+-----------------------------
+``nondifferentiable(f, ...)`` declares callables whose results carry no gradient
+(shapes, indices, comparisons, ``np.zeros_like``...). A call to one never makes its
+result active.
+"""
+
+import threading
+
+
+class Registry:
+    """Maps primitives to adjoint and tangent rules; `version` changes on every edit."""
+
+    def __init__(self):
+        self._adjoints = {}
+        self._tangents = {}
+        self._nondifferentiable = {}
+        self._lock = threading.Lock()
+        self.version = 0
+
+    # ----- registration -----
+
+    def register_adjoint(self, primitive, rule):
+        _check_hashable(primitive)
+        with self._lock:
+            self._adjoints[primitive] = rule
+            self._nondifferentiable.pop(primitive, None)
+            self.version += 1
+
+    def register_tangent(self, primitive, rule):
+        _check_hashable(primitive)
+        with self._lock:
+            self._tangents[primitive] = rule
+            self.version += 1
+
+    def register_nondifferentiable(self, primitive):
+        _check_hashable(primitive)
+        with self._lock:
+            self._nondifferentiable[primitive] = True
+            self.version += 1
+
+    # ----- lookup -----
+
+    def adjoint_rule(self, primitive):
+        """The adjoint rule of `primitive`, or None."""
+        try:
+            return self._adjoints.get(primitive)
+        except TypeError:  # unhashable callable: cannot be a registered primitive
+            return None
+
+    def tangent_rule(self, primitive):
+        try:
+            return self._tangents.get(primitive)
+        except TypeError:
+            return None
+
+    def is_nondifferentiable(self, primitive):
+        try:
+            return primitive in self._nondifferentiable
+        except TypeError:
+            return False
+
+    def is_primitive(self, primitive):
+        return self.adjoint_rule(primitive) is not None or self.is_nondifferentiable(primitive)
+
+    def adjoint_primitives(self):
+        return list(self._adjoints)
+
+    def nondifferentiable_primitives(self):
+        return list(self._nondifferentiable)
+
+
+def _check_hashable(primitive):
+    try:
+        hash(primitive)
+    except TypeError:
+        from .errors import SsadError
+
+        raise SsadError(
+            f"cannot register a rule for {primitive!r}: it is not hashable. "
+            "Register the function object itself (for example np.sin, not a partial of it)."
+        ) from None
+
+
+REGISTRY = Registry()
+
+
+def adjoint(primitive):
+    """Register an adjoint rule: ``rule(dy, y, *args, **kwargs) -> tuple``.
+
+    The rule returns one adjoint per positional argument of the call (``None`` for
+    no gradient). Used as a decorator; returns the rule unchanged so it stays
+    callable and testable::
+
+        @ssad.adjoint(my_softplus)
+        def my_softplus_adjoint(dy, y, x):
+            return (dy / (1 + np.exp(-x)),)
+
+    A rule on a user function wins over transforming that function's body.
+    """
+
+    def register(rule):
+        REGISTRY.register_adjoint(primitive, rule)
+        return rule
+
+    return register
+
+
+def tangent(primitive):
+    """Register a forward-mode rule: ``rule(tangents, y, *args, **kwargs) -> tangent_of_y``.
+
+    ``tangents`` is a tuple with the tangent of each positional argument (``None``
+    where that argument carries no tangent); the rule returns the tangent of the
+    primitive's result ``y``. Used as a decorator; returns the rule unchanged.
+    """
+
+    def register(rule):
+        REGISTRY.register_tangent(primitive, rule)
+        return rule
+
+    return register
+
+
+def nondifferentiable(*primitives):
+    """Declare primitives whose results carry no gradient (shapes, indices, tests)."""
+    for primitive in primitives:
+        REGISTRY.register_nondifferentiable(primitive)
+
+
+def primitive_name(primitive):
+    """A readable dotted name for a primitive, for messages: ``numpy.sin``."""
+    if isinstance(primitive, str):
+        return primitive
+    owner = getattr(primitive, "__objclass__", None)
+    name = getattr(primitive, "__qualname__", None) or getattr(primitive, "__name__", None)
+    if owner is not None and name is not None:
+        module = getattr(owner, "__module__", None)
+        return f"{module}.{name}" if module and module != "builtins" else name
+    module = getattr(primitive, "__module__", None)
+    if name is None:
+        return repr(primitive)
+    if module in (None, "builtins"):
+        return name
+    if module.startswith("numpy"):
+        module = "numpy" if module.startswith("numpy._core") or module.startswith("numpy.core") else module
+    return f"{module}.{name}"

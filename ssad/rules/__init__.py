@@ -1,0 +1,3 @@
+"""Built-in rules, one module per domain. Importing this package registers them all."""
+
+from . import elementwise, linalg, reductions, scalar, shape  # noqa: F401  (registration)

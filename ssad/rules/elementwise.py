@@ -1,0 +1,1 @@
+"""Rules: elementwise (being written)."""

@@ -1,0 +1,1 @@
+"""Rules: linalg (being written)."""

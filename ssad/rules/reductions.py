@@ -1,0 +1,1 @@
+"""Rules: reductions (being written)."""

@@ -1,0 +1,1 @@
+"""Rules: scalar (being written)."""

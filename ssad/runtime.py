@@ -1,0 +1,131 @@
+"""Helpers that generated gradient code calls at run time.
+
+Everything here is small, pure and fast: the generated code must run like code
+written by hand, so each helper returns its input untouched on the common path
+(`unbroadcast` when shapes already match, for example).
+"""
+
+import numbers
+
+import numpy as np
+
+from .errors import SsadError
+
+
+def unbroadcast(g, x):
+    """Sum the adjoint `g` down to the shape of `x` (undoing NumPy broadcasting)."""
+    shape = np.shape(x)
+    g_shape = np.shape(g)
+    if g_shape == shape:
+        return g
+    extra = len(g_shape) - len(shape)
+    if extra < 0:
+        return np.broadcast_to(g, shape)
+    if extra:
+        g = np.sum(g, axis=tuple(range(extra)))
+        g_shape = g_shape[extra:]
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g_shape[i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    return g
+
+
+def seed(result):
+    """The adjoint seed of a scalar result: 1.0. Non-scalars are refused."""
+    if isinstance(result, numbers.Number) or np.ndim(result) == 0:
+        if isinstance(result, (numbers.Number, np.ndarray, np.generic)):
+            return 1.0
+    raise SsadError(
+        f"grad needs a function that returns a scalar, but it returned "
+        f"{_describe(result)}. Use ssad.vjp(f, *args) and pass the output's adjoint "
+        f"to the pullback, or reduce the output to a scalar (np.sum(...))."
+    )
+
+
+def _describe(value):
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    return f"a value of type {type(value).__name__}"
+
+
+def zeros_like_value(x):
+    """A zero adjoint with the structure of `x` (float 0.0 for Python numbers)."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, _float_dtype(x.dtype))
+    if isinstance(x, np.generic):
+        return _float_dtype(x.dtype).type(0.0)
+    if isinstance(x, (bool, numbers.Number)):
+        return 0.0
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[zeros_like_value(v) for v in x])
+    if isinstance(x, (tuple, list)):
+        return type(x)(zeros_like_value(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zeros_like_value(v) for k, v in x.items()}
+    return np.zeros(np.shape(x))
+
+
+def _float_dtype(dtype):
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def add_adjoint(a, b):
+    """a + b for adjoints that may be containers (tuples, lists, dicts) of arrays."""
+    if isinstance(a, (tuple, list)):
+        items = [add_adjoint(u, v) for u, v in zip(a, b, strict=True)]
+        return type(a)(*items) if hasattr(a, "_fields") else type(a)(items)
+    if isinstance(a, dict):
+        return {k: add_adjoint(a[k], b[k]) for k in a}
+    return a + b
+
+
+def pack_like(x, items):
+    """The adjoint of `x` from the adjoints of its unpacked items (`a, b = x`)."""
+    if isinstance(x, np.ndarray):
+        return np.stack([np.broadcast_to(item, x.shape[1:]) for item in items])
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*items)
+    if isinstance(x, (tuple, list)):
+        return type(x)(items)
+    return tuple(items)
+
+
+def _is_basic_index(index):
+    """True when `index` is basic indexing (no integer or boolean arrays)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    for part in index:
+        if part is None or part is Ellipsis or isinstance(part, (slice, numbers.Integral)):
+            continue
+        if isinstance(part, np.ndarray) and part.dtype == np.bool_:
+            continue  # a mask selects each element at most once
+        return False
+    return True
+
+
+def getitem_adjoint(dy, x, index):
+    """The adjoint of `x` for `y = x[index]`: `dy` scattered into zeros shaped like `x`."""
+    if isinstance(x, (tuple, list)):
+        items = [zeros_like_value(v) for v in x]
+        if isinstance(index, slice):
+            positions = range(len(x))[index]
+            for position, d in zip(positions, dy, strict=True):
+                items[position] = d
+        else:
+            items[index] = dy
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+    if isinstance(x, dict):
+        grads = zeros_like_value(x)
+        grads[index] = dy
+        return grads
+    d_x = zeros_like_value(np.asarray(x))
+    if _is_basic_index(index):
+        d_x[index] = dy
+    else:
+        np.add.at(d_x, index, dy)
+    return d_x
+
+
+def stop_gradient(x):
+    """Return `x`; no gradient flows back through this call."""
+    return x

@@ -1,0 +1,115 @@
+"""Numerical checks of derivatives against central finite differences (float64).
+
+`check_rule` tests one adjoint rule on its own, the way every built-in rule is
+tested: it draws a random output adjoint `dy`, runs the rule, and compares each
+argument's adjoint element by element with central differences of
+``sum(dy * f(x))``. Nothing is sanitized before comparing: a NaN is a failure.
+"""
+
+import numbers
+
+import numpy as np
+
+from .registry import REGISTRY, primitive_name
+
+
+def _is_float_input(x):
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral):
+        return True
+    return isinstance(x, (np.ndarray, np.generic)) and np.issubdtype(np.asarray(x).dtype, np.floating)
+
+
+def _random_like(value, rng):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_random_like(v, rng) for v in value)
+    shape = np.shape(value)
+    draw = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return draw if shape else float(draw)
+
+
+def _inner(dy, y):
+    if isinstance(dy, (tuple, list)):
+        return sum(_inner(a, b) for a, b in zip(dy, y, strict=True))
+    return float(np.sum(np.asarray(dy, dtype=np.float64) * np.asarray(y, dtype=np.float64)))
+
+
+def numerical_gradient(scalar_fn, x, eps=1e-6):
+    """Central differences of `scalar_fn` at float or float array `x`, shaped like `x`."""
+    if np.ndim(x) == 0:
+        x = float(x)
+        return (scalar_fn(x + eps) - scalar_fn(x - eps)) / (2 * eps)
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    flat = x.reshape(-1)
+    out = grad.reshape(-1)
+    for i in range(flat.size):
+        old = flat[i]
+        flat[i] = old + eps
+        up = scalar_fn(x.copy())
+        flat[i] = old - eps
+        down = scalar_fn(x.copy())
+        flat[i] = old
+        out[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def assert_close(name, got, expected, rtol, atol):
+    got_array = np.asarray(got, dtype=np.float64)
+    expected_array = np.asarray(expected, dtype=np.float64)
+    if got_array.shape != expected_array.shape:
+        raise AssertionError(
+            f"{name}: adjoint has shape {got_array.shape}, expected {expected_array.shape}"
+        )
+    if not np.all(np.isfinite(got_array)):
+        raise AssertionError(f"{name}: adjoint is not finite: {got_array}")
+    error = np.abs(got_array - expected_array)
+    bound = atol + rtol * np.abs(expected_array)
+    if np.any(error > bound):
+        worst = np.unravel_index(np.argmax(error - bound), error.shape) if error.ndim else ()
+        raise AssertionError(
+            f"{name}: worst mismatch at index {worst}: finite differences give "
+            f"{expected_array[worst]!r}, got {got_array[worst]!r}"
+        )
+
+
+def check_rule(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
+    """Check the registered adjoint rule of `primitive` at `args` against central differences.
+
+    Every float positional argument whose adjoint the rule returns is checked,
+    element by element. Raises AssertionError naming the argument and the worst
+    mismatch. Returns the adjoints for further assertions.
+    """
+    rule = REGISTRY.adjoint_rule(primitive)
+    name = primitive_name(primitive)
+    if rule is None:
+        raise AssertionError(f"no adjoint rule is registered for {name}")
+    rng = np.random.default_rng(seed)
+    y = primitive(*args, **kwargs)
+    dy = _random_like(y, rng)
+    adjoints = rule(dy, y, *args, **kwargs)
+    if not isinstance(adjoints, tuple):
+        raise AssertionError(f"the rule of {name} returned {type(adjoints).__name__}, not a tuple")
+    if len(adjoints) > len(args):
+        raise AssertionError(
+            f"the rule of {name} returned {len(adjoints)} adjoints for {len(args)} positional arguments"
+        )
+    checked = 0
+    for i, arg in enumerate(args):
+        if not _is_float_input(arg):
+            continue
+        if i >= len(adjoints) or adjoints[i] is None:
+            continue
+
+        def scalar_fn(value, i=i):
+            moved = list(args)
+            moved[i] = value
+            return _inner(dy, primitive(*moved, **kwargs))
+
+        expected = numerical_gradient(scalar_fn, arg)
+        assert_close(f"{name} argument {i}", adjoints[i], expected, rtol, atol)
+        checked += 1
+    if checked == 0:
+        raise AssertionError(f"check_rule({name}) checked no argument: pass at least one float input")
+    return adjoints
