@@ -178,6 +178,7 @@ def primitive_name(primitive):
         return repr(primitive)
     if module in (None, "builtins"):
         return name
+    module = module.lstrip("_") if module in ("_operator", "_functools") else module
     if module.startswith("numpy"):
         module = "numpy" if module.startswith("numpy._core") or module.startswith("numpy.core") else module
     return f"{module}.{name}"

@@ -1,1 +1,410 @@
-"""Rules: linalg (being written)."""
+"""Rules: linear algebra (products, contractions, norms and np.linalg factorizations).
+
+Conventions
+-----------
+- Real inputs. Adjoints have exactly the shape of their operand; where an operand
+  was broadcast (a batch of matrices times one matrix) its adjoint is summed back.
+- ``dot``/``matmul``: any mix of 1-D and 2-D operands; ``matmul`` also stacks of
+  matrices with broadcasting; ``dot`` also N-D operands and scalars.
+- ``einsum``: subscripts given as a string, explicit (``'ij,jk->ik'``) or implicit,
+  with repeated labels (``'ii->'``), ``...`` and any number of operands. The
+  subscripts string gets no adjoint.
+- ``np.linalg.norm``: vector ord None/2, 1, inf, -inf, 0 and any other p; matrix
+  ord None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf; with ``axis`` and ``keepdims``.
+  At a zero input it returns a zero subgradient, never NaN; ties for a maximum or
+  minimum share the gradient evenly, as in ``reductions``.
+- ``det``, ``slogdet`` and ``inv`` need an invertible matrix. ``slogdet`` returns
+  ``(sign, logabsdet)``; its ``dy`` holds one adjoint per component, and the sign
+  carries no gradient.
+- ``cholesky`` takes a symmetric matrix. NumPy reads only its lower triangle, so
+  the derivative with respect to single entries is not symmetric; the rule returns
+  the symmetrized gradient instead (the usual convention): ``dA`` is symmetric and
+  ``sum(dA * E)`` is the derivative along any symmetric perturbation ``E``.
+"""
+
+import numbers
+import string
+
+import numpy as np
+
+from ..errors import SsadError
+from ..registry import adjoint
+from ..runtime import unbroadcast
+from .reductions import _share_among_ties
+
+# ----- Helpers: products and contractions -----
+
+
+def _transpose(m):
+    """The transpose of each matrix in a stack (the last two axes swapped)."""
+    return np.swapaxes(m, -1, -2)
+
+
+def _as_stacks(dy, a, b):
+    """`a`, `b` and the adjoint of `a @ b` as stacks of matrices: a 1-D `a` becomes a
+    row, a 1-D `b` a column, and `dy` gets the axes matmul removed for them."""
+    if np.ndim(b) == 1:
+        b = np.reshape(b, (-1, 1))
+        dy = np.expand_dims(dy, -1)
+    if np.ndim(a) == 1:
+        a = np.reshape(a, (1, -1))
+        dy = np.expand_dims(dy, -2)
+    return dy, a, b
+
+
+def _matmul_left(dy, a, b):
+    """Adjoint of `a` in `a @ b`."""
+    if np.ndim(a) == 2 and np.ndim(b) == 2:
+        return dy @ _transpose(b)
+    dy, a2, b2 = _as_stacks(dy, a, b)
+    return np.reshape(unbroadcast(dy @ _transpose(b2), a2), np.shape(a))
+
+
+def _matmul_right(dy, a, b):
+    """Adjoint of `b` in `a @ b`."""
+    if np.ndim(a) == 2 and np.ndim(b) == 2:
+        return _transpose(a) @ dy
+    dy, a2, b2 = _as_stacks(dy, a, b)
+    return np.reshape(unbroadcast(_transpose(a2) @ dy, b2), np.shape(b))
+
+
+def _tensordot_axes(a, b, axes):
+    """The `axes` argument of np.tensordot as two lists of non-negative axes."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if isinstance(axes, numbers.Integral):
+        return list(range(na - axes, na)), list(range(axes))
+    a_axes, b_axes = axes
+    if isinstance(a_axes, numbers.Integral):
+        a_axes = [a_axes]
+    if isinstance(b_axes, numbers.Integral):
+        b_axes = [b_axes]
+    return [int(i) % na for i in a_axes], [int(i) % nb for i in b_axes]
+
+
+def _tensordot_left(dy, a, b, axes):
+    """Adjoint of `a` in np.tensordot(a, b, axes), `axes` as from `_tensordot_axes`."""
+    a_axes, b_axes = axes
+    a_free = [i for i in range(np.ndim(a)) if i not in a_axes]
+    b_free = [i for i in range(np.ndim(b)) if i not in b_axes]
+    g = np.tensordot(dy, b, (list(range(len(a_free), len(a_free) + len(b_free))), b_free))
+    # g's axes: a's free axes, then the partners of b's contracted axes in b's order
+    held = a_free + [a_axes[t] for t in sorted(range(len(b_axes)), key=b_axes.__getitem__)]
+    return np.transpose(g, np.argsort(held))
+
+
+def _tensordot_right(dy, a, b, axes):
+    """Adjoint of `b` in np.tensordot(a, b, axes), `axes` as from `_tensordot_axes`."""
+    a_axes, b_axes = axes
+    a_free = [i for i in range(np.ndim(a)) if i not in a_axes]
+    b_free = [i for i in range(np.ndim(b)) if i not in b_axes]
+    g = np.tensordot(a, dy, (a_free, list(range(len(a_free)))))
+    # g's axes: the partners of a's contracted axes in a's order, then b's free axes
+    held = [b_axes[t] for t in sorted(range(len(a_axes)), key=a_axes.__getitem__)] + b_free
+    return np.transpose(g, np.argsort(held))
+
+
+def _dot_axes(a, b):
+    """The axes np.dot contracts: the last of `a` with the second-to-last of `b`."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return [], []
+    return [np.ndim(a) - 1], [max(np.ndim(b) - 2, 0)]
+
+
+def _dot_left(dy, a, b):
+    """Adjoint of `a` in np.dot(a, b)."""
+    if 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2:
+        return _matmul_left(dy, a, b)
+    return _tensordot_left(dy, a, b, _dot_axes(a, b))
+
+
+def _dot_right(dy, a, b):
+    """Adjoint of `b` in np.dot(a, b)."""
+    if 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2:
+        return _matmul_right(dy, a, b)
+    return _tensordot_right(dy, a, b, _dot_axes(a, b))
+
+
+def _inner_axes(a, b):
+    """The axes np.inner contracts: the last of each operand (none for a scalar)."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return [], []
+    return [np.ndim(a) - 1], [np.ndim(b) - 1]
+
+
+def _kron_blocks(dy, a, b):
+    """`dy` reshaped so that axis 2i runs over axis i of `a` and axis 2i+1 over axis i
+    of `b` (both padded with leading length-1 axes to a common rank)."""
+    rank = max(np.ndim(a), np.ndim(b))
+    a_shape = (1,) * (rank - np.ndim(a)) + np.shape(a)
+    b_shape = (1,) * (rank - np.ndim(b)) + np.shape(b)
+    blocks = np.reshape(dy, [n for pair in zip(a_shape, b_shape) for n in pair])
+    return blocks, a_shape, b_shape
+
+
+def _kron_left(dy, a, b):
+    """Adjoint of `a` in np.kron(a, b)."""
+    blocks, a_shape, b_shape = _kron_blocks(dy, a, b)
+    b_spread = np.reshape(b, [n for m in b_shape for n in (1, m)])
+    return np.reshape(np.sum(blocks * b_spread, axis=tuple(range(1, blocks.ndim, 2))), np.shape(a))
+
+
+def _kron_right(dy, a, b):
+    """Adjoint of `b` in np.kron(a, b)."""
+    blocks, a_shape, b_shape = _kron_blocks(dy, a, b)
+    a_spread = np.reshape(a, [n for m in a_shape for n in (m, 1)])
+    return np.reshape(np.sum(blocks * a_spread, axis=tuple(range(0, blocks.ndim, 2))), np.shape(b))
+
+
+def _trace_adjoint(dy, a, offset, axis1, axis2):
+    """Adjoint of `a` in np.trace(a, offset, axis1, axis2): `dy` spread on the diagonal."""
+    shape = np.shape(a)
+    eye = np.eye(shape[axis1], shape[axis2], offset, dtype=np.result_type(np.asarray(a).dtype, 1.0))
+    if len(shape) == 2:
+        return dy * eye if axis1 % 2 < axis2 % 2 else dy * eye.T
+    return np.moveaxis(np.multiply.outer(dy, eye), (-2, -1), (axis1, axis2))
+
+
+# ----- Helpers: einsum -----
+
+
+def _einsum_labels(subscripts, operands):
+    """The labels of each operand and of the output, with '...' spelled out as letters
+    not used elsewhere, and the output made explicit for implicit subscripts."""
+    if not isinstance(subscripts, str):
+        raise SsadError(
+            "the einsum rule needs the subscripts as a string, as in "
+            "np.einsum('ij,jk->ik', a, b); rewrite the sublist form "
+            "np.einsum(a, [0, 1], b, [1, 2]) that way."
+        )
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    unused = [c for c in string.ascii_letters if c not in spec]
+    spans = [np.ndim(op) - len(t.replace("...", "")) for t, op in zip(terms, operands, strict=True)]
+    width = max([n for t, n in zip(terms, spans) if "..." in t], default=0)
+    ellipsis = "".join(unused[:width])
+    labels = [t.replace("...", ellipsis[width - n :]) for t, n in zip(terms, spans)]
+    if not arrow:
+        letters = inputs.replace("...", "").replace(",", "")
+        output = "..." + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return labels, output.replace("...", ellipsis), unused[width:]
+
+
+def _einsum_adjoint(dy, k, labels, output, spare, operands, optimize):
+    """Adjoint of operand `k` of an einsum, as one more einsum of `dy` with the other
+    operands. A label only operand `k` has is supplied by a vector of ones; a repeated
+    label (a diagonal) gets a fresh label tied to it by an identity matrix; a length-1
+    axis that was broadcast gets a fresh label, so its adjoint is summed."""
+    x = operands[k]
+    dtype = np.result_type(np.asarray(x).dtype, 1.0)
+    sizes = {}
+    for term, op in zip(labels, operands, strict=True):
+        for label, n in zip(term, np.shape(op), strict=True):
+            sizes[label] = max(sizes.get(label, 1), n)
+    terms = [output] + [t for m, t in enumerate(labels) if m != k]
+    args = [dy] + [op for m, op in enumerate(operands) if m != k]
+    present = set("".join(terms))
+    spare = iter(spare)
+    target = ""
+    for label, n in zip(labels[k], np.shape(x), strict=True):
+        if n == 1 and sizes[label] > 1:
+            fresh = next(spare)
+            terms.append(fresh)
+            args.append(np.ones(1, dtype))
+            target += fresh
+        elif label in target:
+            fresh = next(spare)
+            terms.append(label + fresh)
+            args.append(np.eye(n, dtype=dtype))
+            target += fresh
+        else:
+            if label not in present:
+                terms.append(label)
+                args.append(np.ones(n, dtype))
+                present.add(label)
+            target += label
+    return np.einsum(",".join(terms) + "->" + target, *args, optimize=optimize)
+
+
+# ----- Helpers: norms -----
+
+
+def _safe(m):
+    """`m` with zeros replaced by ones, to divide by a norm that may be zero."""
+    return np.where(m == 0, 1, m)
+
+
+def _vector_norm_gradient(x, m, ord, axis):
+    """d norm / d x for a vector norm of `x` along `axis` (an int, or a tuple of all
+    axes for the flattened 2-norm); `m` is the norm with the reduced axes kept."""
+    if ord is None or ord == 2:
+        return x / _safe(m)
+    if ord == 1:
+        return np.sign(x)
+    if ord == np.inf or ord == -np.inf:
+        return np.sign(x) * _share_among_ties(np.ones_like(m), m, np.abs(x), axis)
+    if ord == 0:
+        return np.zeros_like(x)
+    return np.sign(x) * (np.abs(x) / _safe(m)) ** (ord - 1)
+
+
+def _matrix_norm_gradient(x, m, ord, rows, cols):
+    """d norm / d x for a matrix norm of `x` over the axes (`rows`, `cols`); `m` is
+    the norm with both axes kept."""
+    if ord is None or ord == "fro":
+        return x / _safe(m)
+    if ord in (1, -1):
+        sums = np.sum(np.abs(x), axis=rows, keepdims=True)
+        return np.sign(x) * _share_among_ties(np.ones_like(m), m, sums, cols)
+    if ord in (np.inf, -np.inf):
+        sums = np.sum(np.abs(x), axis=cols, keepdims=True)
+        return np.sign(x) * _share_among_ties(np.ones_like(m), m, sums, rows)
+    u, s, vh = np.linalg.svd(np.moveaxis(x, (rows, cols), (-2, -1)), full_matrices=False)
+    if ord == 2:
+        u, vh = u[..., :1], vh[..., :1, :]
+    elif ord == -2:
+        u, vh = u[..., -1:], vh[..., -1:, :]
+    elif ord != "nuc":
+        raise SsadError(f"np.linalg.norm: no gradient rule for the matrix norm ord={ord!r}")
+    return np.moveaxis(u @ vh, (-2, -1), (rows, cols))
+
+
+def _norm_adjoint(dy, y, x, ord, axis, keepdims):
+    """Adjoint of `x` in np.linalg.norm(x, ord, axis, keepdims)."""
+    x = np.asarray(x)
+    if axis is None:
+        axes = tuple(range(x.ndim))
+        vector = ord is None or x.ndim == 1
+    else:
+        axes = tuple(int(i) % x.ndim for i in (axis if isinstance(axis, tuple) else (axis,)))
+        vector = len(axes) == 1
+    dtype = np.result_type(dy, x.dtype, 1.0)
+    g = np.asarray(dy, dtype) if keepdims else np.expand_dims(np.asarray(dy, dtype), axes)
+    m = np.asarray(y) if keepdims else np.expand_dims(y, axes)
+    if vector:
+        return g * _vector_norm_gradient(x, m, ord, axes if len(axes) > 1 else axes[0])
+    return g * _matrix_norm_gradient(x, m, ord, *axes)
+
+
+# ----- Helpers: solves and factorizations -----
+
+# NumPy 2 reads a 1-D `b` of np.linalg.solve as a vector; NumPy 1 any `b` with one
+# dimension fewer than `a`.
+_SOLVE_VECTOR_IS_1D = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
+def _as_columns(v, a, b):
+    """`v`, shaped like the solution of np.linalg.solve(a, b), as a stack of columns."""
+    vector = np.ndim(b) == 1 if _SOLVE_VECTOR_IS_1D else np.ndim(b) == np.ndim(a) - 1
+    return np.expand_dims(v, -1) if vector else v
+
+
+def _cholesky_adjoint(d_low, low):
+    """Symmetric adjoint of `a` for the lower Cholesky factor L = `low` of `a` and its
+    adjoint dL = `d_low`: with P the lower triangle of L^T dL with its diagonal halved
+    and S = L^-T P L^-1, the adjoint is (S + S^T) / 2."""
+    n = np.shape(low)[-1]
+    p = np.tril(_transpose(low) @ d_low) * (1 - 0.5 * np.eye(n, dtype=np.asarray(low).dtype))
+    low_inv = np.linalg.inv(low)
+    s = _transpose(low_inv) @ p @ low_inv
+    return (s + _transpose(s)) / 2
+
+
+# ----- Products -----
+
+
+@adjoint(np.dot)
+@adjoint(np.ndarray.dot)
+def dot_adjoint(dy, y, a, b, out=None):
+    return (_dot_left(dy, a, b), _dot_right(dy, a, b))
+
+
+@adjoint(np.matmul)
+def matmul_adjoint(dy, y, x1, x2, out=None):
+    return (_matmul_left(dy, x1, x2), _matmul_right(dy, x1, x2))
+
+
+@adjoint(np.vdot)
+def vdot_adjoint(dy, y, a, b):
+    return (np.reshape(dy * b, np.shape(a)), np.reshape(dy * a, np.shape(b)))
+
+
+@adjoint(np.inner)
+def inner_adjoint(dy, y, a, b):
+    axes = _inner_axes(a, b)
+    return (_tensordot_left(dy, a, b, axes), _tensordot_right(dy, a, b, axes))
+
+
+@adjoint(np.outer)
+def outer_adjoint(dy, y, a, b, out=None):
+    return (np.reshape(dy @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ dy, np.shape(b)))
+
+
+@adjoint(np.kron)
+def kron_adjoint(dy, y, a, b):
+    return (_kron_left(dy, a, b), _kron_right(dy, a, b))
+
+
+# ----- Contractions -----
+
+
+@adjoint(np.tensordot)
+def tensordot_adjoint(dy, y, a, b, axes=2):
+    pairs = _tensordot_axes(a, b, axes)
+    return (_tensordot_left(dy, a, b, pairs), _tensordot_right(dy, a, b, pairs))
+
+
+@adjoint(np.einsum)
+def einsum_adjoint(dy, y, subscripts, *operands, out=None, optimize=False, **kwargs):
+    labels, output, spare = _einsum_labels(subscripts, operands)
+    grads = [_einsum_adjoint(dy, k, labels, output, spare, operands, optimize) for k in range(len(operands))]
+    return (None, *grads)
+
+
+@adjoint(np.trace)
+@adjoint(np.ndarray.trace)
+def trace_adjoint(dy, y, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return (_trace_adjoint(dy, a, offset, axis1, axis2),)
+
+
+# ----- Norms -----
+
+
+@adjoint(np.linalg.norm)
+def norm_adjoint(dy, y, x, ord=None, axis=None, keepdims=False):
+    return (_norm_adjoint(dy, y, x, ord, axis, keepdims),)
+
+
+# ----- Inverses, determinants and solves -----
+
+
+@adjoint(np.linalg.inv)
+def inv_adjoint(dy, y, a):
+    y_t = _transpose(y)
+    return (-(y_t @ dy @ y_t),)
+
+
+@adjoint(np.linalg.det)
+def det_adjoint(dy, y, a):
+    return (np.expand_dims(dy * y, (-2, -1)) * _transpose(np.linalg.inv(a)),)
+
+
+@adjoint(np.linalg.slogdet)
+def slogdet_adjoint(dy, y, a):
+    return (np.expand_dims(dy[1], (-2, -1)) * _transpose(np.linalg.inv(a)),)
+
+
+@adjoint(np.linalg.solve)
+def solve_adjoint(dy, y, a, b):
+    d_b = np.linalg.solve(_transpose(a), _as_columns(dy, a, b))
+    return (unbroadcast(-(d_b @ _transpose(_as_columns(y, a, b))), a), unbroadcast(np.reshape(d_b, np.shape(y)), b))
+
+
+# ----- Factorizations -----
+
+
+@adjoint(np.linalg.cholesky)
+def cholesky_adjoint(dy, y, a, upper=False):
+    low = _transpose(y) if upper else y
+    d_low = _transpose(dy) if upper else dy
+    return (_cholesky_adjoint(d_low, low),)

@@ -1,1 +1,226 @@
-"""Rules: reductions (being written)."""
+"""Rules: reductions, scans and sorting (NumPy functions and the matching ndarray methods).
+
+Conventions
+-----------
+- Every reduction accepts ``axis`` as None, an int (negative counts from the end) or a
+  tuple of ints, and ``keepdims``, positionally or by keyword. The function and the
+  method share one rule: ``np.sum(a, axis, dtype, out, keepdims)`` and
+  ``a.sum(axis, dtype, out, keepdims)`` pass the same positional arguments.
+- The adjoint of the reduced array has exactly its shape; its dtype is the float
+  dtype shared by the array and ``dy`` (a Python float ``dy`` keeps float32 float32).
+- ``max``/``min``/``ptp``: where several elements tie for the extremum, the gradient
+  is split evenly among them (each of k tied maxima receives dy / k). This is a
+  valid subgradient and keeps the rule symmetric in the tied elements.
+- ``prod`` and ``cumprod`` never divide by an element that may be zero: both are
+  exact when the input holds one or several zeros.
+- ``std`` at a slice with zero spread has no derivative; its rule gives NaN there.
+- ``sort``: the gradient follows each element to the place sorting moved it; for
+  equal elements the order chosen by ``np.argsort`` decides which one gets which
+  adjoint (any choice is a valid subgradient).
+- The keyword-only ``where=`` (and ``initial=`` for ``prod``) is not supported: a
+  call that passes it fails inside the rule instead of giving a wrong gradient.
+"""
+
+import numpy as np
+
+from ..registry import adjoint, nondifferentiable
+
+# ----- Helpers -----
+
+
+def _expand(g, a, axis, keepdims):
+    """`g`, shaped like a reduction of `a` over `axis`, with the reduced axes put back
+    as length 1 so that it broadcasts against `a`; in the float dtype of `g` and `a`."""
+    g = np.asarray(g, dtype=np.result_type(g, np.asarray(a).dtype, 1.0))
+    if axis is None or keepdims:
+        return g
+    return np.expand_dims(g, axis)
+
+
+def _axes(axis, ndim):
+    """`axis` (None, an int or a tuple) as a tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if not isinstance(axis, tuple):
+        axis = (axis,)
+    return tuple(int(ax) % ndim for ax in axis)
+
+
+def _share_among_ties(g, m, a, axis):
+    """`g` routed to the elements of `a` equal to `m` (the extremum, reduced axes kept),
+    split evenly among the elements that tie within a slice."""
+    hits = np.asarray(a) == m
+    count = np.sum(hits, axis=axis, dtype=g.dtype, keepdims=True)
+    return g * hits / np.maximum(count, 1)
+
+
+def _product_of_others(a, axis):
+    """For each element of `a`, the product of the other elements of its slice along
+    `axis`: the derivative of the product. Built from products before and after each
+    element, so it is exact when the slice holds zeros."""
+    x = np.asarray(a)
+    axes = _axes(axis, x.ndim)
+    if x.size == 0 or not axes:
+        return np.ones_like(x)
+    last = tuple(range(x.ndim - len(axes), x.ndim))
+    moved = np.moveaxis(x, axes, last)
+    rows = moved.reshape(moved.shape[: x.ndim - len(axes)] + (-1,))
+    one = np.ones_like(rows[..., :1])
+    before = np.cumprod(np.concatenate([one, rows[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([one, rows[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return np.moveaxis((before * after).reshape(moved.shape), last, axes)
+
+
+def _reverse_cumsum(g, axis):
+    """Sums of `g` from each position to the end along `axis` (the adjoint of cumsum);
+    `axis` None means `g` is the flat result of a cumsum over a flattened array."""
+    axis = 0 if axis is None else axis
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def _cumprod_adjoint(g, a, axis):
+    """Adjoint of `np.cumprod(a, axis)` for the output adjoint `g`, exact with zeros.
+
+    With y = cumprod(x) along a slice and z the position of its first zero,
+    dx_j = sum_{i>=j} g_i y_i / x_j for j < z (the terms i >= z vanish), the same sum
+    for j = z with x_z replaced by 1, and 0 for j > z. Only nonzero x_j are divided by.
+    """
+    x = np.asarray(a)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    x = np.moveaxis(x, axis, -1)
+    g = np.moveaxis(np.asarray(g), axis, -1)
+    n = x.shape[-1]
+    position = np.arange(n)
+    is_zero = x == 0
+    first_zero = np.where(is_zero.any(axis=-1), is_zero.argmax(axis=-1), n)[..., None]
+    at_zero = position == first_zero
+    before = position < first_zero
+    tail = _reverse_cumsum(g * np.cumprod(np.where(at_zero, 1, x), axis=-1), -1)
+    tail_at_zero = np.take_along_axis(
+        np.concatenate([tail, np.zeros_like(tail[..., :1])], axis=-1), first_zero, axis=-1
+    )
+    grad = np.where(before, tail - tail_at_zero, np.where(at_zero, tail_at_zero, 0))
+    return np.moveaxis(grad / np.where(before, x, 1), -1, axis)
+
+
+def _unsort(g, a, axis, kind):
+    """`g`, shaped like `np.sort(a, axis)`, moved back to the positions the elements
+    had in `a`."""
+    if axis is None:
+        order = np.argsort(a, axis=None, kind=kind)
+        flat = np.empty_like(g)
+        flat[order] = g
+        return flat.reshape(np.shape(a))
+    grad = np.empty_like(g)
+    np.put_along_axis(grad, np.argsort(a, axis=axis, kind=kind), g, axis=axis)
+    return grad
+
+
+# ----- Sums and means -----
+
+
+@adjoint(np.sum)
+@adjoint(np.ndarray.sum)
+def sum_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    return (np.broadcast_to(_expand(dy, a, axis, keepdims), np.shape(a)),)
+
+
+@adjoint(np.mean)
+@adjoint(np.ndarray.mean)
+def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
+    return (np.broadcast_to(_expand(dy, a, axis, keepdims) * (np.size(y) / np.size(a)), np.shape(a)),)
+
+
+# ----- Products -----
+
+
+@adjoint(np.prod)
+@adjoint(np.ndarray.prod)
+def prod_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
+    return (_expand(dy, a, axis, keepdims) * _product_of_others(a, axis),)
+
+
+# ----- Extrema (ties share the gradient evenly) -----
+
+
+@adjoint(np.max)
+@adjoint(np.amax)
+@adjoint(np.ndarray.max)
+@adjoint(np.min)
+@adjoint(np.amin)
+@adjoint(np.ndarray.min)
+def extremum_adjoint(dy, y, a, axis=None, out=None, keepdims=False, initial=None):
+    return (_share_among_ties(_expand(dy, a, axis, keepdims), _expand(y, a, axis, keepdims), a, axis),)
+
+
+@adjoint(np.ptp)
+def ptp_adjoint(dy, y, a, axis=None, out=None, keepdims=False):
+    g = _expand(dy, a, axis, keepdims)
+    top = np.max(a, axis, keepdims=True)
+    bottom = np.min(a, axis, keepdims=True)
+    return (_share_among_ties(g, top, a, axis) - _share_among_ties(g, bottom, a, axis),)
+
+
+# ----- Spread -----
+
+
+@adjoint(np.var)
+@adjoint(np.ndarray.var)
+def var_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis, keepdims=True)
+    return (_expand(dy, a, axis, keepdims) * centered * (2 / (np.size(a) / np.size(y) - ddof)),)
+
+
+@adjoint(np.std)
+@adjoint(np.ndarray.std)
+def std_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis, keepdims=True)
+    spread = _expand(y, a, axis, keepdims) * (np.size(a) / np.size(y) - ddof)
+    return (_expand(dy, a, axis, keepdims) * centered / spread,)
+
+
+# ----- Scans -----
+
+
+@adjoint(np.cumsum)
+@adjoint(np.ndarray.cumsum)
+def cumsum_adjoint(dy, y, a, axis=None, dtype=None, out=None):
+    return (np.reshape(_reverse_cumsum(dy, axis), np.shape(a)),)
+
+
+@adjoint(np.cumprod)
+@adjoint(np.ndarray.cumprod)
+def cumprod_adjoint(dy, y, a, axis=None, dtype=None, out=None):
+    return (np.reshape(_cumprod_adjoint(dy, a, axis), np.shape(a)),)
+
+
+# ----- Sorting -----
+
+
+@adjoint(np.sort)
+def sort_adjoint(dy, y, a, axis=-1, kind=None, order=None, stable=None):
+    return (_unsort(dy, a, axis, kind),)
+
+
+# ----- Indices, counts and tests (no gradient) -----
+
+nondifferentiable(
+    np.argmax,
+    np.argmin,
+    np.argsort,
+    np.count_nonzero,
+    np.any,
+    np.all,
+    np.nonzero,
+    np.flatnonzero,
+    np.argwhere,
+    np.searchsorted,
+    np.ndarray.argmax,
+    np.ndarray.argmin,
+    np.ndarray.argsort,
+    np.ndarray.any,
+    np.ndarray.all,
+    np.ndarray.nonzero,
+    np.ndarray.searchsorted,
+)

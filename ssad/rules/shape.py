@@ -1,1 +1,595 @@
-"""Rules: shape (being written)."""
+"""Rules: reshaping, joining, indexing and array constructors.
+
+Every primitive here only moves, copies or selects elements, so each adjoint sends
+`dy` back to where the elements came from:
+
+- a rearrangement (reshape, transpose, flip, roll, ...) applies the inverse
+  rearrangement to `dy`;
+- a selection (diagonal, take, the interior of a padded array) scatters `dy` into
+  zeros shaped like the input, adding where one element was selected more than once;
+- a duplication (broadcast_to, tile, repeat) sums `dy` over the copies.
+
+Conventions:
+
+- An adjoint has the shape of its input and the input's float dtype (float64 for
+  integer inputs). A Python number's adjoint is a NumPy float scalar.
+- The adjoint of a list or tuple argument (np.concatenate, np.stack, np.array of a
+  list, ...) is a list or tuple of the same type and length, one adjoint per item,
+  each shaped like its item.
+- Method rules (`np.ndarray.reshape`, ...) receive the array the method is called on
+  as their first argument after `dy, y`.
+- Rules that need branching call a private helper defined at the end of the module,
+  so each rule stays one line that the compiler can inline.
+- Functions that build arrays from shapes alone (np.zeros, np.arange, ...) and
+  functions that return shapes or indices are non-differentiable. np.full,
+  np.full_like and np.linspace have rules, since their values depend on a fill value
+  or on the endpoints.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from ..errors import SsadError
+from ..registry import adjoint, nondifferentiable
+from ..runtime import pack_like, unbroadcast
+
+
+# ----- Reshaping -----
+
+
+@adjoint(np.reshape)
+def reshape_adjoint(dy, y, a, shape=None, order="C", *, newshape=None, copy=None):
+    return (_reshape_like(dy, a, order),)
+
+
+@adjoint(np.ravel)
+def ravel_adjoint(dy, y, a, order="C"):
+    return (_reshape_like(dy, a, order),)
+
+
+@adjoint(np.squeeze)
+def squeeze_adjoint(dy, y, a, axis=None):
+    return (np.reshape(dy, np.shape(a)),)
+
+
+@adjoint(np.expand_dims)
+def expand_dims_adjoint(dy, y, a, axis):
+    return (np.reshape(dy, np.shape(a)),)
+
+
+@adjoint(np.atleast_1d)
+def atleast_1d_adjoint(dy, y, ary):
+    return (np.reshape(dy, np.shape(ary)),)
+
+
+@adjoint(np.atleast_2d)
+def atleast_2d_adjoint(dy, y, ary):
+    return (np.reshape(dy, np.shape(ary)),)
+
+
+@adjoint(np.atleast_3d)
+def atleast_3d_adjoint(dy, y, ary):
+    return (np.reshape(dy, np.shape(ary)),)
+
+
+@adjoint(np.transpose)
+def transpose_adjoint(dy, y, a, axes=None):
+    return (_untranspose(dy, axes),)
+
+
+@adjoint(np.swapaxes)
+def swapaxes_adjoint(dy, y, a, axis1, axis2):
+    return (np.swapaxes(dy, axis1, axis2),)
+
+
+@adjoint(np.moveaxis)
+def moveaxis_adjoint(dy, y, a, source, destination):
+    return (np.moveaxis(dy, destination, source),)
+
+
+@adjoint(np.broadcast_to)
+def broadcast_to_adjoint(dy, y, array, shape, subok=False):
+    return (unbroadcast(dy, array),)
+
+
+@adjoint(np.flip)
+def flip_adjoint(dy, y, m, axis=None):
+    return (np.flip(dy, axis),)
+
+
+@adjoint(np.fliplr)
+def fliplr_adjoint(dy, y, m):
+    return (np.fliplr(dy),)
+
+
+@adjoint(np.flipud)
+def flipud_adjoint(dy, y, m):
+    return (np.flipud(dy),)
+
+
+@adjoint(np.roll)
+def roll_adjoint(dy, y, a, shift, axis=None):
+    return (np.roll(dy, np.negative(shift), axis),)
+
+
+@adjoint(np.tile)
+def tile_adjoint(dy, y, A, reps):
+    return (_untile(dy, A, reps),)
+
+
+@adjoint(np.repeat)
+def repeat_adjoint(dy, y, a, repeats, axis=None):
+    return (_unrepeat(dy, a, repeats, axis),)
+
+
+@adjoint(np.pad)
+def pad_adjoint(dy, y, array, pad_width, mode="constant", **kwargs):
+    return (_unpad(dy, array, pad_width, mode, kwargs),)
+
+
+@adjoint(np.array)
+def array_adjoint(dy, y, object, dtype=None, **kwargs):
+    return (_unpack_like(np.reshape(dy, np.shape(object)), object),)
+
+
+@adjoint(np.asarray)
+def asarray_adjoint(dy, y, a, dtype=None, order=None, **kwargs):
+    return (_unpack_like(dy, a),)
+
+
+@adjoint(np.copy)
+def copy_adjoint(dy, y, a, order="K", subok=False):
+    return (_unpack_like(dy, a),)
+
+
+# ----- Reshaping: ndarray methods and attributes -----
+
+
+@adjoint(np.ndarray.reshape)
+def ndarray_reshape_adjoint(dy, y, a, *shape, order="C", copy=None):
+    return (_reshape_like(dy, a, order),)
+
+
+@adjoint(np.ndarray.ravel)
+def ndarray_ravel_adjoint(dy, y, a, order="C"):
+    return (_reshape_like(dy, a, order),)
+
+
+@adjoint(np.ndarray.flatten)
+def ndarray_flatten_adjoint(dy, y, a, order="C"):
+    return (_reshape_like(dy, a, order),)
+
+
+@adjoint(np.ndarray.squeeze)
+def ndarray_squeeze_adjoint(dy, y, a, axis=None):
+    return (np.reshape(dy, np.shape(a)),)
+
+
+@adjoint(np.ndarray.transpose)
+def ndarray_transpose_adjoint(dy, y, a, *axes):
+    return (_untranspose(dy, _method_axes(axes)),)
+
+
+@adjoint(np.ndarray.T)
+def ndarray_T_adjoint(dy, y, x):
+    return (np.transpose(dy),)
+
+
+@adjoint(np.ndarray.swapaxes)
+def ndarray_swapaxes_adjoint(dy, y, a, axis1, axis2):
+    return (np.swapaxes(dy, axis1, axis2),)
+
+
+@adjoint(np.ndarray.copy)
+def ndarray_copy_adjoint(dy, y, a, order="C"):
+    return (dy,)
+
+
+@adjoint(np.ndarray.repeat)
+def ndarray_repeat_adjoint(dy, y, a, repeats, axis=None):
+    return (_unrepeat(dy, a, repeats, axis),)
+
+
+# ----- Joining and splitting -----
+
+
+@adjoint(np.concatenate)
+def concatenate_adjoint(dy, y, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return (_unconcatenate(dy, arrays, axis),)
+
+
+@adjoint(np.stack)
+def stack_adjoint(dy, y, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return (_unpack_like(np.moveaxis(dy, axis, 0), arrays),)
+
+
+@adjoint(np.hstack)
+def hstack_adjoint(dy, y, tup, *, dtype=None, casting="same_kind"):
+    return (_unconcatenate(dy, tup, _hstack_axis(tup), np.atleast_1d),)
+
+
+@adjoint(np.vstack)
+def vstack_adjoint(dy, y, tup, *, dtype=None, casting="same_kind"):
+    return (_unconcatenate(dy, tup, 0, np.atleast_2d),)
+
+
+@adjoint(np.dstack)
+def dstack_adjoint(dy, y, tup):
+    return (_unconcatenate(dy, tup, 2, np.atleast_3d),)
+
+
+@adjoint(np.column_stack)
+def column_stack_adjoint(dy, y, tup):
+    return (_unconcatenate(dy, tup, 1, _as_column),)
+
+
+@adjoint(np.split)
+def split_adjoint(dy, y, ary, indices_or_sections, axis=0):
+    return (np.concatenate(dy, axis),)
+
+
+@adjoint(np.array_split)
+def array_split_adjoint(dy, y, ary, indices_or_sections, axis=0):
+    return (np.concatenate(dy, axis),)
+
+
+@adjoint(np.hsplit)
+def hsplit_adjoint(dy, y, ary, indices_or_sections):
+    return (np.concatenate(dy, 0 if np.ndim(ary) == 1 else 1),)
+
+
+@adjoint(np.vsplit)
+def vsplit_adjoint(dy, y, ary, indices_or_sections):
+    return (np.concatenate(dy, 0),)
+
+
+@adjoint(np.dsplit)
+def dsplit_adjoint(dy, y, ary, indices_or_sections):
+    return (np.concatenate(dy, 2),)
+
+
+# ----- Indexing -----
+
+
+@adjoint(np.take)
+def take_adjoint(dy, y, a, indices, axis=None, out=None, mode="raise"):
+    return (_untake(dy, a, indices, axis, mode),)
+
+
+@adjoint(np.ndarray.take)
+def ndarray_take_adjoint(dy, y, a, indices, axis=None, out=None, mode="raise"):
+    return (_untake(dy, a, indices, axis, mode),)
+
+
+@adjoint(np.diag)
+def diag_adjoint(dy, y, v, k=0):
+    return (_undiag(dy, v, k),)
+
+
+@adjoint(np.diagonal)
+def diagonal_adjoint(dy, y, a, offset=0, axis1=0, axis2=1):
+    return (_undiagonal(dy, a, offset, axis1, axis2),)
+
+
+@adjoint(np.ndarray.diagonal)
+def ndarray_diagonal_adjoint(dy, y, a, offset=0, axis1=0, axis2=1):
+    return (_undiagonal(dy, a, offset, axis1, axis2),)
+
+
+@adjoint(np.triu)
+def triu_adjoint(dy, y, m, k=0):
+    # unbroadcast: np.triu of a 1-D array repeats it into a square matrix
+    return (unbroadcast(np.triu(dy, k), m),)
+
+
+@adjoint(np.tril)
+def tril_adjoint(dy, y, m, k=0):
+    return (unbroadcast(np.tril(dy, k), m),)
+
+
+# ----- Constructors -----
+
+
+@adjoint(np.full)
+def full_adjoint(dy, y, shape, fill_value, dtype=None, order="C", **kwargs):
+    return (None, unbroadcast(dy, fill_value))
+
+
+@adjoint(np.full_like)
+def full_like_adjoint(dy, y, a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return (None, unbroadcast(dy, fill_value))
+
+
+@adjoint(np.linspace)
+def linspace_adjoint(
+    dy, y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs
+):
+    d_start, d_stop = _unlinspace(dy, y, start, stop, num, endpoint, retstep, axis)
+    return (d_start, d_stop)
+
+
+# ----- Constructors (non-differentiable) -----
+
+nondifferentiable(
+    np.zeros,
+    np.ones,
+    np.empty,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.arange,
+    np.eye,
+    np.identity,
+    np.tri,
+    np.indices,
+)
+
+# ----- Shapes, indices and types (non-differentiable) -----
+
+nondifferentiable(
+    np.shape,
+    np.ndim,
+    np.size,
+    np.ndarray.shape,
+    np.ndarray.ndim,
+    np.ndarray.size,
+    np.ndarray.dtype,
+    np.nonzero,
+    np.ndarray.nonzero,
+    np.flatnonzero,
+    np.diag_indices,
+    np.diag_indices_from,
+    np.tril_indices,
+    np.tril_indices_from,
+    np.triu_indices,
+    np.triu_indices_from,
+    np.result_type,
+    np.isscalar,
+)
+
+
+# ----- Helpers -----
+
+
+def _float_dtype(x):
+    """The dtype of x's adjoint: x's own dtype when inexact, float64 otherwise."""
+    dtype = np.asarray(x).dtype
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def _reshape_like(dy, a, order):
+    """Undo np.reshape(a, ..., order) or np.ravel(a, order): `dy` back in a's shape.
+
+    'C' and 'F' are fixed index orders, so reshaping back with the same order inverts
+    them. 'A' and 'K' choose the order from a's memory layout, which dy need not share,
+    so they are resolved against `a`.
+    """
+    if order == "A":
+        order = "F" if isinstance(a, np.ndarray) and np.isfortran(a) else "C"
+    elif order == "K" and isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+        return _unravel_memory_order(dy, a)
+    elif order == "K":
+        order = "C"
+    return np.reshape(dy, np.shape(a), order=order)
+
+
+def _unravel_memory_order(dy, a):
+    """Undo np.ravel(a, order='K'), which reads a non-contiguous `a` in memory order."""
+    if any(stride == 0 and n > 1 for stride, n in zip(a.strides, a.shape)):
+        raise SsadError(
+            "cannot differentiate np.ravel(x, order='K') where x is a broadcast view "
+            "(it has a zero stride): NumPy's element order is not defined by the shape. "
+            "Use order='C', or copy x first (np.ascontiguousarray(x))."
+        )
+    # empty_like keeps a's axis order in memory (with positive strides), which is the
+    # order ravel 'K' reads a in; the ravel of that contiguous array is a view of it.
+    grad = np.empty_like(a, dtype=_float_dtype(a))
+    flat = np.ravel(grad, order="K")
+    assert np.shares_memory(flat, grad), "ravel of a contiguous array must be a view"
+    flat[...] = np.ravel(dy)
+    return grad
+
+
+def _untranspose(dy, axes):
+    """Undo np.transpose(x, axes): transpose `dy` by the inverse permutation."""
+    if axes is None:
+        return np.transpose(dy)  # reversing the axes is its own inverse
+    return np.transpose(dy, np.argsort(np.mod(axes, np.ndim(dy))))
+
+
+def _method_axes(axes):
+    """The `axes` of np.transpose for x.transpose(*axes): x.transpose(1, 0), ((1, 0)), () ..."""
+    if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
+        return axes[0]
+    return axes or None
+
+
+def _split_axis(shape, axis):
+    """View an array of `shape` as (outer, n, inner) around `axis` (None: flattened)."""
+    if axis is None:
+        return 1, math.prod(shape), 1
+    axis = axis % len(shape)
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+
+
+def _scatter_add(dy, index, outer, n, inner, dtype):
+    """Sum `dy`, viewed as (outer, index.size, inner), into slots `index` of (outer, n, inner).
+
+    Returns the flat result. Repeated indices add up. np.bincount over flat positions
+    does this in one pass; np.add.at computes the same sums but measured 3-4x slower
+    for row gathers such as 512 rows of a 943x32 matrix.
+    """
+    positions = (
+        np.arange(outer)[:, None, None] * (n * inner)
+        + np.ravel(index)[None, :, None] * inner
+        + np.arange(inner)[None, None, :]
+    )
+    positions = np.ravel(positions)
+    weights = np.ravel(dy)
+    size = outer * n * inner
+    if np.iscomplexobj(weights):  # bincount takes real weights only
+        total = np.bincount(positions, weights.real, size) + 1j * np.bincount(positions, weights.imag, size)
+    else:
+        total = np.bincount(positions, weights, size)
+    return total.astype(dtype, copy=False)
+
+
+def _untake(dy, a, indices, axis, mode):
+    """Undo np.take(a, indices, axis, mode=mode): scatter-add `dy` into zeros like `a`."""
+    shape = np.shape(a)
+    outer, n, inner = _split_axis(shape, axis)
+    index = np.asarray(indices, dtype=np.intp)
+    if mode == "clip":
+        index = np.clip(index, 0, n - 1)
+    else:
+        # 'wrap' wraps every index; 'raise' accepted only indices in [-n, n), where a
+        # negative index counts from the end, which the same modulo gives.
+        index = np.mod(index, n)
+    grad = _scatter_add(dy, index, outer, n, inner, _float_dtype(a))
+    return np.reshape(grad, shape)
+
+
+def _unrepeat(dy, a, repeats, axis):
+    """Undo np.repeat(a, repeats, axis): sum `dy` over the copies of each element."""
+    shape = np.shape(a)
+    outer, n, inner = _split_axis(shape, axis)
+    counts = np.ravel(repeats)
+    if counts.size == 1:
+        # every element is copied the same number of times: the copies sit side by side
+        copies = np.reshape(dy, (outer, n, int(counts[0]), inner))
+        grad = np.sum(copies, axis=2).astype(_float_dtype(a), copy=False)
+    else:
+        grad = _scatter_add(dy, np.repeat(np.arange(n), counts), outer, n, inner, _float_dtype(a))
+    return np.reshape(grad, shape)
+
+
+def _untile(dy, A, reps):
+    """Undo np.tile(A, reps): sum `dy` over the tiles."""
+    shape = np.shape(A)
+    reps = tuple(int(r) for r in np.ravel(reps))
+    ndim = max(len(shape), len(reps))
+    # np.tile pads both A's shape and reps with leading ones to a common length
+    full_shape = (1,) * (ndim - len(shape)) + shape
+    full_reps = (1,) * (ndim - len(reps)) + reps
+    # each output axis of length r * s splits into (tile number r, position s)
+    split = tuple(size for pair in zip(full_reps, full_shape) for size in pair)
+    tiles = np.reshape(dy, split)
+    return np.reshape(np.sum(tiles, axis=tuple(range(0, 2 * ndim, 2))), shape)
+
+
+def _pad_widths(pad_width, ndim):
+    """np.pad's `pad_width` as an (ndim, 2) integer array of (before, after) pairs."""
+    if isinstance(pad_width, dict):
+        widths = np.zeros((ndim, 2), dtype=np.intp)
+        for axis, width in pad_width.items():
+            widths[axis] = np.broadcast_to(width, (2,))
+        return widths
+    return np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (ndim, 2))
+
+
+# np.pad modes that fill the border with copies of elements of the input
+_COPYING_PAD_MODES = ("edge", "wrap", "reflect", "symmetric")
+
+
+def _unpad(dy, array, pad_width, mode, options):
+    """Undo np.pad(array, pad_width, mode, **options)."""
+    shape = np.shape(array)
+    widths = _pad_widths(pad_width, len(shape))
+    if mode in ("constant", "empty"):
+        # the border does not depend on `array`: its adjoint is the interior of dy
+        interior = tuple(slice(before, before + n) for (before, _), n in zip(widths, shape))
+        return dy[interior]
+    if mode in _COPYING_PAD_MODES and options.get("reflect_type", "even") == "even":
+        # pad the element numbers of `array` the same way to learn which element each
+        # output value copies, then add dy into those elements
+        source = np.pad(np.arange(math.prod(shape)).reshape(shape), widths, mode)
+        grad = _scatter_add(dy, source, 1, math.prod(shape), 1, _float_dtype(array))
+        return np.reshape(grad, shape)
+    raise SsadError(
+        f"no gradient for np.pad with mode={mode!r} and options {options!r}: ssad "
+        f"differentiates the modes 'constant', 'empty', {', '.join(map(repr, _COPYING_PAD_MODES))} "
+        "(with the default reflect_type='even'). Register a rule with ssad.adjoint(np.pad) "
+        "to support more."
+    )
+
+
+def _undiagonal(dy, a, offset, axis1, axis2):
+    """Undo np.diagonal(a, offset, axis1, axis2): put `dy` on that diagonal of zeros like `a`."""
+    grad = np.zeros(np.shape(a), dtype=_float_dtype(a))
+    # moveaxis returns a view, so writing into `planes` fills `grad`
+    planes = np.moveaxis(grad, (axis1, axis2), (-2, -1))
+    rows = np.arange(np.shape(dy)[-1]) + max(-offset, 0)
+    planes[..., rows, rows + offset] = dy
+    return grad
+
+
+def _undiag(dy, v, k):
+    """Undo np.diag(v, k), which builds a matrix from a 1-D `v` and reads one from a 2-D `v`."""
+    if np.ndim(v) == 1:
+        return np.diag(dy, k)
+    return _undiagonal(dy, v, k, 0, 1)
+
+
+def _unpack_like(g, x):
+    """The adjoint of `x` from `g`, an array of x's NumPy shape, in x's structure.
+
+    Lists and tuples give lists and tuples of the same type (item by item, recursively),
+    arrays give arrays of x's float dtype, and numbers give NumPy float scalars.
+    """
+    if isinstance(x, (list, tuple)):
+        return pack_like(x, [_unpack_like(g[i], item) for i, item in enumerate(x)])
+    if isinstance(x, np.ndarray):
+        return np.reshape(g, x.shape).astype(_float_dtype(x), copy=False)
+    return np.asarray(g)[()]
+
+
+def _unconcatenate(dy, arrays, axis, promote=None):
+    """Split `dy` back into one adjoint per item of `arrays`, as np.concatenate joined them.
+
+    `promote` is what the joining function applies to each item first (np.atleast_2d for
+    np.vstack, ...): it only reshapes, so each piece of dy reshapes back to its item.
+    """
+    items = list(arrays)
+    if axis is None:
+        dy = np.ravel(dy)
+        axis = 0
+        sizes = [np.size(item) for item in items]
+    else:
+        sizes = [np.shape(promote(item) if promote else item)[axis] for item in items]
+    pieces = np.split(dy, np.cumsum(sizes)[:-1], axis=axis)
+    grads = [
+        _unpack_like(np.reshape(piece, np.shape(item)), item)
+        for piece, item in zip(pieces, items, strict=True)
+    ]
+    return pack_like(arrays, grads)
+
+
+def _hstack_axis(tup):
+    """The axis np.hstack joins along: 0 for 1-D (and scalar) items, 1 otherwise."""
+    return 0 if np.ndim(tup[0]) <= 1 else 1
+
+
+def _as_column(item):
+    """What np.column_stack makes of one item: 1-D arrays become columns."""
+    item = np.asarray(item)
+    return np.reshape(item, (-1, 1)) if item.ndim < 2 else item
+
+
+def _unlinspace(dy, y, start, stop, num, endpoint, retstep, axis):
+    """Undo np.linspace: sample i is start * (1 - t_i) + stop * t_i with t_i = i / div."""
+    samples = y[0] if retstep else y
+    if not np.issubdtype(np.asarray(samples).dtype, np.inexact):
+        return None, None  # integer samples are floored: piecewise constant
+    d_samples = dy[0] if retstep else dy
+    div = num - 1 if endpoint else num
+    t = np.arange(num) / div if div > 0 else np.zeros(num)
+    d_samples = np.moveaxis(d_samples, axis, 0)
+    t = np.reshape(t, (num,) + (1,) * (np.ndim(d_samples) - 1))
+    d_stop = np.sum(d_samples * t, axis=0)
+    d_start = np.sum(d_samples, axis=0) - d_stop
+    if retstep and div > 0:  # step = (stop - start) / div
+        d_stop = d_stop + dy[1] / div
+        d_start = d_start - dy[1] / div
+    return unbroadcast(d_start, start), unbroadcast(d_stop, stop)

@@ -1,0 +1,428 @@
+"""The public API: the pipeline composed in straight-line code, and its cache.
+
+    parse -> fence -> anf -> activity -> reverse -> optimize -> emit
+
+`_build` runs the stages top to bottom; `stages(f)` prints the source after each
+one, which is how the compiler itself is debugged. Transformed functions are
+cached per (function, wrt, variant, optimize, rule-registry version), so a second
+`grad(f)` is a dictionary lookup.
+"""
+
+import copy
+import functools
+import inspect
+import threading
+import weakref
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from . import activity as activity_pass
+from . import anf, emit, fence, parse
+from .errors import SsadError
+from .inline import Namespace
+from .optimize import optimize as optimize_pass
+from .registry import REGISTRY
+from .reverse import reverse
+from .runtime import seed as seed_helper
+from .structure import fit_gradient
+
+GRAD = "grad"
+VALUE_AND_GRAD = "value_and_grad"
+VJP = "vjp"
+
+STAGES = ("parse", "anf", "activity", "reverse", "optimized")
+
+
+@dataclass
+class Compiled:
+    """A generated module: its source, its entry function(s), what it differentiates."""
+
+    source: str
+    function: object  # grad_f / value_and_grad_f / forward_f
+    backward: object  # backward_f for the vjp variant, else None
+    wrt: tuple  # parameter names differentiated
+    positions: tuple  # their positions among the positional parameters (None if keyword-only)
+
+
+# ----- wrt -----
+
+
+def _parameters(f):
+    code = f.__code__
+    positional = list(code.co_varnames[: code.co_argcount])
+    keyword_only = list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
+    return positional, keyword_only
+
+
+def normalize_wrt(f, wrt):
+    """(names, is_tuple) for `wrt`: an int, a parameter name, or a tuple of them."""
+    positional, keyword_only = _parameters(f)
+    is_tuple = isinstance(wrt, (tuple, list))
+    items = list(wrt) if is_tuple else [wrt]
+    if not items:
+        raise SsadError("wrt is empty: name at least one parameter to differentiate")
+    names = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise SsadError(f"wrt must be a parameter index or name, or a tuple of them; got {item!r}")
+        if isinstance(item, int):
+            if not -len(positional) <= item < len(positional):
+                raise SsadError(
+                    f"wrt={item} is out of range: {f.__qualname__} has {len(positional)} positional "
+                    f"parameters ({', '.join(positional)})"
+                )
+            names.append(positional[item])
+        else:
+            if item not in positional and item not in keyword_only:
+                raise SsadError(
+                    f"wrt={item!r} is not a parameter of {f.__qualname__}; its parameters are "
+                    f"{', '.join(positional + keyword_only)}"
+                )
+            names.append(item)
+    if len(set(names)) != len(names):
+        raise SsadError(f"wrt names a parameter twice: {wrt!r}")
+    return tuple(names), is_tuple
+
+
+# ----- the pipeline -----
+
+
+def _name(identifier):
+    return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _signature(program, name, extra_first=()):
+    """A FunctionDef header with the user's parameters (defaults are set after exec)."""
+    args = copy.deepcopy(program.node.args)
+    # Literal defaults stay visible in the source; others are set from f after exec.
+    if not all(isinstance(d, gast.Constant) for d in args.defaults):
+        args.defaults = []
+    args.kw_defaults = [d if isinstance(d, gast.Constant) else None for d in args.kw_defaults]
+    for arg in args.posonlyargs + args.args + args.kwonlyargs:
+        arg.annotation = None
+    for extra in reversed(extra_first):
+        args.args.insert(0, gast.Name(id=extra, ctx=gast.Param(), annotation=None, type_comment=None))
+    return gast.FunctionDef(
+        name=name, args=args, body=[], decorator_list=[], returns=None, type_comment=None, type_params=[]
+    )
+
+
+def _returned(names):
+    if len(names) == 1:
+        return _name(names[0])
+    return gast.Tuple(elts=[_name(n) for n in names], ctx=gast.Load())
+
+
+def _build(f, wrt, variant, optimize, stage=None):
+    """Run the pipeline; return a Compiled, or the source at `stage` when one is named."""
+    parsed = parse.parse_function(f)
+    if stage == "parse":
+        return emit.to_source([parsed.node])
+    fence.check(parsed)
+    program = anf.to_anf(parsed)
+    if stage == "anf":
+        return emit.to_source([program.node])
+    analysis = activity_pass.analyze(program, wrt)
+    if stage == "activity":
+        return _activity_report(program, analysis)
+    namespace = Namespace(program.namer, parsed.namespace)
+    gradient = reverse(program, analysis, wrt, namespace)
+    result = program.result
+    adjoint_names = [gradient.adjoints[p] for p in wrt]
+    backward = list(gradient.backward)
+    if gradient.result_active and variant != VJP:
+        seed_name = namespace.bind("seed", seed_helper)
+        backward.insert(0, gast.Assign(
+            targets=[gast.Name(id=gradient.seed, ctx=gast.Store(), annotation=None, type_comment=None)],
+            value=gast.Call(func=_name(seed_name), args=[copy.deepcopy(result)], keywords=[]),
+            type_comment=None,
+        ))
+    do_optimize = optimize and stage != "reverse"
+    backward_names = {
+        n.id for s in backward for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+
+    def finish(statements):
+        return optimize_pass(statements, namespace, backward_names) if do_optimize else statements
+
+    base = f.__name__
+    if variant in (GRAD, VALUE_AND_GRAD):
+        name = program.namer.fresh(f"{variant}_{base}")
+        function = _signature(program, name)
+        returned = _returned(adjoint_names)
+        if variant == VALUE_AND_GRAD:
+            returned = gast.Tuple(elts=[copy.deepcopy(result), returned], ctx=gast.Load())
+        body = gradient.forward + [emit.blank()] + backward + [gast.Return(value=returned)]
+        function.body = finish(body)
+        source = emit.to_source([function])
+        if stage is not None:
+            return source
+        scope = emit.compile_module(name, source, namespace.values)
+        entry = _with_defaults(scope[name], f)
+        return Compiled(source, entry, None, wrt, _positions(f, wrt))
+
+    # vjp: a forward function that returns the value and what the backward one reads.
+    backward_name = program.namer.fresh(f"backward_{base}")
+    backward_function = gast.FunctionDef(
+        name=backward_name,
+        args=gast.arguments(
+            args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+        ),
+        body=finish(backward + [gast.Return(value=gast.Tuple(elts=[_name(n) for n in adjoint_names], ctx=gast.Load()))]),
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    code = [s for s in backward_function.body if not emit.is_marker(s)]
+    assigned = {n.id for s in code for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    read = {n.id for s in code for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    needed = read - assigned - set(namespace.values) - {gradient.seed}
+    # Residuals in the order the forward sweep defines them: parameters first.
+    order = [p for p in program.params] + [
+        n.id for s in gradient.forward for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    ]
+    saved = sorted(needed, key=order.index)
+    backward_function.args.args = [
+        gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in [gradient.seed] + saved
+    ]
+    forward_name = program.namer.fresh(f"forward_{base}")
+    forward_function = _signature(program, forward_name)
+    residuals = gast.Tuple(elts=[_name(n) for n in saved], ctx=gast.Load())
+    forward_function.body = finish(
+        gradient.forward + [gast.Return(value=gast.Tuple(elts=[copy.deepcopy(result), residuals], ctx=gast.Load()))]
+    )
+    source = emit.to_source([forward_function, backward_function])
+    if stage is not None:
+        return source
+    scope = emit.compile_module(f"vjp_{base}", source, namespace.values)
+    entry = _with_defaults(scope[forward_name], f)
+    return Compiled(source, entry, scope[backward_name], wrt, _positions(f, wrt))
+
+
+def _positions(f, wrt):
+    positional, _ = _parameters(f)
+    return tuple(positional.index(n) if n in positional else None for n in wrt)
+
+
+def _with_defaults(function, f):
+    function.__defaults__ = f.__defaults__
+    function.__kwdefaults__ = f.__kwdefaults__
+    return function
+
+
+def _activity_report(program, analysis):
+    lines = [emit.to_source([program.node]).rstrip(), "", "# active:  " + ", ".join(sorted(analysis.active))]
+    inactive = sorted((analysis.varied | analysis.useful) - analysis.active)
+    lines.append("# inactive (varied or useful, not both):  " + ", ".join(inactive))
+    return "\n".join(lines) + "\n"
+
+
+# ----- the cache -----
+
+_cache = weakref.WeakKeyDictionary()  # function -> {key: Compiled}
+_cache_lock = threading.RLock()
+
+
+def compiled(f, wrt, variant, optimize=True):
+    """The cached Compiled for (f, wrt names, variant, optimize)."""
+    key = (wrt, variant, optimize, REGISTRY.version, f.__code__)
+    try:
+        return _cache[f][key]
+    except KeyError:
+        pass
+    with _cache_lock:
+        entries = _cache.setdefault(f, {})
+        if key not in entries:
+            entries[key] = _build(f, wrt, variant, optimize)
+        return entries[key]
+
+
+def _check_function(f, api):
+    if not callable(f):
+        raise SsadError(f"ssad.{api} needs a function; got {f!r}")
+    wrapped = getattr(f, "_ssad_wrapped", None)
+    if wrapped is not None:
+        raise SsadError(
+            f"ssad.{api} of a function made by ssad.{wrapped} is not supported yet; "
+            "differentiate the original function"
+        )
+
+
+def _argument_getter(f, name, position):
+    """A fast accessor for one parameter's value from (args, kwargs)."""
+    signature = inspect.signature(f)
+    default = signature.parameters[name].default
+
+    def get(args, kwargs):
+        if position is not None and position < len(args):
+            return args[position]
+        return kwargs.get(name, default)
+
+    return get
+
+
+# ----- public functions -----
+
+
+def grad(f, wrt=0, *, optimize=True):
+    """The gradient of scalar-valued `f` with respect to `wrt`, as a function with f's signature.
+
+    `wrt` is a parameter index or name (the gradient is returned alone) or a tuple
+    of them (a tuple of gradients is returned). Each gradient has the structure
+    of its input: a float for a float, an array of the same shape and dtype for an
+    array. Raises SsadError at call time when `f` returns a non-scalar; use `vjp`.
+    """
+    _check_function(f, "grad")
+    names, is_tuple = normalize_wrt(f, wrt)
+    entry = compiled(f, names, GRAD, optimize)
+    return _gradient_wrapper(f, entry, is_tuple, with_value=False)
+
+
+def value_and_grad(f, wrt=0, *, optimize=True):
+    """Like `grad`, but the function returns `(f(...), gradient)`."""
+    _check_function(f, "value_and_grad")
+    names, is_tuple = normalize_wrt(f, wrt)
+    entry = compiled(f, names, VALUE_AND_GRAD, optimize)
+    return _gradient_wrapper(f, entry, is_tuple, with_value=True)
+
+
+def _gradient_wrapper(f, entry, is_tuple, with_value):
+    generated = entry.function
+    getters = [_argument_getter(f, n, p) for n, p in zip(entry.wrt, entry.positions, strict=True)]
+    if not is_tuple:
+        (get,) = getters
+        if with_value:
+
+            def wrapper(*args, **kwargs):
+                value, gradient = generated(*args, **kwargs)
+                return value, fit_gradient(gradient, get(args, kwargs))
+
+        else:
+
+            def wrapper(*args, **kwargs):
+                return fit_gradient(generated(*args, **kwargs), get(args, kwargs))
+
+    else:
+
+        def fit_all(gradients, args, kwargs):
+            if len(getters) == 1:
+                gradients = (gradients,)
+            return tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(gradients, getters, strict=True))
+
+        if with_value:
+
+            def wrapper(*args, **kwargs):
+                value, gradients = generated(*args, **kwargs)
+                return value, fit_all(gradients, args, kwargs)
+
+        else:
+
+            def wrapper(*args, **kwargs):
+                return fit_all(generated(*args, **kwargs), args, kwargs)
+
+    functools.update_wrapper(wrapper, f)
+    wrapper.__name__ = generated.__name__
+    wrapper.__qualname__ = generated.__name__
+    wrapper._ssad_wrapped = VALUE_AND_GRAD if with_value else GRAD
+    wrapper.generated = generated
+    return wrapper
+
+
+def vjp(f, *args, **kwargs):
+    """`(f(*args, **kwargs), pullback)`; `pullback(d_value)` returns one adjoint per positional argument."""
+    _check_function(f, "vjp")
+    positional, _ = _parameters(f)
+    if len(args) > len(positional):
+        raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(args)}")
+    names = tuple(positional[: len(args)])
+    if not names:
+        raise SsadError("vjp needs at least one positional argument to differentiate")
+    entry = compiled(f, names, VJP)
+    value, residuals = entry.function(*args, **kwargs)
+    backward = entry.backward
+
+    def pullback(d_value):
+        adjoints = backward(d_value, *residuals)
+        return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
+
+    return value, pullback
+
+
+def jacobian(f, wrt=0):
+    """A function returning the Jacobian of `f`'s array output with respect to `wrt`.
+
+    The result has shape ``np.shape(output) + np.shape(input)``; it is computed by
+    reverse mode, one pullback per output element.
+    """
+    _check_function(f, "jacobian")
+    names, is_tuple = normalize_wrt(f, wrt)
+    entry = compiled(f, names, VJP)
+    getters = [_argument_getter(f, n, p) for n, p in zip(entry.wrt, entry.positions, strict=True)]
+
+    @functools.wraps(f)
+    def jacobian_function(*args, **kwargs):
+        value, residuals = entry.function(*args, **kwargs)
+        value = np.asarray(value, dtype=np.float64)
+        inputs = [get(args, kwargs) for get in getters]
+        rows = [[] for _ in inputs]
+        for index in np.ndindex(value.shape):
+            seed = np.zeros_like(value)
+            seed[index] = 1.0
+            adjoints = entry.backward(seed if value.shape else 1.0, *residuals)
+            for row, adjoint, x in zip(rows, adjoints, inputs, strict=True):
+                row.append(np.asarray(fit_gradient(adjoint, x), dtype=np.float64))
+        blocks = tuple(
+            np.stack(row).reshape(value.shape + np.shape(x)) for row, x in zip(rows, inputs, strict=True)
+        )
+        return blocks if is_tuple else blocks[0]
+
+    return jacobian_function
+
+
+class Shown:
+    """Generated source: `str()` and `.source` give it, `_repr_html_()` highlights it."""
+
+    def __init__(self, source, title=""):
+        self.source = source
+        self.title = title
+
+    def __str__(self):
+        return self.source
+
+    def __repr__(self):
+        return self.source
+
+    def _repr_html_(self):
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
+
+        formatter = HtmlFormatter(noclasses=True, nowrap=False)
+        return highlight(self.source, PythonLexer(), formatter)
+
+
+def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
+    """The generated gradient source of `f` (what `grad(f, wrt)` runs).
+
+    `stage` (one of "parse", "anf", "activity", "reverse", "optimized") shows the
+    code after that pipeline stage instead, for debugging the compiler.
+    """
+    _check_function(f, "show")
+    if mode != "reverse":
+        raise SsadError(f"show(mode={mode!r}): only mode='reverse' is available in this version")
+    if stage is not None and stage not in STAGES:
+        raise SsadError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
+    names, _ = normalize_wrt(f, wrt)
+    if stage is None or stage == "optimized":
+        source = compiled(f, names, GRAD, optimize).source if stage is None else _build(f, names, GRAD, True, stage)
+    else:
+        source = _build(f, names, GRAD, optimize, stage)
+    return Shown(source, title=f"grad of {f.__qualname__}")
+
+
+def stages(f, wrt=0):
+    """The source after every pipeline stage, as {stage: source}."""
+    return {stage: str(show(f, wrt, stage=stage)) for stage in STAGES}

@@ -1,0 +1,71 @@
+"""`check_grads`: compare ssad's derivatives with central finite differences."""
+
+import numbers
+
+import numpy as np
+
+from .api import normalize_wrt, vjp
+from .errors import SsadError
+from .testing import _inner, _random_like
+
+
+def _perturbed(args, position, direction, step):
+    moved = list(args)
+    moved[position] = np.asarray(args[position], dtype=np.float64) + step * direction
+    if isinstance(args[position], numbers.Real):
+        moved[position] = float(moved[position])
+    return moved
+
+
+def check_grads(f, args, wrt=None, order=1, *, directions=3, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
+    """Raise AssertionError naming the worst mismatch between ssad and finite differences.
+
+    `args` is the tuple of positional arguments; `wrt` is a parameter index or
+    name, or a tuple of them (default: every float positional argument). The
+    output may have any shape: a random non-uniform output adjoint `dy` is drawn,
+    and along `directions` random input directions `v` the reverse-mode value
+    <pullback(dy), v> is compared with the central difference of <dy, f(x + t v)>.
+    """
+    if order != 1:
+        raise SsadError("check_grads supports order=1 in this version")
+    args = tuple(args)
+    if wrt is None:
+        positions = [i for i, a in enumerate(args) if _is_float(a)]
+    else:
+        names, _ = normalize_wrt(f, wrt)
+        parameters = list(f.__code__.co_varnames[: f.__code__.co_argcount])
+        positions = [parameters.index(n) for n in names]
+    if not positions:
+        raise SsadError("check_grads found no float argument to check; pass wrt=")
+    rng = np.random.default_rng(seed)
+    value, pullback = vjp(f, *args)
+    dy = _random_like(value, rng)
+    adjoints = pullback(dy)
+    worst = None
+    for position in positions:
+        for _ in range(directions):
+            direction = rng.standard_normal(np.shape(args[position]))
+            up = _inner(dy, f(*_perturbed(args, position, direction, eps)))
+            down = _inner(dy, f(*_perturbed(args, position, direction, -eps)))
+            expected = (up - down) / (2 * eps)
+            got = float(np.sum(np.asarray(adjoints[position], dtype=np.float64) * direction))
+            error = abs(got - expected)
+            excess = error - (atol + rtol * abs(expected))
+            if not np.isfinite(got) or excess > 0:
+                excess = np.inf if not np.isfinite(got) else excess
+                if worst is None or excess > worst[0]:
+                    worst = (excess, position, expected, got)
+    if worst is not None:
+        _, position, expected, got = worst
+        raise AssertionError(
+            f"{f.__qualname__}: derivative with respect to argument {position} along a random "
+            f"direction: finite differences give {expected!r}, ssad gives {got!r}"
+        )
+
+
+def _is_float(x):
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral):
+        return True
+    return isinstance(x, (np.ndarray, np.generic)) and np.issubdtype(np.asarray(x).dtype, np.floating)

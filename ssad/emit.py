@@ -1,0 +1,94 @@
+"""Stage 8, emit: generated gast to Python source, compiled and registered in linecache.
+
+Assumes: a gast Module of plain statements, plus marker statements made by
+`comment()` and `blank()`.
+Guarantees: `to_source` returns source that compiles, with each marker turned into
+a `# ...` comment or a blank line; `compile_module` executes that source in the
+given namespace under a filename like ``<ssad grad_loss>`` whose lines are in
+`linecache`, so tracebacks, pdb and `inspect.getsource` show the generated code.
+"""
+
+import ast
+import linecache
+import re
+import threading
+
+import astor
+import gast
+
+_COMMENT = "__ssad_comment__"
+_BLANK = "__ssad_blank__"
+_MARKER = re.compile(rf"^(\s*)(?:{_COMMENT}\((.*)\)|{_BLANK}\(\))\s*$")
+
+_filenames_lock = threading.Lock()
+_filenames = {}  # filename -> source registered under it
+
+
+def comment(text):
+    """A statement that becomes `# text` in the emitted source."""
+    call = gast.Call(func=_name(_COMMENT), args=[gast.Constant(value=text, kind=None)], keywords=[])
+    return gast.Expr(value=call)
+
+
+def blank():
+    """A statement that becomes an empty line in the emitted source."""
+    return gast.Expr(value=gast.Call(func=_name(_BLANK), args=[], keywords=[]))
+
+
+def is_marker(statement):
+    return (
+        isinstance(statement, gast.Expr)
+        and isinstance(statement.value, gast.Call)
+        and isinstance(statement.value.func, gast.Name)
+        and statement.value.func.id in (_COMMENT, _BLANK)
+    )
+
+
+def _name(identifier):
+    return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def to_source(nodes):
+    """Python source for a list of gast statements (markers become comments)."""
+    module = gast.Module(body=list(nodes), type_ignores=[])
+    tree = gast.gast_to_ast(module)
+    ast.fix_missing_locations(tree)
+    text = astor.to_source(tree, pretty_source=_join)
+    lines = []
+    for line in text.splitlines():
+        match = _MARKER.match(line)
+        if match is None:
+            lines.append(line)
+        elif match.group(2) is None:
+            lines.append("")
+        else:
+            lines.append(f"{match.group(1)}# {ast.literal_eval(match.group(2))}")
+    return "\n".join(lines) + "\n"
+
+
+def _join(pieces):
+    # astor wraps long lines at 79 columns mid-expression; one statement per line reads better.
+    return "".join(pieces)
+
+
+def register_source(base_name, source):
+    """A `<ssad NAME>` filename holding `source` in linecache (made unique if needed)."""
+    with _filenames_lock:
+        filename = f"<ssad {base_name}>"
+        counter = 1
+        while filename in _filenames and _filenames[filename] != source:
+            counter += 1
+            filename = f"<ssad {base_name} #{counter}>"
+        _filenames[filename] = source
+        lines = source.splitlines(True)
+        linecache.cache[filename] = (len(source), None, lines, filename)
+    return filename
+
+
+def compile_module(base_name, source, namespace):
+    """Execute `source` in a copy of `namespace`; return that module namespace."""
+    filename = register_source(base_name, source)
+    code = compile(source, filename, "exec")
+    scope = dict(namespace)
+    exec(code, scope)  # noqa: S102 - executing source ssad generated itself
+    return scope

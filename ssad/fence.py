@@ -1,0 +1,217 @@
+"""Stage 2, fence: reject what ssad does not differentiate, early and precisely.
+
+Assumes: a `Parsed` function (stage 1).
+Guarantees: after `check(parsed)` returns, the body uses only the constructs the
+later passes handle: assignments to names and tuples of names (`=`, augmented
+`+= -= *= /= **= //= %= @=` on names, annotated assignments), a single
+`return` as the last statement, `pass`, expression statements that call a
+function (`print(x)`), and the expressions: names, constants, arithmetic and
+unary operators, comparisons, calls with positional and keyword arguments,
+attribute reads, subscripts with slices, tuple and list displays. Every free
+name resolves to a live object. Anything else raises `UnsupportedSyntaxError`
+with file, line, column and the source line, saying what to write instead.
+"""
+
+import gast
+
+from .errors import SourceError
+from .parse import local_names
+
+# Statements and expressions a later issue of the project will add are rejected
+# with a message that says what to write instead today.
+_STATEMENT_MESSAGES = {
+    gast.If: "`if` statements are not supported yet; for a value choice use np.where(cond, a, b)",
+    gast.For: "`for` loops are not supported yet; write the computation with array operations",
+    gast.While: "`while` loops are not supported yet; write the computation with array operations",
+    gast.Break: "`break` is not supported",
+    gast.Continue: "`continue` is not supported",
+    gast.FunctionDef: "a nested `def` is not supported yet; define the function at module level "
+    "and register an adjoint rule for it with @ssad.adjoint",
+    gast.AsyncFunctionDef: "`async def` cannot be differentiated",
+    gast.ClassDef: "a class definition inside a differentiated function is not supported; "
+    "define the class outside the function",
+    gast.Delete: "`del` is not supported; drop the statement",
+    gast.Try: "`try` statements are not supported; move error handling outside the differentiated function",
+    gast.With: "`with` statements are not supported; move the context manager outside the differentiated function",
+    gast.AsyncWith: "`async with` cannot be differentiated",
+    gast.AsyncFor: "`async for` cannot be differentiated",
+    gast.Raise: "`raise` is not supported yet; validate inputs before calling the differentiated function",
+    gast.Assert: "`assert` is not supported yet; check inputs before calling the differentiated function",
+    gast.Global: "`global` is not supported; pass the value as an argument",
+    gast.Nonlocal: "`nonlocal` is not supported; pass the value as an argument and return the new value",
+    gast.Import: "`import` inside a differentiated function is not supported; import at module level",
+    gast.ImportFrom: "`from ... import` inside a differentiated function is not supported; import at module level",
+}
+if hasattr(gast, "Match"):
+    _STATEMENT_MESSAGES[gast.Match] = "`match` statements are not supported; use array operations"
+
+_EXPRESSION_MESSAGES = {
+    gast.BoolOp: "`and`/`or` are not supported yet; use np.logical_and / np.logical_or or np.where",
+    gast.IfExp: "conditional expressions (`a if c else b`) are not supported yet; use np.where(c, a, b)",
+    gast.Lambda: "`lambda` is not supported yet; define the function at module level",
+    gast.ListComp: "list comprehensions are not supported yet; use array operations",
+    gast.SetComp: "set comprehensions are not supported",
+    gast.DictComp: "dict comprehensions are not supported yet",
+    gast.GeneratorExp: "generator expressions are not supported yet; use array operations",
+    gast.Dict: "dict displays are not supported yet; pass arrays or tuples",
+    gast.Set: "set displays are not supported",
+    gast.NamedExpr: "assignment expressions (`:=`) are not supported; assign in a separate statement",
+    gast.Starred: "starred expressions (`*args`) are not supported yet; pass arguments one by one",
+    gast.Yield: "generators (`yield`) cannot be differentiated",
+    gast.YieldFrom: "generators (`yield from`) cannot be differentiated",
+    gast.Await: "`await` cannot be differentiated",
+    gast.JoinedStr: "f-strings are not supported yet; format outside the differentiated function",
+}
+
+_ALLOWED_EXPRESSIONS = (
+    gast.Name,
+    gast.Constant,
+    gast.BinOp,
+    gast.UnaryOp,
+    gast.Compare,
+    gast.Call,
+    gast.Attribute,
+    gast.Subscript,
+    gast.Slice,
+    gast.Tuple,
+    gast.List,
+)
+
+
+def check(parsed):
+    """Raise UnsupportedSyntaxError at the first construct ssad cannot differentiate."""
+    _Fence(parsed).check()
+
+
+class _Fence:
+    def __init__(self, parsed):
+        self.parsed = parsed
+        self.node = parsed.node
+        self.bound = local_names(parsed.node)
+
+    def check(self):
+        self._check_signature()
+        body = self.node.body
+        if body and _is_docstring(body[0]):
+            body = body[1:]
+        if not body or not isinstance(body[-1], gast.Return):
+            anchor = body[-1] if body else self.node
+            raise self.parsed.unsupported(
+                anchor, f"{self.node.name} must end with a `return` statement (found none at the end)"
+            )
+        for statement in body:
+            self._check_statement(statement, is_last=statement is body[-1])
+
+    def _check_signature(self):
+        args = self.node.args
+        if args.vararg is not None:
+            raise self.parsed.unsupported(
+                args.vararg, "`*args` parameters are not supported yet; name each parameter"
+            )
+        if args.kwarg is not None:
+            raise self.parsed.unsupported(
+                args.kwarg, "`**kwargs` parameters are not supported yet; name each parameter"
+            )
+
+    def _check_statement(self, statement, is_last):
+        kind = type(statement)
+        if kind in _STATEMENT_MESSAGES:
+            raise self.parsed.unsupported(statement, _STATEMENT_MESSAGES[kind])
+        if isinstance(statement, gast.Return):
+            if not is_last:
+                raise self.parsed.unsupported(
+                    statement, "`return` must be the last statement; early returns are not supported yet"
+                )
+            if statement.value is None:
+                raise self.parsed.unsupported(statement, "`return` needs a value to differentiate")
+            self._check_expression(statement.value)
+        elif isinstance(statement, gast.Assign):
+            for target in statement.targets:
+                self._check_target(target)
+            self._check_expression(statement.value)
+        elif isinstance(statement, gast.AnnAssign):
+            self._check_target(statement.target)
+            if statement.value is None:
+                raise self.parsed.unsupported(statement, "an annotation without a value is not supported")
+            self._check_expression(statement.value)
+        elif isinstance(statement, gast.AugAssign):
+            if not isinstance(statement.target, gast.Name):
+                raise self.parsed.unsupported(
+                    statement,
+                    "augmented assignment to a subscript or attribute (in-place update) is not "
+                    "supported yet; write `y = y + v` with a new array (np.concatenate, np.where)",
+                )
+            self._check_expression(statement.value)
+        elif isinstance(statement, gast.Expr):
+            if _is_docstring(statement):
+                return
+            if not isinstance(statement.value, gast.Call):
+                raise self.parsed.unsupported(statement, "an expression statement that is not a call has no effect; remove it")
+            func = statement.value.func
+            if isinstance(func, gast.Attribute) and not self._is_static(func):
+                raise self.parsed.unsupported(
+                    statement,
+                    f"calling the method `{func.attr}` for its side effect is not supported yet; "
+                    "use the value it returns",
+                )
+            self._check_expression(statement.value)
+        elif isinstance(statement, gast.Pass):
+            return
+        else:
+            raise self.parsed.unsupported(statement, f"`{kind.__name__}` statements are not supported")
+
+    def _check_target(self, target):
+        if isinstance(target, gast.Name):
+            return
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for element in target.elts:
+                if isinstance(element, gast.Starred):
+                    raise self.parsed.unsupported(element, "starred assignment targets are not supported yet")
+                self._check_target(element)
+            return
+        raise self.parsed.unsupported(
+            target,
+            "assignment to a subscript or attribute (in-place update) is not supported yet; "
+            "build a new array instead (np.where, np.concatenate)",
+        )
+
+    def _check_expression(self, expression):
+        for node in gast.walk(expression):
+            kind = type(node)
+            if kind in _EXPRESSION_MESSAGES:
+                raise self.parsed.unsupported(node, _EXPRESSION_MESSAGES[kind])
+            if isinstance(node, gast.expr) and not isinstance(node, _ALLOWED_EXPRESSIONS):
+                raise self.parsed.unsupported(node, f"`{kind.__name__}` expressions are not supported")
+            if isinstance(node, gast.Call):
+                for keyword in node.keywords:
+                    if keyword.arg is None:
+                        raise self.parsed.unsupported(
+                            keyword.value, "`**kwargs` in a call is not supported yet; pass keywords by name"
+                        )
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                self._check_defined(node)
+
+    def _check_defined(self, name):
+        if name.id in self.parsed.namespace or name.id in self.bound:
+            return
+        raise SourceError(
+            f"name `{name.id}` is not defined where {self.node.name} can see it (locals, closure, "
+            "globals or builtins); define it before calling ssad",
+            *self.parsed.where(name),
+        )
+
+    def _is_static(self, func):
+        """True when an attribute chain starts from a free name (`np.random.seed`)."""
+        root = func
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        return isinstance(root, gast.Name) and root.id in self.parsed.namespace
+
+
+def _is_docstring(statement):
+    return (
+        isinstance(statement, gast.Expr)
+        and isinstance(statement.value, gast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+

@@ -1,0 +1,242 @@
+"""Applying an adjoint rule at a call site: inline its body, or call it.
+
+A rule is inlined when its body is only assignments to names followed by
+``return (e1, e2, ...)`` and its parameter defaults are literals; the generated
+code then reads like the rule itself with the call's names substituted
+(`d_x = d_sin_x * np.cos(x)`). The rule's own globals (`np`, `unbroadcast`) are
+bound into the generated namespace under names that collide with nothing in the
+user's function. Any other rule is called, and its result indexed.
+"""
+
+import builtins
+import copy
+import inspect
+import textwrap
+import threading
+from dataclasses import dataclass
+
+import gast
+
+from .errors import SsadError
+
+_templates = {}
+_templates_lock = threading.Lock()
+
+
+@dataclass
+class Template:
+    """An inlinable rule: its parameters, body statements and returned expressions."""
+
+    params: list  # parameter names, in order
+    defaults: dict  # parameter name -> gast.Constant
+    body: list  # gast.Assign statements
+    outputs: list  # returned expressions
+    globals: dict
+
+
+class Namespace:
+    """The generated function's globals: each free name bound to exactly one object."""
+
+    def __init__(self, namer, initial):
+        self.namer = namer
+        self.values = dict(initial)
+        self.pure = []  # callables bound here that have no side effects (adjoint rules)
+
+    def bind(self, preferred, value):
+        """A name for `value` in generated code, `preferred` when that is free."""
+        if self.values.get(preferred, _MISSING) is value:
+            return preferred
+        for name, bound in self.values.items():
+            if bound is value and name.split(".")[0] == preferred:
+                return name
+        if preferred not in self.values and not self.namer.is_taken(preferred):
+            self.namer.reserve(preferred)
+            self.values[preferred] = value
+            return preferred
+        name = self.namer.fresh(preferred)
+        self.values[name] = value
+        return name
+
+
+_MISSING = object()
+
+
+def template_of(rule):
+    """The rule's Template, or None when the rule must be called instead of inlined."""
+    with _templates_lock:
+        if rule in _templates:
+            return _templates[rule]
+    template = _build_template(rule)
+    with _templates_lock:
+        _templates[rule] = template
+    return template
+
+
+def _build_template(rule):
+    try:
+        source = textwrap.dedent(inspect.getsource(rule))
+        node = gast.parse(source).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    if not isinstance(node, gast.FunctionDef):
+        return None
+    args = node.args
+    if args.vararg is not None or args.kwarg is not None or args.posonlyargs:
+        return None
+    params = [a.id for a in args.args + args.kwonlyargs]
+    defaults = {}
+    positional_defaults = args.defaults
+    for arg, default in zip(args.args[len(args.args) - len(positional_defaults):], positional_defaults, strict=True):
+        defaults[arg.id] = default
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if default is not None:
+            defaults[arg.id] = default
+    if any(not isinstance(d, gast.Constant) for d in defaults.values()):
+        return None
+    body = list(node.body)
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        body = body[1:]  # docstring
+    if not body or not isinstance(body[-1], gast.Return) or not isinstance(body[-1].value, gast.Tuple):
+        return None
+    for statement in body[:-1]:
+        if not (
+            isinstance(statement, gast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], gast.Name)
+        ):
+            return None
+    for child in gast.walk(node):
+        if isinstance(child, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp, gast.NamedExpr)):
+            return None
+    return Template(params, defaults, body[:-1], list(body[-1].value.elts), rule.__globals__)
+
+
+def bind_arguments(rule, primitive_name, arg_count, keyword_names):
+    """Map the rule's parameters to the call: {param: ("dy"|"y"|index|keyword)}."""
+    signature = inspect.signature(rule)
+    placeholders = ["dy", "y"] + list(range(arg_count))
+    try:
+        bound = signature.bind(*placeholders, **{k: ("kw", k) for k in keyword_names})
+    except TypeError as error:
+        raise SsadError(
+            f"the adjoint rule of {primitive_name} ({rule.__qualname__}) cannot take this call's "
+            f"arguments: {error}"
+        ) from None
+    return bound.arguments
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            replacement = self.mapping[node.id]
+            if isinstance(replacement, str):
+                return gast.Name(id=replacement, ctx=node.ctx, annotation=None, type_comment=None)
+            return copy.deepcopy(replacement)
+        return node
+
+
+def instantiate(template, call, namespace, namer):
+    """The rule's body and outputs with the call's operands substituted.
+
+    `call` maps each rule parameter to the gast expression it takes at this call
+    site (parameters left out take their defaults). Returns (statements, outputs).
+    """
+    mapping = {}
+    for param in template.params:
+        if param in call:
+            mapping[param] = call[param]
+        else:
+            mapping[param] = template.defaults[param]
+    assigned = {s.targets[0].id for s in template.body}
+    for local in sorted(assigned):
+        mapping[local] = namer.fresh(local)
+    loaded = set()
+    for statement in template.body:
+        loaded |= _loaded(statement.value)
+    for output in template.outputs:
+        loaded |= _loaded(output)
+    for name in sorted(loaded - set(template.params) - assigned):
+        if name in template.globals:
+            mapping[name] = namespace.bind(name, template.globals[name])
+        else:
+            mapping[name] = namespace.bind(name, getattr(builtins, name))
+    substitute = _Substitute(mapping)
+    statements = [fold(substitute.visit(copy.deepcopy(s))) for s in template.body]
+    outputs = [fold(substitute.visit(copy.deepcopy(o))) for o in template.outputs]
+    return statements, outputs
+
+
+def _loaded(expr):
+    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+# ----- constant folding of substituted expressions -----
+
+
+class _Fold(gast.NodeTransformer):
+    """Fold arithmetic on literals and the identities x*1, 1*x, x**1, x+0, 0+x, x-0, x/1."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        if _number(left) and _number(right):
+            try:
+                value = _apply(node.op, left.value, right.value)
+            except (ArithmeticError, ValueError):
+                return node
+            return gast.Constant(value=value, kind=None)
+        if isinstance(node.op, gast.Mult):
+            if _is(right, 1):
+                return left
+            if _is(left, 1):
+                return right
+        if isinstance(node.op, gast.Pow) and _is(right, 1):
+            return left
+        if isinstance(node.op, gast.Add):
+            if _is(right, 0):
+                return left
+            if _is(left, 0):
+                return right
+        if isinstance(node.op, gast.Sub) and _is(right, 0):
+            return left
+        if isinstance(node.op, gast.Div) and _is(right, 1):
+            return left
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, gast.USub) and _number(node.operand):
+            return gast.Constant(value=-node.operand.value, kind=None)
+        return node
+
+
+def _number(node):
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def _is(node, number):
+    # Only exact Python ints: folding `x * 1.0` could change an integer result's type.
+    return _number(node) and type(node.value) is int and node.value == number
+
+
+def _apply(op, a, b):
+    if isinstance(op, gast.Add):
+        return a + b
+    if isinstance(op, gast.Sub):
+        return a - b
+    if isinstance(op, gast.Mult):
+        return a * b
+    if isinstance(op, gast.Div):
+        return a / b
+    if isinstance(op, gast.Pow):
+        if abs(b) > 64:
+            raise ValueError("too large to fold")
+        return a**b
+    raise ValueError("not folded")
+
+
+def fold(node):
+    return _Fold().visit(node)

@@ -1,0 +1,133 @@
+"""What each ANF statement computes: the primitive it applies, and to which operands.
+
+`operation(value, program)` classifies the right-hand side of an ANF assignment
+into an `Operation`. Operators map to the `operator` module (`a @ b` is
+`operator.matmul`), calls to the live object their path names (`np.sin`), and
+methods and attributes of local values to the `np.ndarray` member of that name
+(`x.sum` is `np.ndarray.sum`, `x.T` is `np.ndarray.T`), so a method and its
+function share one rule table.
+"""
+
+import operator
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from .errors import SourceError
+from .registry import REGISTRY
+
+BINARY = {
+    gast.Add: operator.add,
+    gast.Sub: operator.sub,
+    gast.Mult: operator.mul,
+    gast.Div: operator.truediv,
+    gast.FloorDiv: operator.floordiv,
+    gast.Mod: operator.mod,
+    gast.Pow: operator.pow,
+    gast.MatMult: operator.matmul,
+    gast.LShift: operator.lshift,
+    gast.RShift: operator.rshift,
+    gast.BitOr: operator.or_,
+    gast.BitAnd: operator.and_,
+    gast.BitXor: operator.xor,
+}
+
+UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
+
+# Kinds of operation.
+COPY = "copy"  # t = a
+CONSTANT = "constant"  # t = 1.0, t = np.pi
+PRIMITIVE = "primitive"  # t = f(a, b), t = a + b, t = a.T
+GETITEM = "getitem"  # t = a[i]
+PACK = "pack"  # t = (a, b)
+INACTIVE = "inactive"  # comparisons: never carry a gradient
+
+
+@dataclass
+class Operation:
+    kind: str
+    primitive: object = None
+    args: list = field(default_factory=list)  # positional operands; a method's receiver first
+    keywords: dict = field(default_factory=dict)
+    name: str = ""  # how the user wrote the callee, for messages
+
+    def operands(self):
+        return self.args + list(self.keywords.values())
+
+
+def static_value(expr, program):
+    """The live object a static path (`np.linalg.norm`) denotes."""
+    parts = []
+    while isinstance(expr, gast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    value = program.parsed.namespace[expr.id]
+    path = expr.id
+    for attr in reversed(parts):
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            raise SourceError(
+                f"`{path}` has no attribute `{attr}`", *program.parsed.where(expr)
+            ) from None
+        path = f"{path}.{attr}"
+    return value
+
+
+def is_static(expr, program):
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return isinstance(expr, gast.Name) and expr.id in program.parsed.namespace
+
+
+def operation(value, program):
+    """Classify the right-hand side `value` of an ANF assignment."""
+    if isinstance(value, gast.Constant) or (not isinstance(value, gast.Name) and is_static(value, program)):
+        return Operation(CONSTANT)
+    if isinstance(value, gast.Name):
+        if value.id in program.parsed.namespace:
+            return Operation(CONSTANT)
+        return Operation(COPY, args=[value])
+    if isinstance(value, gast.BinOp):
+        symbol = BINARY[type(value.op)]
+        return Operation(PRIMITIVE, symbol, [value.left, value.right], name=f"operator.{symbol.__name__}")
+    if isinstance(value, gast.UnaryOp):
+        symbol = UNARY[type(value.op)]
+        return Operation(PRIMITIVE, symbol, [value.operand], name=f"operator.{symbol.__name__}")
+    if isinstance(value, gast.Compare):
+        return Operation(INACTIVE, args=[value.left] + list(value.comparators))
+    if isinstance(value, gast.Subscript):
+        return Operation(GETITEM, args=[value.value])
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return Operation(PACK, args=list(value.elts))
+    if isinstance(value, gast.Attribute):
+        member = getattr(np.ndarray, value.attr, None)
+        return Operation(PRIMITIVE, member, [value.value], name=f".{value.attr}")
+    if isinstance(value, gast.Call):
+        keywords = {k.arg: k.value for k in value.keywords}
+        func = value.func
+        if is_static(func, program):
+            callee = static_value(func, program)
+            return Operation(PRIMITIVE, callee, list(value.args), keywords, name=gast_path(func))
+        # A method of a local value: `x.sum(axis=0)` is np.ndarray.sum(x, axis=0).
+        member = getattr(np.ndarray, func.attr, None)
+        return Operation(PRIMITIVE, member, [func.value] + list(value.args), keywords, name=f".{func.attr}()")
+    raise AssertionError(f"not an ANF value: {gast.dump(value)}")
+
+
+def gast_path(expr):
+    if isinstance(expr, gast.Name):
+        return expr.id
+    if isinstance(expr, gast.Attribute):
+        return f"{gast_path(expr.value)}.{expr.attr}"
+    return "<expression>"
+
+
+def is_differentiable(op):
+    """False when the operation's result never carries a gradient."""
+    if op.kind in (CONSTANT, INACTIVE):
+        return False
+    if op.kind == PRIMITIVE:
+        return not REGISTRY.is_nondifferentiable(op.primitive)
+    return True
