@@ -58,6 +58,8 @@ def _parameters(f):
 
 def normalize_wrt(f, wrt):
     """(names, is_tuple) for `wrt`: an int, a parameter name, or a tuple of them."""
+    if f.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        fence.check(parse.parse_function(f))  # reports `*args` where it stands
     positional, keyword_only = _parameters(f)
     is_tuple = isinstance(wrt, (tuple, list))
     items = list(wrt) if is_tuple else [wrt]
@@ -241,8 +243,7 @@ def compiled(f, wrt, variant, optimize=True):
 
 
 def _check_function(f, api):
-    if not callable(f):
-        raise SsadError(f"ssad.{api} needs a function; got {f!r}")
+    parse.require_python_function(f)
     wrapped = getattr(f, "_ssad_wrapped", None)
     if wrapped is not None:
         raise SsadError(

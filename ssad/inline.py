@@ -11,6 +11,7 @@ user's function. Any other rule is called, and its result indexed.
 import builtins
 import copy
 import inspect
+import operator
 import textwrap
 import threading
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ class Template:
     body: list  # gast.Assign statements
     outputs: list  # returned expressions
     globals: dict
+    ignored: set  # *args / **kwargs parameters the body never reads
 
 
 class Namespace:
@@ -81,7 +83,12 @@ def _build_template(rule):
     if not isinstance(node, gast.FunctionDef):
         return None
     args = node.args
-    if args.vararg is not None or args.kwarg is not None or args.posonlyargs:
+    if args.posonlyargs:
+        return None
+    # `*shape` / `**kwargs` parameters the body never reads (method signatures such
+    # as `x.reshape(*shape)`) do not stop inlining: their arguments are dropped.
+    ignored = {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    if ignored & {n.id for n in gast.walk(gast.Module(body=node.body, type_ignores=[])) if isinstance(n, gast.Name)}:
         return None
     params = [a.id for a in args.args + args.kwonlyargs]
     defaults = {}
@@ -108,7 +115,7 @@ def _build_template(rule):
     for child in gast.walk(node):
         if isinstance(child, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp, gast.NamedExpr)):
             return None
-    return Template(params, defaults, body[:-1], list(body[-1].value.elts), rule.__globals__)
+    return Template(params, defaults, body[:-1], list(body[-1].value.elts), rule.__globals__, ignored)
 
 
 def bind_arguments(rule, primitive_name, arg_count, keyword_names):
@@ -146,6 +153,8 @@ def instantiate(template, call, namespace, namer):
     """
     mapping = {}
     for param in template.params:
+        if param in template.ignored:
+            continue
         if param in call:
             mapping[param] = call[param]
         else:
@@ -187,6 +196,8 @@ class _Fold(gast.NodeTransformer):
                 value = _apply(node.op, left.value, right.value)
             except (ArithmeticError, ValueError):
                 return node
+            if isinstance(value, bool):
+                value = int(value)
             return gast.Constant(value=value, kind=None)
         if isinstance(node.op, gast.Mult):
             if _is(right, 1):
@@ -210,11 +221,62 @@ class _Fold(gast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.op, gast.USub) and _number(node.operand):
             return gast.Constant(value=-node.operand.value, kind=None)
+        if isinstance(node.op, gast.Not) and isinstance(node.operand, gast.Constant):
+            return gast.Constant(value=not node.operand.value, kind=None)
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) == 1 and _literal(node.left) and _literal(node.comparators[0]):
+            left, right = node.left.value, node.comparators[0].value
+            compare = _COMPARISONS.get(type(node.ops[0]))
+            if compare is not None:
+                try:
+                    return gast.Constant(value=bool(compare(left, right)), kind=None)
+                except TypeError:
+                    return node
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.test, gast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node
+
+    def visit_BoolOp(self, node):
+        # Leading literals decide or drop out: `True or k` is True, `False or k` is k.
+        self.generic_visit(node)
+        values = list(node.values)
+        deciding = (lambda v: bool(v)) if isinstance(node.op, gast.Or) else (lambda v: not v)
+        while values and isinstance(values[0], gast.Constant):
+            if deciding(values[0].value) or len(values) == 1:
+                return values[0]
+            values.pop(0)
+        if len(values) == 1:
+            return values[0]
+        node.values = values
         return node
 
 
+_COMPARISONS = {
+    gast.Eq: operator.eq,
+    gast.NotEq: operator.ne,
+    gast.Lt: operator.lt,
+    gast.LtE: operator.le,
+    gast.Gt: operator.gt,
+    gast.GtE: operator.ge,
+    gast.Is: operator.is_,
+    gast.IsNot: operator.is_not,
+}
+
+
+def _literal(node):
+    return isinstance(node, gast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str)))
+
+
 def _number(node):
-    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    # bool counts as a number here: `1 + (p == 0)` folds to 1 once `p == 0` is False.
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float))
 
 
 def _is(node, number):

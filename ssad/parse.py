@@ -54,8 +54,8 @@ class Parsed:
         return UnsupportedSyntaxError(message, *self.where(node))
 
 
-def parse_function(f):
-    """Parse `f` into a `Parsed`, raising SsadError when its source is unavailable."""
+def require_python_function(f):
+    """Raise SsadError unless `f` is a `def` function ssad can read."""
     if not inspect.isfunction(f):
         raise SsadError(
             f"ssad differentiates Python functions defined with `def`; got {f!r}. "
@@ -66,6 +66,11 @@ def parse_function(f):
             f"cannot differentiate the lambda at {f.__code__.co_filename}:"
             f"{f.__code__.co_firstlineno} on its own: define it with `def`."
         )
+
+
+def parse_function(f):
+    """Parse `f` into a `Parsed`, raising SsadError when its source is unavailable."""
+    require_python_function(f)
     try:
         source_lines, first_line = inspect.getsourcelines(f)
     except (OSError, TypeError) as error:

@@ -175,7 +175,8 @@ class _Reverse:
         if template is not None:
             call = {}
             for param, placeholder in arguments.items():
-                call[param] = self._operand(placeholder, op, dy, y)
+                if param not in template.ignored:
+                    call[param] = self._operand(placeholder, op, dy, y)
             statements, outputs = instantiate(template, call, self.namespace, self.namer)
             self.out.extend(statements)
             for i in active:

@@ -14,8 +14,15 @@ from .errors import SsadError
 
 def unbroadcast(g, x):
     """Sum the adjoint `g` down to the shape of `x` (undoing NumPy broadcasting)."""
-    shape = np.shape(x)
-    g_shape = np.shape(g)
+    # getattr is several times faster than np.shape on Python numbers, the hot case
+    # of scalar loops; lists and tuples here mean `+`/`*` concatenated sequences.
+    if type(x) is list or type(x) is tuple:
+        raise SsadError(
+            "`+` or `*` on a list or tuple of differentiated values (concatenation or "
+            "repetition) is not supported; build the sequence explicitly or use np.concatenate"
+        )
+    shape = getattr(x, "shape", ())
+    g_shape = getattr(g, "shape", ())
     if g_shape == shape:
         return g
     extra = len(g_shape) - len(shape)
@@ -31,10 +38,13 @@ def unbroadcast(g, x):
 
 
 def seed(result):
-    """The adjoint seed of a scalar result: 1.0. Non-scalars are refused."""
-    if isinstance(result, numbers.Number) or np.ndim(result) == 0:
-        if isinstance(result, (numbers.Number, np.ndarray, np.generic)):
-            return 1.0
+    """The adjoint seed of a scalar result: 1.0 (in its dtype). Non-scalars are refused."""
+    if type(result) is float:
+        return 1.0
+    if isinstance(result, (np.generic, np.ndarray)) and result.ndim == 0:
+        return result.dtype.type(1.0) if result.dtype.kind == "f" else 1.0
+    if isinstance(result, numbers.Number):
+        return 1.0
     raise SsadError(
         f"grad needs a function that returns a scalar, but it returned "
         f"{_describe(result)}. Use ssad.vjp(f, *args) and pass the output's adjoint "

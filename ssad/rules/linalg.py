@@ -23,6 +23,7 @@ Conventions
 """
 
 import numbers
+import operator
 import string
 
 import numpy as np
@@ -320,6 +321,7 @@ def dot_adjoint(dy, y, a, b, out=None):
 
 
 @adjoint(np.matmul)
+@adjoint(operator.matmul)
 def matmul_adjoint(dy, y, x1, x2, out=None):
     return (_matmul_left(dy, x1, x2), _matmul_right(dy, x1, x2))
 
@@ -357,8 +359,9 @@ def tensordot_adjoint(dy, y, a, b, axes=2):
 @adjoint(np.einsum)
 def einsum_adjoint(dy, y, subscripts, *operands, out=None, optimize=False, **kwargs):
     labels, output, spare = _einsum_labels(subscripts, operands)
-    grads = [_einsum_adjoint(dy, k, labels, output, spare, operands, optimize) for k in range(len(operands))]
-    return (None, *grads)
+    grads = [_einsum_adjoint(dy, k, labels, output, spare, operands, optimize)
+             for k in range(len(operands))]
+    return (None,) + tuple(grads)
 
 
 @adjoint(np.trace)
@@ -397,7 +400,8 @@ def slogdet_adjoint(dy, y, a):
 @adjoint(np.linalg.solve)
 def solve_adjoint(dy, y, a, b):
     d_b = np.linalg.solve(_transpose(a), _as_columns(dy, a, b))
-    return (unbroadcast(-(d_b @ _transpose(_as_columns(y, a, b))), a), unbroadcast(np.reshape(d_b, np.shape(y)), b))
+    d_a = -(d_b @ _transpose(_as_columns(y, a, b)))
+    return (unbroadcast(d_a, a), unbroadcast(np.reshape(d_b, np.shape(y)), b))
 
 
 # ----- Factorizations -----

@@ -6,8 +6,9 @@ Conventions
   tuple of ints, and ``keepdims``, positionally or by keyword. The function and the
   method share one rule: ``np.sum(a, axis, dtype, out, keepdims)`` and
   ``a.sum(axis, dtype, out, keepdims)`` pass the same positional arguments.
-- The adjoint of the reduced array has exactly its shape; its dtype is the float
-  dtype shared by the array and ``dy`` (a Python float ``dy`` keeps float32 float32).
+- The adjoint of the reduced array has exactly its shape. ``sum`` and ``mean`` take
+  their dtype from ``dy`` (ssad seeds a float32 output with a float32 one); the
+  other rules use the float dtype shared by the array and ``dy``.
 - ``max``/``min``/``ptp``: where several elements tie for the extremum, the gradient
   is split evenly among them (each of k tied maxima receives dy / k). This is a
   valid subgradient and keeps the rule symmetric in the tied elements.
@@ -123,13 +124,16 @@ def _unsort(g, a, axis, kind):
 @adjoint(np.sum)
 @adjoint(np.ndarray.sum)
 def sum_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
-    return (np.broadcast_to(_expand(dy, a, axis, keepdims), np.shape(a)),)
+    # Written so that, inlined with a literal `axis`, the condition folds away:
+    # `np.sum(x)` gives `np.broadcast_to(d_s, np.shape(x))`.
+    return (np.broadcast_to(dy if axis is None or keepdims else np.expand_dims(dy, axis), np.shape(a)),)
 
 
 @adjoint(np.mean)
 @adjoint(np.ndarray.mean)
 def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
-    return (np.broadcast_to(_expand(dy, a, axis, keepdims) * (np.size(y) / np.size(a)), np.shape(a)),)
+    spread = dy if axis is None or keepdims else np.expand_dims(dy, axis)
+    return (np.broadcast_to(spread / (np.size(a) / np.size(y)), np.shape(a)),)
 
 
 # ----- Products -----
@@ -151,7 +155,8 @@ def prod_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
 @adjoint(np.amin)
 @adjoint(np.ndarray.min)
 def extremum_adjoint(dy, y, a, axis=None, out=None, keepdims=False, initial=None):
-    return (_share_among_ties(_expand(dy, a, axis, keepdims), _expand(y, a, axis, keepdims), a, axis),)
+    extremum = _expand(y, a, axis, keepdims)
+    return (_share_among_ties(_expand(dy, a, axis, keepdims), extremum, a, axis),)
 
 
 @adjoint(np.ptp)

@@ -165,14 +165,24 @@ def abs_adjoint(dy, y, x):
     return (dy * np.sign(x),)
 
 
-@adjoint(pow)
 @adjoint(operator.pow)
-def pow_adjoint(dy, y, base, exp, mod=None):
+def pow_adjoint(dy, y, a, b):
     # As np.power: works on scalars and arrays alike. The exponent is raised to 0
-    # where exp == 0, so the slope in base is 0 there even at base == 0.
-    d_base = dy * exp * base ** (exp - 1 + (exp == 0))
-    d_exp = dy * y * np.log(np.where(base > 0, base, 1.0))
-    return (unbroadcast(d_base, base), unbroadcast(d_exp, exp))
+    # where b == 0, so the slope in a is 0 there even at a == 0.
+    d_a = dy * b * a ** (b - 1 + (b == 0))
+    d_b = dy * y * np.log(np.where(a > 0, a, 1.0))
+    return (unbroadcast(d_a, a), unbroadcast(d_b, b))
+
+
+@adjoint(pow)
+def builtin_pow_adjoint(dy, y, *positional, base=None, exp=None, mod=None):
+    """Adjoint of ``pow(base, exp)``, whose arguments may also be passed by keyword.
+
+    Only the arguments passed positionally get adjoints (none for ``mod``, which
+    makes the result an integer).
+    """
+    base_value, exp_value = (positional + tuple(v for v in (base, exp) if v is not None))[:2]
+    return pow_adjoint(dy, y, base_value, exp_value)[: len(positional)]
 
 
 @adjoint(float)
@@ -251,19 +261,6 @@ def neg_adjoint(dy, y, a):
 @adjoint(operator.pos)
 def pos_adjoint(dy, y, a):
     return (dy,)
-
-
-@adjoint(operator.matmul)
-def matmul_adjoint(dy, y, a, b):
-    # matmul treats a vector `a` as a (1, n) matrix and a vector `b` as (n, 1), then
-    # drops those axes from the result: restore them, use the matrix rule, drop them.
-    a_mat = np.expand_dims(a, 0) if np.ndim(a) == 1 else a
-    b_mat = np.expand_dims(b, 1) if np.ndim(b) == 1 else b
-    dy_cols = np.expand_dims(dy, -1) if np.ndim(b) == 1 else dy
-    dy_mat = np.expand_dims(dy_cols, -2) if np.ndim(a) == 1 else dy_cols
-    d_a = unbroadcast(dy_mat @ np.swapaxes(b_mat, -1, -2), a_mat)
-    d_b = unbroadcast(np.swapaxes(a_mat, -1, -2) @ dy_mat, b_mat)
-    return (np.reshape(d_a, np.shape(a)), np.reshape(d_b, np.shape(b)))
 
 
 # ----- Non-differentiable -----

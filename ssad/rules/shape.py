@@ -130,12 +130,14 @@ def pad_adjoint(dy, y, array, pad_width, mode="constant", **kwargs):
 
 
 @adjoint(np.array)
-def array_adjoint(dy, y, object, dtype=None, **kwargs):
+def array_adjoint(
+    dy, y, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None
+):
     return (_unpack_like(np.reshape(dy, np.shape(object)), object),)
 
 
 @adjoint(np.asarray)
-def asarray_adjoint(dy, y, a, dtype=None, order=None, **kwargs):
+def asarray_adjoint(dy, y, a, dtype=None, order=None, *, device=None, copy=None, like=None):
     return (_unpack_like(dy, a),)
 
 
@@ -293,21 +295,23 @@ def tril_adjoint(dy, y, m, k=0):
 
 
 @adjoint(np.full)
-def full_adjoint(dy, y, shape, fill_value, dtype=None, order="C", **kwargs):
+def full_adjoint(dy, y, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     return (None, unbroadcast(dy, fill_value))
 
 
 @adjoint(np.full_like)
-def full_like_adjoint(dy, y, a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+def full_like_adjoint(
+    dy, y, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None
+):
     return (None, unbroadcast(dy, fill_value))
 
 
 @adjoint(np.linspace)
 def linspace_adjoint(
-    dy, y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs
+    dy, y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None
 ):
-    d_start, d_stop = _unlinspace(dy, y, start, stop, num, endpoint, retstep, axis)
-    return (d_start, d_stop)
+    grads = _unlinspace(dy, y, start, stop, num, endpoint, retstep, axis)
+    return (grads[0], grads[1])
 
 
 # ----- Constructors (non-differentiable) -----
@@ -430,7 +434,8 @@ def _scatter_add(dy, index, outer, n, inner, dtype):
     weights = np.ravel(dy)
     size = outer * n * inner
     if np.iscomplexobj(weights):  # bincount takes real weights only
-        total = np.bincount(positions, weights.real, size) + 1j * np.bincount(positions, weights.imag, size)
+        real = np.bincount(positions, weights.real, size)
+        total = real + 1j * np.bincount(positions, weights.imag, size)
     else:
         total = np.bincount(positions, weights, size)
     return total.astype(dtype, copy=False)

@@ -1,0 +1,27 @@
+import numpy as np
+
+from ssad.testing import assert_close, numerical_gradient
+
+
+def float_positions(args):
+    return [
+        i
+        for i, a in enumerate(args)
+        if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    ]
+
+
+def finite_difference_gradient(f, args, position):
+    """Central differences of scalar f with respect to args[position]."""
+
+    def scalar(value):
+        moved = list(args)
+        moved[position] = value
+        return float(f(*moved))
+
+    return numerical_gradient(scalar, args[position])
+
+
+def assert_gradient_matches(f, args, position, got, rtol=1e-5, atol=1e-7):
+    expected = finite_difference_gradient(f, args, position)
+    assert_close(f"{f.__name__} argument {position}", got, expected, rtol, atol)

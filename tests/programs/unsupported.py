@@ -1,0 +1,182 @@
+"""Functions using constructs ssad rejects at the fence, one construct each.
+
+The tests find each construct's line by the marker comment `# <- here`.
+"""
+
+import numpy as np
+
+
+def uses_if(x):
+    if x > 0:  # <- here
+        x = x * 2
+    return x
+
+
+def uses_for(x):
+    for i in range(3):  # <- here
+        x = x * 2
+    return x
+
+
+def uses_while(x):
+    while x < 10:  # <- here
+        x = x * 2
+    return x
+
+
+def uses_nested_def(x):
+    def inner(y):  # <- here
+        return y * 2
+
+    return inner(x)
+
+
+def uses_lambda(x):
+    f = lambda y: y * 2  # <- here  # noqa: E731
+    return f(x)
+
+
+def uses_try(x):
+    try:  # <- here
+        y = x * 2
+    except ValueError:
+        y = x
+    return y
+
+
+def uses_with(x):
+    with open("f"):  # <- here
+        y = x
+    return y
+
+
+def uses_comprehension(x):
+    ys = [v * 2 for v in x]  # <- here
+    return np.sum(ys)
+
+
+def uses_conditional_expression(x):
+    y = x if x > 0 else -x  # <- here
+    return y
+
+
+def uses_bool_op(x, y):
+    z = x and y  # <- here
+    return z
+
+
+def uses_subscript_assignment(x):
+    y = np.zeros(3)
+    y[0] = x  # <- here
+    return np.sum(y)
+
+
+def uses_subscript_augassign(x):
+    y = np.zeros(3)
+    y[0] += x  # <- here
+    return np.sum(y)
+
+
+def uses_early_return(x):
+    return x  # <- here
+    return x * 2
+
+
+def uses_no_return(x):
+    y = x * 2  # <- here
+
+
+def uses_global(x):
+    global SOMETHING  # <- here
+    return x
+
+
+def uses_starred_call(x):
+    args = (x,)
+    return np.sum(*args)  # <- here
+
+
+def uses_dict(x):
+    d = {"a": x}  # <- here
+    return d["a"]
+
+
+def uses_walrus(x):
+    y = (z := x * 2)  # <- here
+    return y + z
+
+
+def uses_yield(x):
+    yield x  # <- here
+    return x
+
+
+def uses_fstring(x):
+    print(f"{x}")  # <- here
+    return x
+
+
+def uses_assert(x):
+    assert x > 0  # <- here
+    return x
+
+
+def uses_raise(x):
+    raise ValueError("no")  # <- here
+    return x
+
+
+def uses_del(x):
+    y = x
+    del y  # <- here
+    return x
+
+
+def uses_import(x):
+    import math  # <- here
+
+    return math.sin(x)
+
+
+def uses_varargs(*xs):  # <- here
+    return xs[0]
+
+
+def uses_method_for_effect(x):
+    items = [x]
+    items.append(x)  # <- here
+    return items[0]
+
+
+def uses_undefined_name(x):
+    return x * UNDEFINED_THING  # <- here  # noqa: F821
+
+
+CASES = [
+    uses_if,
+    uses_for,
+    uses_while,
+    uses_nested_def,
+    uses_lambda,
+    uses_try,
+    uses_with,
+    uses_comprehension,
+    uses_conditional_expression,
+    uses_bool_op,
+    uses_subscript_assignment,
+    uses_subscript_augassign,
+    uses_early_return,
+    uses_no_return,
+    uses_global,
+    uses_starred_call,
+    uses_dict,
+    uses_walrus,
+    uses_yield,
+    uses_fstring,
+    uses_assert,
+    uses_raise,
+    uses_del,
+    uses_import,
+    uses_varargs,
+    uses_method_for_effect,
+]

@@ -1,0 +1,266 @@
+"""Numerical checks of the linear algebra rules (ssad/rules/linalg.py)."""
+
+import operator
+
+import numpy as np
+import pytest
+
+import ssad.rules  # noqa: F401  (registers the built-in rules)
+from ssad.registry import REGISTRY
+from ssad.testing import assert_close, check_rule, numerical_gradient
+
+from .cases import Case, case_id
+
+rng = np.random.default_rng(7031)
+
+
+def rand(*shape):
+    """Values in ±[0.5, 1.5]: away from zero and from ties."""
+    return rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def well_conditioned(*shape):
+    """Square matrices (or a stack of them) with a dominant diagonal."""
+    n = shape[-1]
+    return rng.uniform(-0.5, 0.5, size=shape) + n * np.eye(n)
+
+
+def spd(*shape):
+    """Symmetric positive-definite matrices (or a stack of them)."""
+    g = rng.uniform(-1.0, 1.0, size=shape)
+    return g @ np.swapaxes(g, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def cholesky_of_symmetric_part(a, **kwargs):
+    """np.linalg.cholesky((a + a^T) / 2): a function of every entry of `a`, whose
+    gradient is the symmetrized gradient of cholesky at a symmetric `a`."""
+    return np.linalg.cholesky((a + np.swapaxes(a, -1, -2)) / 2, **kwargs)
+
+
+V3, W3, V4 = rand(3), rand(3), rand(4)
+M34, M43, M42, M33 = rand(3, 4), rand(4, 3), rand(4, 2), rand(3, 3)
+B534, B542 = rand(5, 3, 4), rand(5, 4, 2)
+
+CASES = [
+    # ----- dot: every mix of 1-D and 2-D operands, N-D and scalars -----
+    Case(np.dot, (V3, W3), id="dot-vec-vec"),
+    Case(np.dot, (M34, V4), id="dot-mat-vec"),
+    Case(np.dot, (V3, M34), id="dot-vec-mat"),
+    Case(np.dot, (M34, M42), id="dot-mat-mat"),
+    Case(np.dot, (2.5, M34), id="dot-scalar-mat"),
+    Case(np.dot, (M34, 1.5), id="dot-mat-scalar"),
+    Case(np.dot, (B534, M42), id="dot-3d-mat"),
+    Case(np.dot, (M34, B542), id="dot-mat-3d"),
+    Case(np.dot, (B534, V4), id="dot-3d-vec"),
+    Case(np.ndarray.dot, (M34, M42), id="ndarray.dot"),
+    Case(np.ndarray.dot, (V4, M42), id="ndarray.dot-vec-mat"),
+    # ----- matmul: 1-D and 2-D mixes, stacks, broadcasting -----
+    Case(operator.matmul, (M34, M34.T), id="operator-matmul"),
+    Case(np.matmul, (V3, W3), id="matmul-vec-vec"),
+    Case(np.matmul, (M34, V4), id="matmul-mat-vec"),
+    Case(np.matmul, (V3, M34), id="matmul-vec-mat"),
+    Case(np.matmul, (M34, M42), id="matmul-mat-mat"),
+    Case(np.matmul, (B534, M42), id="matmul-batch-mat"),
+    Case(np.matmul, (M34, B542), id="matmul-mat-batch"),
+    Case(np.matmul, (B534, B542), id="matmul-batch-batch"),
+    Case(np.matmul, (rand(2, 1, 3, 4), rand(5, 4, 2)), id="matmul-broadcast-both"),
+    Case(np.matmul, (B534, V4), id="matmul-batch-vec"),
+    Case(np.matmul, (V4, B542), id="matmul-vec-batch"),
+    # ----- other products -----
+    Case(np.vdot, (M34, rand(12)), id="vdot"),
+    Case(np.vdot, (V3, W3), id="vdot-vec"),
+    Case(np.inner, (V3, W3), id="inner-vec-vec"),
+    Case(np.inner, (M34, rand(2, 4)), id="inner-mat-mat"),
+    Case(np.inner, (B534, V4), id="inner-3d-vec"),
+    Case(np.inner, (1.5, M34), id="inner-scalar"),
+    Case(np.outer, (V3, V4), id="outer"),
+    Case(np.outer, (M34, rand(2, 2)), id="outer-flattens"),
+    Case(np.kron, (rand(2, 3), rand(3, 2)), id="kron"),
+    Case(np.kron, (V3, M42), id="kron-mixed-rank"),
+    # ----- contractions -----
+    Case(np.tensordot, (B534, rand(3, 4, 2)), {"axes": ([1, 2], [0, 1])}, id="tensordot-pairs"),
+    Case(np.tensordot, (B534, rand(4, 3, 2), ([2, 1], [0, 1])), id="tensordot-crossed"),
+    Case(np.tensordot, (B534, rand(3, 4, 2)), {"axes": 2}, id="tensordot-int"),
+    Case(np.tensordot, (M34, rand(4, 2)), {"axes": 1}, id="tensordot-one"),
+    Case(np.tensordot, (V3, V4, 0), id="tensordot-outer"),
+    Case(np.tensordot, (rand(2, 3, 4), rand(4, 2)), {"axes": (-1, 0)}, id="tensordot-int-pair"),
+    Case(np.einsum, ("ij,jk->ik", M34, M42), id="einsum-matmul"),
+    Case(np.einsum, ("ii->", M33), id="einsum-trace"),
+    Case(np.einsum, ("ii->i", M33), id="einsum-diagonal"),
+    Case(np.einsum, ("ij->", M34), id="einsum-sum"),
+    Case(np.einsum, ("ij->j", M34), id="einsum-column-sums"),
+    Case(np.einsum, ("ij->ji", M34), id="einsum-transpose"),
+    Case(np.einsum, ("i,i->", V3, W3), id="einsum-dot"),
+    Case(np.einsum, ("i,j->ij", V3, V4), id="einsum-outer"),
+    Case(np.einsum, ("bij,bjk->bik", B534, B542), id="einsum-batched"),
+    Case(np.einsum, ("ij,jk,kl->il", M34, M42, rand(2, 3)), id="einsum-three"),
+    Case(np.einsum, ("ij,jk,kl->il", M34, M42, rand(2, 3)), {"optimize": True},
+         id="einsum-three-optimize"),
+    Case(np.einsum, ("ij,j->", M34, V4), id="einsum-scalar-out"),
+    Case(np.einsum, ("ij,jk", M34, M42), id="einsum-implicit"),
+    Case(np.einsum, ("ij, kj -> ik", M34, rand(2, 4)), id="einsum-spaces"),
+    Case(np.einsum, ("...ij,...jk->...ik", rand(1, 3, 4), B542), id="einsum-ellipsis-broadcast"),
+    Case(np.einsum, ("...ij,jk->...ik", B534, M42), id="einsum-ellipsis"),
+    Case(np.einsum, ("iij->j", rand(3, 3, 2)), id="einsum-partial-diagonal"),
+    Case(np.einsum, ("ij,ij->i", M34, rand(3, 4)), id="einsum-rowwise-dot"),
+    Case(np.trace, (M33,), id="trace"),
+    Case(np.trace, (M34, 1), id="trace-offset"),
+    Case(np.trace, (M34,), {"offset": -1}, id="trace-negative-offset"),
+    Case(np.trace, (rand(2, 3, 3),), {"axis1": 1, "axis2": 2}, id="trace-batched"),
+    Case(np.trace, (rand(3, 2, 4), 0, 2, 0), id="trace-axes-positional"),
+    Case(np.trace, (M34,), {"axis1": 1, "axis2": 0}, id="trace-swapped-axes"),
+    Case(np.ndarray.trace, (M33,), id="ndarray.trace"),
+    Case(np.ndarray.trace, (rand(2, 4, 3), 1, 1, 2), id="ndarray.trace-offset-axes"),
+    # ----- norms -----
+    Case(np.linalg.norm, (V4,), id="norm-vector"),
+    Case(np.linalg.norm, (rand(2, 3, 4),), id="norm-flattened"),
+    Case(np.linalg.norm, (rand(2, 3, 4),), {"keepdims": True}, id="norm-flattened-keepdims"),
+    Case(np.linalg.norm, (V4, 1), id="norm-l1"),
+    Case(np.linalg.norm, (V4, np.inf), id="norm-inf"),
+    Case(np.linalg.norm, (V4, -np.inf), id="norm-neg-inf"),
+    Case(np.linalg.norm, (V4, 3), id="norm-l3"),
+    Case(np.linalg.norm, (V4, 0.5), id="norm-half"),
+    Case(np.linalg.norm, (M34,), {"axis": 1}, id="norm-axis"),
+    Case(np.linalg.norm, (M34, None, -2, True), id="norm-axis-neg-keepdims-positional"),
+    Case(np.linalg.norm, (M34,), {"ord": 1, "axis": 0}, id="norm-l1-axis"),
+    Case(np.linalg.norm, (M34,), {"ord": np.inf, "axis": 1, "keepdims": True}, id="norm-inf-axis"),
+    Case(np.linalg.norm, (rand(2, 3, 4),), {"axis": (2,)}, id="norm-axis-1tuple"),
+    Case(np.linalg.norm, (M34, "fro"), id="norm-fro"),
+    Case(np.linalg.norm, (rand(2, 3, 4), "fro", (0, 2)), id="norm-fro-axes"),
+    Case(np.linalg.norm, (rand(2, 3, 4),), {"axis": (1, 2), "keepdims": True},
+         id="norm-matrix-keepdims"),
+    Case(np.linalg.norm, (M34, "nuc"), id="norm-nuc"),
+    Case(np.linalg.norm, (M34, 2), id="norm-spectral"),
+    Case(np.linalg.norm, (M34, -2), id="norm-smallest-singular"),
+    Case(np.linalg.norm, (M34, 1), id="norm-matrix-1"),
+    Case(np.linalg.norm, (M34, -1), id="norm-matrix-neg-1"),
+    Case(np.linalg.norm, (M34, np.inf), id="norm-matrix-inf"),
+    Case(np.linalg.norm, (M34, -np.inf), id="norm-matrix-neg-inf"),
+    Case(np.linalg.norm, (rand(2, 3, 4), np.inf, (2, 1)), id="norm-matrix-inf-axes-reversed"),
+    Case(np.linalg.norm, (rand(2, 4, 3), "nuc", (0, 1)), id="norm-nuc-axes"),
+    # ----- inverses, determinants, solves -----
+    Case(np.linalg.inv, (well_conditioned(3, 3),), id="inv"),
+    Case(np.linalg.inv, (well_conditioned(2, 3, 3),), id="inv-batched"),
+    Case(np.linalg.det, (well_conditioned(3, 3),), id="det"),
+    Case(np.linalg.det, (well_conditioned(2, 3, 3),), id="det-batched"),
+    Case(np.linalg.det, (-well_conditioned(3, 3),), id="det-negative"),
+    Case(np.linalg.slogdet, (-well_conditioned(3, 3),), id="slogdet"),
+    Case(np.linalg.slogdet, (well_conditioned(2, 3, 3),), id="slogdet-batched"),
+    Case(np.linalg.solve, (well_conditioned(3, 3), V3), id="solve-vector"),
+    Case(np.linalg.solve, (well_conditioned(3, 3), rand(3, 2)), id="solve-matrix"),
+    Case(np.linalg.solve, (well_conditioned(4, 3, 3), rand(4, 3, 2)), id="solve-batched"),
+    Case(np.linalg.solve, (well_conditioned(4, 3, 3), V3), id="solve-batched-shared-vector"),
+    Case(np.linalg.solve, (well_conditioned(3, 3), rand(4, 3, 2)), id="solve-shared-matrix"),
+    # ----- factorizations (symmetrized gradient, see test_rule) -----
+    Case(np.linalg.cholesky, (spd(3, 3),), id="cholesky"),
+    Case(np.linalg.cholesky, (spd(2, 4, 4),), id="cholesky-batched"),
+    Case(np.linalg.cholesky, (spd(3, 3),), {"upper": True}, id="cholesky-upper"),
+]
+
+
+# Primitives whose rule returns the gradient restricted to symmetric perturbations.
+SYMMETRIC_INPUT = {np.linalg.cholesky: cholesky_of_symmetric_part}
+
+
+def check_symmetric_rule(primitive, a, seed=0, **kwargs):
+    """Check a rule that returns a symmetrized gradient: compare it with finite
+    differences of primitive((a + a^T) / 2) in every entry of `a`, which at a
+    symmetric `a` is exactly the symmetrized gradient."""
+    symmetric_version = SYMMETRIC_INPUT[primitive]
+    y = primitive(a, **kwargs)
+    dy = np.random.default_rng(seed).uniform(-1.5, 1.5, size=np.shape(y))
+    (da,) = REGISTRY.adjoint_rule(primitive)(dy, y, a, **kwargs)
+    expected = numerical_gradient(lambda s: np.sum(dy * symmetric_version(s, **kwargs)), a)
+    assert_close(f"{primitive.__name__} argument 0", da, expected, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(da, np.swapaxes(da, -1, -2))
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_rule(case):
+    if case.primitive in SYMMETRIC_INPUT:
+        check_symmetric_rule(case.primitive, *case.args, **case.kwargs)
+    else:
+        check_rule(case.primitive, *case.args, **case.kwargs)
+
+
+def test_cases_cover_every_rule_of_the_module():
+    from ssad.rules import linalg
+
+    primitives = REGISTRY.adjoint_primitives()
+    rules = {p for p in primitives if REGISTRY.adjoint_rule(p).__module__ == linalg.__name__}
+    assert rules == {case.primitive for case in CASES}
+
+
+# ----- Exact values and conventions -----
+
+
+@pytest.mark.parametrize(
+    "ord, axis",
+    [(None, None), (2, None), (1, None), (np.inf, None), (-np.inf, None), (3, None),
+     ("fro", (0, 1)), (None, 1), (1, (0, 1)), (np.inf, (0, 1))],
+)
+def test_norm_at_zero_is_a_zero_subgradient(ord, axis):
+    x = np.zeros((2, 3)) if axis is not None else np.zeros(3)
+    y = np.linalg.norm(x, ord, axis)
+    (dx,) = REGISTRY.adjoint_rule(np.linalg.norm)(np.ones_like(y), y, x, ord, axis)
+    np.testing.assert_array_equal(dx, np.zeros_like(x))
+
+
+def test_norm_with_a_zero_row():
+    x = np.array([[0.0, 0.0], [3.0, 4.0]])
+    y = np.linalg.norm(x, axis=1)
+    (dx,) = REGISTRY.adjoint_rule(np.linalg.norm)(np.array([1.0, 2.0]), y, x, axis=1)
+    np.testing.assert_allclose(dx, [[0.0, 0.0], [0.6 * 2, 0.8 * 2]], rtol=1e-15)
+
+
+def test_norm_inf_ties_split_evenly():
+    x = np.array([2.0, -2.0, 1.0])
+    (dx,) = REGISTRY.adjoint_rule(np.linalg.norm)(1.0, np.linalg.norm(x, np.inf), x, np.inf)
+    np.testing.assert_array_equal(dx, [0.5, -0.5, 0.0])
+
+
+def test_slogdet_sign_carries_no_gradient():
+    a = -well_conditioned(3, 3)
+    y = np.linalg.slogdet(a)
+    rule = REGISTRY.adjoint_rule(np.linalg.slogdet)
+    (da,) = rule((123.0, 0.0), y, a)
+    np.testing.assert_array_equal(da, np.zeros((3, 3)))
+    (da,) = rule((0.0, 1.0), y, a)
+    np.testing.assert_allclose(da, np.linalg.inv(a).T, rtol=1e-12)
+
+
+def test_slogdet_tuple_adjoint_against_finite_differences():
+    a = well_conditioned(2, 3, 3) * np.array([1.0, -1.0])[:, None, None]
+    d_logabs = rand(2)
+    (da,) = REGISTRY.adjoint_rule(np.linalg.slogdet)((rand(2), d_logabs), np.linalg.slogdet(a), a)
+    expected = numerical_gradient(lambda s: np.sum(d_logabs * np.linalg.slogdet(s)[1]), a)
+    assert_close("slogdet argument 0", da, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_cholesky_gradient_is_symmetric_and_matches_logdet():
+    # log det A = 2 sum(log diag(L)), whose gradient is inv(A) (symmetric)
+    a = spd(4, 4)
+    low = np.linalg.cholesky(a)
+    dy = np.diag(2 / np.diag(low))
+    (da,) = REGISTRY.adjoint_rule(np.linalg.cholesky)(dy, low, a)
+    np.testing.assert_allclose(da, np.linalg.inv(a), rtol=1e-12, atol=1e-14)
+
+
+def test_trace_of_matrix_is_identity():
+    (da,) = REGISTRY.adjoint_rule(np.trace)(2.0, 0.0, np.ones((3, 3)))
+    np.testing.assert_array_equal(da, 2 * np.eye(3))
+
+
+def test_einsum_subscripts_get_no_adjoint():
+    adjoints = REGISTRY.adjoint_rule(np.einsum)(np.ones((3, 2)), None, "ij,jk->ik", M34, M42)
+    assert len(adjoints) == 3 and adjoints[0] is None
+
+
+@pytest.mark.parametrize(
+    "primitive, args", [(np.matmul, (M34, M42)), (np.dot, (M34, V4)), (np.linalg.inv, (np.eye(3),))]
+)
+def test_float32_stays_float32(primitive, args):
+    args = tuple(np.asarray(x, np.float32) for x in args)
+    y = primitive(*args)
+    for d in REGISTRY.adjoint_rule(primitive)(np.ones_like(y), y, *args):
+        assert d.dtype == np.float32

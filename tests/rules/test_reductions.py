@@ -1,0 +1,232 @@
+"""Numerical checks of the reduction, scan and sort rules (ssad/rules/reductions.py)."""
+
+import numpy as np
+import pytest
+
+import ssad.rules  # noqa: F401  (registers the built-in rules)
+from ssad.registry import REGISTRY
+from ssad.testing import check_rule
+
+from .cases import Case, case_id
+
+rng = np.random.default_rng(20240611)
+
+# Distinct values (no ties for max/min, no zeros for prod/cumprod) away from kinks.
+V = rng.uniform(0.5, 1.5, size=5) * rng.choice([-1.0, 1.0], size=5)
+M = rng.uniform(0.5, 1.5, size=(3, 4)) * rng.choice([-1.0, 1.0], size=(3, 4))
+T = rng.uniform(0.5, 1.5, size=(2, 3, 4)) * rng.choice([-1.0, 1.0], size=(2, 3, 4))
+M_ZERO = np.array([[0.7, 0.0, -1.2, 1.1], [0.9, 1.3, 0.0, 0.0], [0.6, -0.8, 1.4, 1.05]])
+V_ZERO = np.array([1.3, -0.7, 0.0, 1.1, 0.0, 0.9])
+
+CASES = []
+
+
+# axis (and keepdims, and ddof) passed positionally: the function and the unbound method
+# take the same positional arguments, e.g. np.sum(a, axis, dtype, out, keepdims).
+POSITIONAL = {
+    "sum": (T, 1, None, None, True),
+    "mean": (T, (0, 2), None, None, True),
+    "prod": (T, -1, None, None, True),
+    "max": (T, 1, None, True),
+    "min": (T, (0, -1), None, True),
+    "var": (T, 2, None, None, 1, True),
+    "std": (T, -2, None, None, 1, True),
+}
+
+
+def _reduction_cases(primitive, name, method=False):
+    """The axis/keepdims matrix every reduction is checked on."""
+    base = name.split(".")[-1].replace("amax", "max").replace("amin", "min")
+    calls = [
+        ((T,), {}, "all"),
+        ((M,), {"axis": 1}, "axis1"),
+        ((T,), {"axis": -1}, "axis-neg"),
+        ((T,), {"axis": (0, 2)}, "axis-tuple"),
+        ((T,), {"axis": (-1, 0)}, "axis-tuple-neg"),
+        ((T,), {"axis": 1, "keepdims": True}, "keepdims"),
+        ((T,), {"keepdims": True}, "all-keepdims"),
+        ((M,), {"axis": (0, 1)}, "axis-every"),
+        ((V,), {}, "vector"),
+        ((T, -2), {}, "positional-axis"),
+        (POSITIONAL[base], {}, "positional-keepdims"),
+    ]
+    if not method and base != "std":  # std has no derivative at a single value
+        calls.append(((1.3,), {}, "python-float"))
+    for args, kwargs, tag in calls:
+        CASES.append(Case(primitive, args, kwargs, id=f"{name}-{tag}"))
+
+
+for _primitive, _name in [
+    (np.sum, "sum"), (np.mean, "mean"), (np.prod, "prod"), (np.max, "max"), (np.min, "min"),
+    (np.amax, "amax"), (np.amin, "amin"), (np.var, "var"), (np.std, "std"),
+    (np.ndarray.sum, "ndarray.sum"), (np.ndarray.mean, "ndarray.mean"),
+    (np.ndarray.prod, "ndarray.prod"), (np.ndarray.max, "ndarray.max"),
+    (np.ndarray.min, "ndarray.min"), (np.ndarray.var, "ndarray.var"),
+    (np.ndarray.std, "ndarray.std"),
+]:
+    _reduction_cases(_primitive, _name, method=_name.startswith("ndarray."))
+
+CASES += [
+    # ddof, by keyword and by position
+    Case(np.var, (T,), {"axis": 1, "ddof": 1}, id="var-ddof"),
+    Case(np.std, (T,), {"axis": (0, 2), "ddof": 1, "keepdims": True}, id="std-ddof-keepdims"),
+    Case(np.std, (M, None, None, None, 2), {}, id="std-ddof-positional"),
+    Case(np.ndarray.var, (M, 0, None, None, 1), {}, id="ndarray.var-ddof-positional"),
+    Case(np.ndarray.std, (M,), {"ddof": 1}, id="ndarray.std-ddof"),
+    # max/min with initial
+    Case(np.max, (M,), {"axis": 0, "initial": -5.0}, id="max-initial"),
+    Case(np.ndarray.min, (M,), {"axis": 0, "initial": -0.9}, id="ndarray.min-initial-wins-somewhere"),
+    # prod with zeros: one zero in a slice, two zeros in a slice, a zero in the whole array
+    Case(np.prod, (M_ZERO,), {"axis": 1}, id="prod-zeros-axis1"),
+    Case(np.prod, (M_ZERO,), {"axis": 0}, id="prod-zeros-axis0"),
+    Case(np.prod, (V_ZERO,), {}, id="prod-two-zeros"),
+    Case(np.prod, (M_ZERO,), {"axis": (0, 1), "keepdims": True}, id="prod-zeros-tuple"),
+    # ptp
+    Case(np.ptp, (T,), {}, id="ptp"),
+    Case(np.ptp, (T,), {"axis": -2}, id="ptp-axis"),
+    Case(np.ptp, (T, (0, 2), None, True), {}, id="ptp-positional-keepdims"),
+    # scans
+    Case(np.cumsum, (T,), {}, id="cumsum-flat"),
+    Case(np.cumsum, (T,), {"axis": 1}, id="cumsum-axis1"),
+    Case(np.cumsum, (T, -1), {}, id="cumsum-positional-neg"),
+    Case(np.ndarray.cumsum, (M, 0), {}, id="ndarray.cumsum"),
+    Case(np.ndarray.cumsum, (M,), {}, id="ndarray.cumsum-flat"),
+    Case(np.cumprod, (T,), {}, id="cumprod-flat"),
+    Case(np.cumprod, (T,), {"axis": 1}, id="cumprod-axis1"),
+    Case(np.cumprod, (T, -1), {}, id="cumprod-positional-neg"),
+    Case(np.cumprod, (M_ZERO,), {"axis": 1}, id="cumprod-zeros"),
+    Case(np.cumprod, (M_ZERO,), {"axis": 0}, id="cumprod-zeros-axis0"),
+    Case(np.cumprod, (V_ZERO,), {}, id="cumprod-two-zeros"),
+    Case(np.ndarray.cumprod, (M, 1), {}, id="ndarray.cumprod"),
+    Case(np.ndarray.cumprod, (M_ZERO,), {}, id="ndarray.cumprod-zeros-flat"),
+    # sorting
+    Case(np.sort, (M,), {}, id="sort"),
+    Case(np.sort, (T, 1), {}, id="sort-axis1"),
+    Case(np.sort, (T,), {"axis": None}, id="sort-flat"),
+    Case(np.sort, (V,), {"kind": "stable"}, id="sort-vector"),
+]
+
+NONDIFFERENTIABLE = [
+    np.argmax,
+    np.argmin,
+    np.argsort,
+    np.count_nonzero,
+    np.any,
+    np.all,
+    np.nonzero,
+    np.flatnonzero,
+    np.argwhere,
+    np.searchsorted,
+    np.ndarray.argmax,
+    np.ndarray.argmin,
+    np.ndarray.argsort,
+    np.ndarray.any,
+    np.ndarray.all,
+    np.ndarray.nonzero,
+    np.ndarray.searchsorted,
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_rule(case):
+    check_rule(case.primitive, *case.args, **case.kwargs)
+
+
+@pytest.mark.parametrize("primitive", NONDIFFERENTIABLE, ids=lambda p: p.__name__)
+def test_nondifferentiable(primitive):
+    assert REGISTRY.is_nondifferentiable(primitive)
+    assert REGISTRY.adjoint_rule(primitive) is None
+
+
+def test_cases_cover_every_rule_of_the_module():
+    from ssad.rules import reductions
+
+    primitives = REGISTRY.adjoint_primitives()
+    rules = {p for p in primitives if REGISTRY.adjoint_rule(p).__module__ == reductions.__name__}
+    assert rules == {case.primitive for case in CASES}
+
+
+# ----- Exact values at kinks -----
+
+
+def test_max_ties_split_evenly():
+    rule = REGISTRY.adjoint_rule(np.max)
+    x = np.array([[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, 0.0]])
+    (dx,) = rule(np.array([6.0, 3.0]), np.max(x, axis=1), x, axis=1)
+    np.testing.assert_array_equal(dx, [[0.0, 3.0, 3.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
+    (dx,) = rule(2.0, np.max(x), x)
+    np.testing.assert_array_equal(dx, [[0.0, 0.0, 0.0, 0.0], [2 / 3, 2 / 3, 2 / 3, 0.0]])
+
+
+def test_min_ties_split_evenly_with_keepdims():
+    rule = REGISTRY.adjoint_rule(np.ndarray.min)
+    x = np.array([[1.0, 2.0], [4.0, 2.0], [1.0, 3.0]])
+    y = x.min(0, keepdims=True)
+    (dx,) = rule(np.array([[3.0, 4.0]]), y, x, 0, None, True)
+    np.testing.assert_array_equal(dx, [[1.5, 2.0], [0.0, 2.0], [1.5, 0.0]])
+
+
+def test_ptp_of_a_constant_slice_has_zero_gradient():
+    rule = REGISTRY.adjoint_rule(np.ptp)
+    x = np.array([[2.0, 2.0], [1.0, 3.0]])
+    (dx,) = rule(np.array([1.0, 1.0]), np.ptp(x, axis=1), x, axis=1)
+    np.testing.assert_array_equal(dx, [[0.0, 0.0], [-1.0, 1.0]])
+
+
+def test_prod_with_one_zero():
+    rule = REGISTRY.adjoint_rule(np.prod)
+    x = np.array([2.0, 0.0, 3.0, -1.5])
+    (dx,) = rule(2.0, np.prod(x), x)
+    np.testing.assert_array_equal(dx, [0.0, 2.0 * 2.0 * 3.0 * -1.5, 0.0, 0.0])
+
+
+def test_prod_with_two_zeros():
+    rule = REGISTRY.adjoint_rule(np.prod)
+    x = np.array([[2.0, 0.0, 3.0, 0.0], [1.0, 2.0, 0.0, 4.0]])
+    (dx,) = rule(np.array([1.0, 0.5]), np.prod(x, axis=1), x, axis=1)
+    np.testing.assert_array_equal(dx, [[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 4.0, 0.0]])
+
+
+def test_cumprod_with_zeros():
+    rule = REGISTRY.adjoint_rule(np.cumprod)
+    x = np.array([2.0, 0.0, 3.0, 0.0, 5.0])
+    dy = np.array([1.0, 10.0, 100.0, 1000.0, 10000.0])
+    (dx,) = rule(dy, np.cumprod(x), x)
+    # y = [x0, x0 x1, x0 x1 x2, ...]; at x1 = x3 = 0 only the terms without a second zero survive
+    np.testing.assert_array_equal(dx, [1.0, 10.0 * 2 + 100.0 * 2 * 3, 0.0, 0.0, 0.0])
+
+
+def test_std_and_var_ddof():
+    x = np.array([1.0, 2.0, 4.0])
+    (dx,) = REGISTRY.adjoint_rule(np.var)(1.0, np.var(x, ddof=1), x, ddof=1)
+    np.testing.assert_allclose(dx, 2 * (x - x.mean()) / 2, rtol=1e-15)
+    (dx,) = REGISTRY.adjoint_rule(np.std)(1.0, np.std(x), x)
+    np.testing.assert_allclose(dx, (x - x.mean()) / (3 * np.std(x)), rtol=1e-15)
+
+
+def test_sort_routes_gradient_back():
+    x = np.array([3.0, 1.0, 2.0])
+    (dx,) = REGISTRY.adjoint_rule(np.sort)(np.array([10.0, 20.0, 30.0]), np.sort(x), x)
+    np.testing.assert_array_equal(dx, [30.0, 10.0, 20.0])
+
+
+# ----- Shapes and dtypes -----
+
+
+@pytest.mark.parametrize("primitive", [np.sum, np.mean, np.prod, np.max, np.var, np.std])
+def test_float32_stays_float32(primitive):
+    x = np.linspace(0.5, 1.5, 6, dtype=np.float32).reshape(2, 3)
+    # the seed of a float32 output is a float32 one; it must not be promoted
+    (dx,) = REGISTRY.adjoint_rule(primitive)(np.float32(1.0), primitive(x), x)
+    assert dx.dtype == np.float32 and dx.shape == x.shape
+    for kwargs in ({"axis": 1}, {"axis": 0, "keepdims": True}):
+        y = primitive(x, **kwargs)
+        (dx,) = REGISTRY.adjoint_rule(primitive)(np.ones_like(y), y, x, **kwargs)
+        assert dx.dtype == np.float32 and dx.shape == x.shape
+
+
+def test_integer_input_gives_float_adjoint():
+    x = np.arange(6).reshape(2, 3)
+    (dx,) = REGISTRY.adjoint_rule(np.sum)(1.0, np.sum(x, axis=0), x, axis=0)
+    assert dx.dtype == np.float64
+    np.testing.assert_array_equal(dx, np.ones((2, 3)))

@@ -1,0 +1,164 @@
+"""Every error path: what is reported, where, and what to do."""
+
+import inspect
+import math
+import re
+
+import numpy as np
+import pytest
+
+import ssad
+from ssad.errors import SourceError
+
+from .programs import unsupported
+
+
+def marked_line(function):
+    lines, first = inspect.getsourcelines(function)
+    for offset, text in enumerate(lines):
+        if "# <- here" in text:
+            return first + offset, text.rstrip("\n")
+    raise AssertionError(f"{function.__name__} has no marker")
+
+
+@pytest.mark.parametrize("function", unsupported.CASES, ids=lambda f: f.__name__)
+def test_unsupported_construct_is_reported_where_it_stands(function):
+    with pytest.raises(ssad.UnsupportedSyntaxError) as caught:
+        ssad.grad(function)
+    error = caught.value
+    lineno, text = marked_line(function)
+    assert error.filename == unsupported.__file__
+    assert error.lineno == lineno
+    assert error.line == text
+    assert error.col is not None and text[error.col:].strip()  # the column points into the line
+    message = str(error)
+    assert f"{unsupported.__file__}:{lineno}:{error.col + 1}:" in message
+    assert text.strip() in message
+    # It is a SyntaxError too, with the standard fields.
+    assert isinstance(error, SyntaxError) and isinstance(error, ssad.SsadError)
+    assert error.offset == error.col + 1
+
+
+def test_the_message_says_what_to_do():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=r"np\.where"):
+        ssad.grad(unsupported.uses_conditional_expression)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="module level"):
+        ssad.grad(unsupported.uses_nested_def)
+
+
+def test_undefined_name_is_reported_with_its_location():
+    with pytest.raises(SourceError, match="UNDEFINED_THING") as caught:
+        ssad.grad(unsupported.uses_undefined_name)
+    assert caught.value.lineno == marked_line(unsupported.uses_undefined_name)[0]
+
+
+def opaque(x):
+    return x * 2.0
+
+
+opaque_builtin = np.frompyfunc(lambda v: v * 2.0, 1, 1)
+
+
+def calls_function_without_rule(x):
+    y = np.fft.fft(x)  # <- here
+    return np.sum(np.abs(y))
+
+
+def calls_user_function(x):
+    y = opaque(x)  # <- here
+    return np.sum(y)
+
+
+def calls_unknown_method(x):
+    y = x.nonexistent_method()  # <- here
+    return np.sum(y)
+
+
+def test_missing_rule_names_function_call_site_and_remedy():
+    with pytest.raises(ssad.MissingRuleError) as caught:
+        ssad.grad(calls_function_without_rule)
+    message = str(caught.value)
+    lineno, _ = marked_line(calls_function_without_rule)
+    assert "numpy.fft.fft" in message or "fft" in message
+    assert f"{__file__}:{lineno}" in message
+    assert "@ssad.adjoint(np.fft.fft)" in message
+
+
+def test_missing_rule_for_user_function_mentions_registration():
+    with pytest.raises(ssad.MissingRuleError, match=r"@ssad\.adjoint\(opaque\)"):
+        ssad.grad(calls_user_function)
+
+
+def test_unknown_method_of_an_active_value_is_an_error_not_a_zero():
+    with pytest.raises(ssad.MissingRuleError, match="nonexistent_method"):
+        ssad.grad(calls_unknown_method)
+
+
+def inactive_unknown_call(x):
+    noise = np.fft.fft(np.ones(4)).real  # depends on no input: no rule needed
+    return np.sum(x * noise)
+
+
+def test_unknown_call_on_constants_needs_no_rule():
+    x = np.array([0.5, 1.0, 1.5, 2.0])
+    np.testing.assert_allclose(ssad.grad(inactive_unknown_call)(x), np.fft.fft(np.ones(4)).real)
+
+
+def vector_output(x):
+    return x * 2.0
+
+
+def test_grad_of_non_scalar_output_points_to_vjp():
+    with pytest.raises(ssad.SsadError, match=r"vjp") as caught:
+        ssad.grad(vector_output)(np.ones(3))
+    assert "shape (3,)" in str(caught.value)
+
+
+def test_bad_wrt():
+    with pytest.raises(ssad.SsadError, match="out of range"):
+        ssad.grad(vector_output, wrt=3)
+    with pytest.raises(ssad.SsadError, match="not a parameter"):
+        ssad.grad(vector_output, wrt="y")
+    with pytest.raises(ssad.SsadError, match="twice"):
+        ssad.grad(vector_output, wrt=(0, "x"))
+
+
+def test_builtin_and_lambda_are_refused_clearly():
+    with pytest.raises(ssad.SsadError, match="register a rule"):
+        ssad.grad(math.sin)
+    with pytest.raises(ssad.SsadError, match="lambda"):
+        ssad.grad(lambda x: x * 2)
+
+
+def test_function_without_source():
+    scope = {}
+    exec("def made_by_exec(x):\n    return x * 2\n", scope)
+    with pytest.raises(ssad.SsadError, match="source") as caught:
+        ssad.grad(scope["made_by_exec"])
+    assert "linecache" in str(caught.value)
+
+
+def active_keyword(x, lo):
+    return np.sum(np.clip(x, a_min=lo, a_max=2.0))
+
+
+def test_active_keyword_argument_is_an_error_with_advice():
+    with pytest.raises(SourceError, match="positionally"):
+        ssad.grad(active_keyword, wrt=1)
+
+
+def test_errors_are_ssad_errors_never_internal():
+    for function in unsupported.CASES + [calls_function_without_rule, calls_unknown_method]:
+        try:
+            ssad.grad(function)
+        except ssad.SsadError:
+            pass
+        else:
+            raise AssertionError(f"{function.__name__} was accepted")
+
+
+def test_error_messages_have_no_internal_names():
+    for function in unsupported.CASES:
+        with pytest.raises(ssad.SsadError) as caught:
+            ssad.grad(function)
+        assert not re.search(r"gast|KeyError|ssad/", str(caught.value))
