@@ -45,11 +45,16 @@ class Namespace:
         self.pure = []  # callables bound here that have no side effects (adjoint rules)
 
     def bind(self, preferred, value):
-        """A name for `value` in generated code, `preferred` when that is free."""
+        """A name for `value` in generated code.
+
+        The name already bound to that very object when there is one (so rules
+        read numpy through the user's own alias, `xp.cos`), else `preferred` when
+        it is free, else a fresh variant of it (`np_1`).
+        """
         if self.values.get(preferred, _MISSING) is value:
             return preferred
         for name, bound in self.values.items():
-            if bound is value and name.split(".")[0] == preferred:
+            if bound is value:
                 return name
         if preferred not in self.values and not self.namer.is_taken(preferred):
             self.namer.reserve(preferred)
@@ -145,37 +150,62 @@ class _Substitute(gast.NodeTransformer):
         return node
 
 
-def instantiate(template, call, namespace, namer):
-    """The rule's body and outputs with the call's operands substituted.
+def instantiate(template, call, namespace, namer, needed):
+    """The rule's body and the `needed` outputs with the call's operands substituted.
 
     `call` maps each rule parameter to the gast expression it takes at this call
-    site (parameters left out take their defaults). Returns (statements, outputs).
+    site (parameters left out take their defaults). A rule local used once is
+    substituted into its use, one used several times becomes a statement under a
+    fresh name, one not used by a needed output is dropped. Returns
+    (statements, outputs) with None for outputs not needed.
     """
     mapping = {}
     for param in template.params:
         if param in template.ignored:
             continue
-        if param in call:
-            mapping[param] = call[param]
-        else:
-            mapping[param] = template.defaults[param]
-    assigned = {s.targets[0].id for s in template.body}
-    for local in sorted(assigned):
-        mapping[local] = namer.fresh(local)
+        mapping[param] = call[param] if param in call else template.defaults[param]
+    locals_ = [s.targets[0].id for s in template.body]
     loaded = set()
     for statement in template.body:
         loaded |= _loaded(statement.value)
     for output in template.outputs:
         loaded |= _loaded(output)
-    for name in sorted(loaded - set(template.params) - assigned):
-        if name in template.globals:
-            mapping[name] = namespace.bind(name, template.globals[name])
+    for name in sorted(loaded - set(template.params) - set(locals_)):
+        value = template.globals[name] if name in template.globals else getattr(builtins, name)
+        mapping[name] = namespace.bind(name, value)
+
+    uses = dict.fromkeys(locals_, 0)
+    for position in needed:
+        for name in _loaded_list(template.outputs[position]):
+            if name in uses:
+                uses[name] += 1
+    for statement in reversed(template.body):
+        if uses[statement.targets[0].id]:
+            for name in _loaded_list(statement.value):
+                if name in uses:
+                    uses[name] += 1
+
+    statements = []
+    for statement in template.body:
+        local = statement.targets[0].id
+        if not uses[local]:
+            continue
+        value = fold(_Substitute(mapping).visit(copy.deepcopy(statement.value)))
+        if uses[local] == 1:
+            mapping[local] = value
         else:
-            mapping[name] = namespace.bind(name, getattr(builtins, name))
-    substitute = _Substitute(mapping)
-    statements = [fold(substitute.visit(copy.deepcopy(s))) for s in template.body]
-    outputs = [fold(substitute.visit(copy.deepcopy(o))) for o in template.outputs]
+            fresh = namer.fresh(local)
+            statements.append(gast.Assign(targets=[gast.Name(id=fresh, ctx=gast.Store(), annotation=None, type_comment=None)], value=value, type_comment=None))
+            mapping[local] = fresh
+    outputs = [
+        fold(_Substitute(mapping).visit(copy.deepcopy(output))) if position in needed else None
+        for position, output in enumerate(template.outputs)
+    ]
     return statements, outputs
+
+
+def _loaded_list(expr):
+    return [n.id for n in gast.walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
 def _loaded(expr):

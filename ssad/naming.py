@@ -6,12 +6,13 @@ user's function and its namespace use, so a generated name never shadows one of
 them; clashes get a numeric suffix (`d_x_1`). Nothing here is random.
 """
 
+import builtins
 import keyword
 import re
 
 import gast
 
-MAX_LENGTH = 24
+MAX_LENGTH = 30
 
 _OPERATOR_WORDS = {
     gast.Add: "plus",
@@ -49,7 +50,9 @@ class Namer:
     """Hands out fresh identifiers that avoid every name in `taken`."""
 
     def __init__(self, taken=()):
-        self._taken = set(taken)
+        # Builtin names are never handed out: a temporary called `sum` or `pow`
+        # would shadow the builtin for any later code that calls it.
+        self._taken = set(taken) | set(dir(builtins))
 
     def reserve(self, name):
         self._taken.add(name)
@@ -97,6 +100,9 @@ def describe(expr, local_names=frozenset()):
 
 
 def _head(expr):
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.Pow):
+        if isinstance(expr.right, gast.Constant) and expr.right.value == 2:
+            return "squared"
     if isinstance(expr, gast.Call):
         return _callee_name(expr.func)
     if isinstance(expr, gast.BinOp):

@@ -66,6 +66,12 @@ class _Reverse:
         self.out = []
         self.containers = self._container_names()
         self.last_comment_line = None
+        # Every value's adjoint name is fixed before any rule is inlined, so a rule's
+        # local (`d_a`) can never take the name of a parameter's adjoint (`d_a`).
+        self.adjoint_names = {}
+        for name in program.params + _assigned_in_order(program.body):
+            if name not in self.adjoint_names:
+                self.adjoint_names[name] = self.namer.adjoint_name(name)
 
     def _container_names(self):
         """Names whose adjoint may be a tuple, list or dict: accumulate with add_adjoint."""
@@ -87,7 +93,7 @@ class _Reverse:
         forward = [s for s in program.body if not isinstance(s, gast.Return)]
         result = program.result
         result_active = self.activity.is_active(result)
-        seed = self.namer.adjoint_name(result.id) if isinstance(result, gast.Name) else self.namer.fresh("d_result")
+        seed = self.adjoint_names[result.id] if isinstance(result, gast.Name) else self.namer.fresh("d_result")
         if result_active:
             self.adjoint[result.id] = seed
             for statement in reversed(forward):
@@ -95,7 +101,7 @@ class _Reverse:
         adjoints = {}
         for param in wrt:
             if param not in self.adjoint:
-                name = self.namer.adjoint_name(param)
+                name = self.adjoint_names[param]
                 zero = self.namespace.bind("zeros_like_value", zeros_like_value)
                 self.out.append(_assign(name, _call(zero, _name(param))))
                 self.adjoint[param] = name
@@ -177,11 +183,12 @@ class _Reverse:
             for param, placeholder in arguments.items():
                 if param not in template.ignored:
                     call[param] = self._operand(placeholder, op, dy, y)
-            statements, outputs = instantiate(template, call, self.namespace, self.namer)
+            for i in active:
+                if i >= len(template.outputs):
+                    raise self.no_gradient(statement, op, i)
+            statements, outputs = instantiate(template, call, self.namespace, self.namer, set(active))
             self.out.extend(statements)
             for i in active:
-                if i >= len(outputs):
-                    raise self.no_gradient(statement, op, i)
                 output = outputs[i]
                 if isinstance(output, gast.Constant) and output.value is None:
                     continue
@@ -224,7 +231,7 @@ class _Reverse:
         """Add `expr` to the adjoint of the name `primal`."""
         name = primal.id
         if name not in self.adjoint:
-            adjoint = self.namer.adjoint_name(name)
+            adjoint = self.adjoint_names[name]
             self.adjoint[name] = adjoint
             self.out.append(_assign(adjoint, expr))
             return
@@ -280,6 +287,16 @@ class _Reverse:
             "position the rule differentiates, or wrap the value with ssad.stop_gradient",
             *self.program.parsed.where(statement),
         )
+
+
+def _assigned_in_order(body):
+    return [
+        n.id
+        for statement in body
+        if isinstance(statement, gast.Assign)
+        for n in gast.walk(statement.targets[0])
+        if isinstance(n, gast.Name)
+    ]
 
 
 def _rule_name(path):
