@@ -53,7 +53,7 @@ def _as_stacks(dy, a, b):
     return dy, a, b
 
 
-def _matmul_left(dy, a, b):
+def matmul_left_adjoint(dy, a, b):
     """Adjoint of `a` in `a @ b`."""
     if np.ndim(a) == 2 and np.ndim(b) == 2:
         return dy @ _transpose(b)
@@ -61,7 +61,7 @@ def _matmul_left(dy, a, b):
     return np.reshape(unbroadcast(dy @ _transpose(b2), a2), np.shape(a))
 
 
-def _matmul_right(dy, a, b):
+def matmul_right_adjoint(dy, a, b):
     """Adjoint of `b` in `a @ b`."""
     if np.ndim(a) == 2 and np.ndim(b) == 2:
         return _transpose(a) @ dy
@@ -111,17 +111,17 @@ def _dot_axes(a, b):
     return [np.ndim(a) - 1], [max(np.ndim(b) - 2, 0)]
 
 
-def _dot_left(dy, a, b):
+def dot_left_adjoint(dy, a, b):
     """Adjoint of `a` in np.dot(a, b)."""
     if 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2:
-        return _matmul_left(dy, a, b)
+        return matmul_left_adjoint(dy, a, b)
     return _tensordot_left(dy, a, b, _dot_axes(a, b))
 
 
-def _dot_right(dy, a, b):
+def dot_right_adjoint(dy, a, b):
     """Adjoint of `b` in np.dot(a, b)."""
     if 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2:
-        return _matmul_right(dy, a, b)
+        return matmul_right_adjoint(dy, a, b)
     return _tensordot_right(dy, a, b, _dot_axes(a, b))
 
 
@@ -317,13 +317,13 @@ def _cholesky_adjoint(d_low, low):
 @adjoint(np.dot)
 @adjoint(np.ndarray.dot)
 def dot_adjoint(dy, y, a, b, out=None):
-    return (_dot_left(dy, a, b), _dot_right(dy, a, b))
+    return (dot_left_adjoint(dy, a, b), dot_right_adjoint(dy, a, b))
 
 
 @adjoint(np.matmul)
 @adjoint(operator.matmul)
 def matmul_adjoint(dy, y, x1, x2, out=None):
-    return (_matmul_left(dy, x1, x2), _matmul_right(dy, x1, x2))
+    return (matmul_left_adjoint(dy, x1, x2), matmul_right_adjoint(dy, x1, x2))
 
 
 @adjoint(np.vdot)

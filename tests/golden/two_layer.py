@@ -11,9 +11,9 @@ def grad_two_layer(W1, W2, x, y):
     d_h_matmul_W2_minus_y_squared = np.broadcast_to(d_result / (np.size(h_matmul_W2_minus_y_squared) / np.size(result)), np.shape(h_matmul_W2_minus_y_squared))
     d_h_matmul_W2_minus_y = unbroadcast(d_h_matmul_W2_minus_y_squared * 2 * h_matmul_W2_minus_y, h_matmul_W2_minus_y)
     d_h_matmul_W2 = unbroadcast(d_h_matmul_W2_minus_y, h_matmul_W2)
-    d_h = _matmul_left(d_h_matmul_W2, h, W2)
-    d_W2 = _matmul_right(d_h_matmul_W2, h, W2)
+    d_h = matmul_left_adjoint(d_h_matmul_W2, h, W2)
+    d_W2 = matmul_right_adjoint(d_h_matmul_W2, h, W2)
     # grad of: h = np.tanh(x @ W1)
     d_x_matmul_W1 = d_h * (1 - h * h)
-    d_W1 = _matmul_right(d_x_matmul_W1, x, W1)
+    d_W1 = matmul_right_adjoint(d_x_matmul_W1, x, W1)
     return d_W1, d_W2
