@@ -85,6 +85,7 @@ class _Lowering:
         self.current = {}  # user name -> its current single-assignment name
         self.defined = set()  # every name assigned so far
         self.out = []
+        self.shares = {}  # name -> the set of names that may share its array memory
         self.origin = None  # the user statement being lowered
         for arg in parsed.node.args.posonlyargs + parsed.node.args.args + parsed.node.args.kwonlyargs:
             self.current[arg.id] = arg.id
@@ -106,6 +107,7 @@ class _Lowering:
             elif isinstance(statement, gast.AnnAssign):
                 self.assign(statement.target, statement.value)
             elif isinstance(statement, gast.AugAssign):
+                self.check_not_shared(statement)
                 value = gast.BinOp(left=_name(statement.target.id), op=statement.op, right=statement.value)
                 self.assign(gast.Name(id=statement.target.id, ctx=gast.Store(), annotation=None, type_comment=None), value)
             elif isinstance(statement, gast.Expr):
@@ -166,7 +168,36 @@ class _Lowering:
         self.defined.add(name)
         return name
 
+    def check_not_shared(self, statement):
+        """Refuse `x += v` when x's array may be shared with another name (`y = x`, `x.T`).
+
+        For arrays `+=` writes in place, so every name sharing the memory sees the new
+        values; lowering it to `x_1 = x + v` is exact only when nothing else shares it.
+        """
+        name = self.current.get(statement.target.id)
+        others = sorted(n for n in self.shares.get(name, ()) if n != name)
+        if others:
+            user_names = {ssa: user for user, ssa in self.current.items()}
+            other = user_names.get(others[0], others[0])
+            raise self.parsed.unsupported(
+                statement,
+                f"`{statement.target.id} {_AUGMENTED.get(type(statement.op), '?=')} ...` would change "
+                f"an array that `{other}` shares (a copy of the name or a view such as .T, a "
+                f"slice or reshape); write `{statement.target.id} = {statement.target.id} "
+                f"{_AUGMENTED.get(type(statement.op), '?=')[:-1]} ...` to make a new array",
+            )
+
+    def record_sharing(self, name, value):
+        """Remember that `name` may share memory with the local its value views."""
+        source = _viewed_operand(value, self)
+        if source is None:
+            return
+        group = self.shares.setdefault(source, {source})
+        group.add(name)
+        self.shares[name] = group
+
     def emit_assign(self, name, value):
+        self.record_sharing(name, value)
         target = gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
         self.emit(gast.Assign(targets=[target], value=value, type_comment=None))
 
@@ -261,6 +292,52 @@ class _Lowering:
         if isinstance(index, gast.Tuple):
             return gast.Tuple(elts=[self.index(e) for e in index.elts], ctx=gast.Load())
         return self.atom(index)
+
+
+_AUGMENTED = {
+    gast.Add: "+=",
+    gast.Sub: "-=",
+    gast.Mult: "*=",
+    gast.Div: "/=",
+    gast.Pow: "**=",
+    gast.MatMult: "@=",
+    gast.FloorDiv: "//=",
+    gast.Mod: "%=",
+}
+
+# Methods and NumPy functions whose result may be a view of (or be) their first operand.
+_VIEW_METHODS = {
+    "reshape", "ravel", "transpose", "swapaxes", "squeeze", "view", "diagonal", "T", "real", "imag",
+    "flat", "base", "astype", "__array__",
+}
+_VIEW_FUNCTIONS = {
+    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
+    "broadcast_to", "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "diagonal",
+    "flip", "fliplr", "flipud", "real", "imag", "asarray_chkfinite", "require", "stop_gradient",
+}
+
+
+def _viewed_operand(value, lowering):
+    """The local name whose memory `value` may share, or None for a fresh value."""
+    def local(expr):
+        if isinstance(expr, gast.Name) and expr.id in lowering.defined:
+            return expr.id
+        return None
+
+    if isinstance(value, gast.Name):
+        return local(value)
+    if isinstance(value, gast.Subscript):
+        return local(value.value)
+    if isinstance(value, gast.Attribute) and value.attr in _VIEW_METHODS:
+        return local(value.value)
+    if isinstance(value, gast.Call):
+        func = value.func
+        if isinstance(func, gast.Attribute) and not lowering.is_static(func):
+            return local(func.value) if func.attr in _VIEW_METHODS else None
+        name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
+        if name in _VIEW_FUNCTIONS and value.args:
+            return local(value.args[0])
+    return None
 
 
 def _is_negative_literal(expr):

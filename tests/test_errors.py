@@ -162,3 +162,30 @@ def test_error_messages_have_no_internal_names():
         with pytest.raises(ssad.SsadError) as caught:
             ssad.grad(function)
         assert not re.search(r"gast|KeyError|ssad/", str(caught.value))
+
+
+def augmented_after_copy(x):
+    y = x * 1.0
+    z = y
+    y += 1.0
+    return np.sum(z * y)
+
+
+def augmented_fresh_values(x):
+    y = x * 2.0
+    y += np.sin(x)
+    s = np.sum(y)
+    s *= 3.0
+    return s
+
+
+def test_augmented_assignment_on_a_shared_array_is_refused():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`z` shares") as caught:
+        ssad.grad(augmented_after_copy)
+    assert "y = y + ..." in str(caught.value)
+
+
+def test_augmented_assignment_on_fresh_values_is_exact():
+    x = np.array([0.3, -0.8, 1.1])
+    gradient = ssad.grad(augmented_fresh_values)(x)
+    np.testing.assert_allclose(gradient, 3.0 * (2.0 + np.cos(x)))

@@ -180,3 +180,12 @@ CASES = [
     uses_varargs,
     uses_method_for_effect,
 ]
+
+
+def uses_inplace_on_shared_array(x):
+    y = x.T
+    y += 1.0  # <- here
+    return np.sum(x * y)
+
+
+CASES.append(uses_inplace_on_shared_array)
