@@ -103,6 +103,6 @@ def test_jacobian_against_finite_differences():
     jac = ssad.jacobian(vector_valued)(x, W)
     assert jac.shape == (4, 3)
     for i in range(4):
-        assert_gradient_matches(lambda x_, W_: vector_valued(x_, W_)[i], (x, W), 0, jac[i])
+        assert_gradient_matches(lambda x_, W_, i=i: vector_valued(x_, W_)[i], (x, W), 0, jac[i])
     jac_W = ssad.jacobian(vector_valued, wrt=1)(x, W)
     assert jac_W.shape == (4, 3, 4)

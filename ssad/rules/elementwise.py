@@ -305,7 +305,7 @@ def clip_adjoint(dy, y, a, *bounds, **keyword_bounds):
     # the lower bound, below a for the upper one). NaN in a gives no gradient.
     d_a = unbroadcast(np.where(y == a, dy, 0.0), a)
     d_bounds = (np.where(y > a, dy, 0.0), np.where(y < a, dy, 0.0))
-    return (d_a,) + tuple(unbroadcast(d, bound) for d, bound in zip(d_bounds, bounds))
+    return (d_a,) + tuple(unbroadcast(d, bound) for d, bound in zip(d_bounds, bounds, strict=False))  # fewer bounds than two when passed by keyword
 
 
 # ----- Casts -----

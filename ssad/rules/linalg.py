@@ -138,7 +138,7 @@ def _kron_blocks(dy, a, b):
     rank = max(np.ndim(a), np.ndim(b))
     a_shape = (1,) * (rank - np.ndim(a)) + np.shape(a)
     b_shape = (1,) * (rank - np.ndim(b)) + np.shape(b)
-    blocks = np.reshape(dy, [n for pair in zip(a_shape, b_shape) for n in pair])
+    blocks = np.reshape(dy, [n for pair in zip(a_shape, b_shape, strict=True) for n in pair])
     return blocks, a_shape, b_shape
 
 
@@ -182,9 +182,9 @@ def _einsum_labels(subscripts, operands):
     terms = inputs.split(",")
     unused = [c for c in string.ascii_letters if c not in spec]
     spans = [np.ndim(op) - len(t.replace("...", "")) for t, op in zip(terms, operands, strict=True)]
-    width = max([n for t, n in zip(terms, spans) if "..." in t], default=0)
+    width = max([n for t, n in zip(terms, spans, strict=True) if "..." in t], default=0)
     ellipsis = "".join(unused[:width])
-    labels = [t.replace("...", ellipsis[width - n :]) for t, n in zip(terms, spans)]
+    labels = [t.replace("...", ellipsis[width - n :]) for t, n in zip(terms, spans, strict=True)]
     if not arrow:
         letters = inputs.replace("...", "").replace(",", "")
         output = "..." + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))

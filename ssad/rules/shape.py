@@ -381,7 +381,7 @@ def _reshape_like(dy, a, order):
 
 def _unravel_memory_order(dy, a):
     """Undo np.ravel(a, order='K'), which reads a non-contiguous `a` in memory order."""
-    if any(stride == 0 and n > 1 for stride, n in zip(a.strides, a.shape)):
+    if any(stride == 0 and n > 1 for stride, n in zip(a.strides, a.shape, strict=True)):
         raise SsadError(
             "cannot differentiate np.ravel(x, order='K') where x is a broadcast view "
             "(it has a zero stride): NumPy's element order is not defined by the shape. "
@@ -479,7 +479,7 @@ def _untile(dy, A, reps):
     full_shape = (1,) * (ndim - len(shape)) + shape
     full_reps = (1,) * (ndim - len(reps)) + reps
     # each output axis of length r * s splits into (tile number r, position s)
-    split = tuple(size for pair in zip(full_reps, full_shape) for size in pair)
+    split = tuple(size for pair in zip(full_reps, full_shape, strict=True) for size in pair)
     tiles = np.reshape(dy, split)
     return np.reshape(np.sum(tiles, axis=tuple(range(0, 2 * ndim, 2))), shape)
 
@@ -504,7 +504,7 @@ def _unpad(dy, array, pad_width, mode, options):
     widths = _pad_widths(pad_width, len(shape))
     if mode in ("constant", "empty"):
         # the border does not depend on `array`: its adjoint is the interior of dy
-        interior = tuple(slice(before, before + n) for (before, _), n in zip(widths, shape))
+        interior = tuple(slice(before, before + n) for (before, _), n in zip(widths, shape, strict=True))
         return dy[interior]
     if mode in _COPYING_PAD_MODES and options.get("reflect_type", "even") == "even":
         # pad the element numbers of `array` the same way to learn which element each

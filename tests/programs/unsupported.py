@@ -13,7 +13,7 @@ def uses_if(x):
 
 
 def uses_for(x):
-    for i in range(3):  # <- here
+    for _ in range(3):  # <- here
         x = x * 2
     return x
 
@@ -83,7 +83,7 @@ def uses_early_return(x):
 
 
 def uses_no_return(x):
-    y = x * 2  # <- here
+    y = x * 2  # <- here  # noqa: F841
 
 
 def uses_global(x):
