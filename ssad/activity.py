@@ -4,10 +4,12 @@ Assumes: a Program in A-normal form (stage 3) and the names of the parameters
 being differentiated.
 Guarantees: `Activity.active` holds exactly the names that both depend on a
 differentiated input through differentiable operations ("varied") and reach the
-returned value through differentiable operations ("useful"). Integers produced
-by non-differentiable primitives (shapes, indices, comparisons), values of
+returned value through differentiable operations ("useful"). Integers produced by
+non-differentiable primitives (shapes, indices, comparisons, `range`), values of
 `stop_gradient`, and anything computed from constants alone are inactive; only
-active names get adjoints.
+active names get adjoints. Names inside loops are assigned many times, so the
+analysis is per name and iterated to a fixed point: a name is varied (useful)
+when any of its assignments makes it so.
 """
 
 from dataclasses import dataclass
@@ -30,43 +32,56 @@ class Activity:
         return isinstance(expr, gast.Name) and expr.id in self.varied and expr.id in self.useful
 
 
-def _targets(statement):
-    target = statement.targets[0]
-    if isinstance(target, gast.Name):
-        return [target.id]
-    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+def simple_statements(block):
+    """Every non-compound statement of `block`, nested blocks included, in order."""
+    for statement in block:
+        if isinstance(statement, gast.If):
+            yield from simple_statements(statement.body)
+            yield from simple_statements(statement.orelse)
+        elif isinstance(statement, (gast.For, gast.While)):
+            yield from simple_statements(statement.body)
+        else:
+            yield statement
 
 
 def _names(exprs):
     return {e.id for e in exprs if isinstance(e, gast.Name)}
 
 
+def flow(statement, program):
+    """(targets, operands that carry gradient into them) of one simple statement, or None."""
+    if not isinstance(statement, gast.Assign):
+        return None
+    target = statement.targets[0]
+    if isinstance(target, gast.Tuple):
+        names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+        return names, {statement.value.id}
+    if isinstance(target, gast.Subscript):
+        # x[i] = v: x's new contents come from v and from x's other elements.
+        return [target.value.id], _names([statement.value, target.value])
+    op = primitives.operation(statement.value, program)
+    if not primitives.is_differentiable(op):
+        return [target.id], set()
+    return [target.id], _names(op.operands())
+
+
 def analyze(program, wrt):
     """Activity of every name in `program` when differentiating with respect to `wrt`."""
+    flows = [f for f in (flow(s, program) for s in simple_statements(program.body)) if f is not None]
     varied = set(wrt)
-    operations = {}
-    for statement in program.body:
-        if isinstance(statement, gast.Assign):
-            if isinstance(statement.targets[0], gast.Tuple):
-                if statement.value.id in varied:
-                    varied.update(_targets(statement))
-                continue
-            op = primitives.operation(statement.value, program)
-            operations[id(statement)] = op
-            if primitives.is_differentiable(op) and _names(op.operands()) & varied:
-                varied.update(_targets(statement))
-
-    useful = set(_names([program.result]))
-    for statement in reversed(program.body):
-        if not isinstance(statement, gast.Assign):
-            continue
-        targets = _targets(statement)
-        if not useful.intersection(targets):
-            continue
-        if isinstance(statement.targets[0], gast.Tuple):
-            useful.add(statement.value.id)
-            continue
-        op = operations[id(statement)]
-        if primitives.is_differentiable(op):
-            useful.update(_names(op.operands()))
+    changed = True
+    while changed:
+        changed = False
+        for targets, operands in flows:
+            if operands & varied and not varied.issuperset(targets):
+                varied.update(targets)
+                changed = True
+    useful = _names([program.result])
+    changed = True
+    while changed:
+        changed = False
+        for targets, operands in flows:
+            if useful.intersection(targets) and not useful.issuperset(operands):
+                useful.update(operands)
+                changed = True
     return Activity(varied, useful)

@@ -1,9 +1,9 @@
 """Stage 3, desugar to A-normal form.
 
-Assumes: a fenced function (stage 2).
-Guarantees: the body of `Program.node` is a flat list of statements of these forms,
-every operand being an *atom* (a name, a constant, or a static path such as
-``np.pi`` rooted at a free name):
+Assumes: a fenced function (stage 2) whose jumps were lowered (stage 2b).
+Guarantees: the body of `Program.node` holds only these statements, every operand
+being an *atom* (a name, a constant, or a static path such as ``np.pi`` rooted
+at a free name):
 
     t = atom                          copy or constant
     t = a OP b   /   t = OP a         one operator
@@ -14,22 +14,38 @@ every operand being an *atom* (a name, a constant, or a static path such as
     t = a[index]                      index parts are atoms or slices of atoms
     t = (a, b)  /  t = [a, b]         a tuple or list display
     a, (b, c) = t                     unpacking a name into names
+    x[index] = atom                   writing into the array `x` in place
     f(a, b)                           a call kept for its effect (`print`)
+    if t: ... else: ...               the test is a name no statement of the `if` assigns
+    for i in r: ...                   `r` is a name holding a `range`; `i` a name
+    while t: ...                      the statements computing `t` stand before the
+                                      loop and again at the end of its body
+    if stop: break                    only as the last statement of a loop body
     return atom                       once, last
 
-Each name is assigned once (single assignment): a user variable that is
-assigned again gets a fresh name (`h`, then `h_1`), and augmented assignment
-`x += v` becomes `x_1 = x + v`. Temporaries are named after what they hold
-(`sin_x`, `x_times_y`), a non-atom return value is named `result`, and every
-statement keeps the line number of the user statement it came from.
+At the top level every name is assigned once (single assignment): a user
+variable that is assigned again gets a fresh name (`h`, then `h_1`). Inside
+`if`, `for` and `while` a variable is assigned in place, as the user wrote it,
+so loop-carried values keep one name. Augmented assignment `x += v` becomes
+`x = x + v`; `y[i] += v` becomes a read, an add and a write of the same element.
+`for x in xs` becomes a loop over indices (`for k in range(len(xs)): x = xs[k]`),
+and so do `enumerate`, `zip` and `reversed`; `range(...)` is looped over as is.
+`a if c else b`, `and` and `or` become `if` statements. Temporaries are named
+after what they hold (`sin_x`, `x_times_y`); every statement keeps the line
+number of the user statement it came from.
 """
 
+import builtins
+import copy
 from dataclasses import dataclass
 
 import gast
 
+from .inline import Namespace
+from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names
+from .sharing import AUGMENTED, Sharing
 
 
 @dataclass
@@ -39,9 +55,11 @@ class Program:
     parsed: object
     node: gast.FunctionDef  # the signature of the user's function, body in ANF
     namer: Namer
+    namespace: Namespace  # free names and the helpers generated code reads
     params: list  # parameter names, in order (positional first, then keyword-only)
     positional: list  # positional parameter names
     result: gast.expr  # the returned atom
+    writes_in_place: bool  # whether any `x[i] = v` occurs
 
     @property
     def body(self):
@@ -49,169 +67,404 @@ class Program:
 
 
 def to_anf(parsed):
-    """Lower `parsed` (fenced) to a Program in A-normal form."""
+    """Lower `parsed` (fenced, jumps lowered) to a Program in A-normal form."""
     node = parsed.node
-    taken = local_names(node) | set(parsed.namespace) | _all_loaded(node)
+    taken = local_names(node) | set(parsed.namespace) | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     namer = Namer(taken)
-    lowering = _Lowering(parsed, namer)
-    body, result = lowering.lower_body(node.body)
+    lower_jumps(node, namer)
+    namespace = Namespace(namer, parsed.namespace)
+    lowering = _Lowering(parsed, namer, namespace)
+    body, result = lowering.lower_function(node.body)
     args = node.args
     positional = [a.id for a in list(args.posonlyargs) + list(args.args)]
     params = positional + [a.id for a in args.kwonlyargs]
     anf_node = gast.FunctionDef(
-        name=node.name,
-        args=node.args,
-        body=body,
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
+        name=node.name, args=node.args, body=body, decorator_list=[], returns=None, type_comment=None, type_params=[]
     )
     gast.copy_location(anf_node, node)
-    program = Program(parsed, anf_node, namer, params, positional, result)
+    program = Program(parsed, anf_node, namer, namespace, params, positional, result, lowering.writes_in_place)
+    from .validate import validate
+
     validate(program)
     return program
 
 
-def _all_loaded(node):
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+def _name(identifier, store=False):
+    return gast.Name(id=identifier, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _call(func, *args):
+    return gast.Call(func=func, args=list(args), keywords=[])
 
 
 class _Lowering:
-    def __init__(self, parsed, namer):
+    def __init__(self, parsed, namer, namespace):
         self.parsed = parsed
         self.namer = namer
-        self.free = set(parsed.namespace)
-        self.current = {}  # user name -> its current single-assignment name
-        self.defined = set()  # every name assigned so far
+        self.namespace = namespace
+        self.current = {}  # user name -> the name its current value lives in
+        self.defined = set()  # every local name assigned so far
+        self.depth = 0  # > 0 inside if/for/while: assign in place, no renaming
         self.out = []
-        self.shares = {}  # name -> the set of names that may share its array memory
         self.origin = None  # the user statement being lowered
-        for arg in parsed.node.args.posonlyargs + parsed.node.args.args + parsed.node.args.kwonlyargs:
-            self.current[arg.id] = arg.id
-            self.defined.add(arg.id)
+        self.context = []  # (block, position) of every enclosing block, for "read later"
+        self.loops = []  # enclosing user loop statements
+        self.writes_in_place = False
+        self.numbers = set()  # names known to hold Python numbers (never share memory)
+        arguments = parsed.node.args
+        parameters = [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+        self.sharing = Sharing(parameters)
+        for name in parameters:
+            self.current[name] = name
+            self.defined.add(name)
+
+    # ----- blocks -----
+
+    def lower_function(self, statements):
+        self.block(statements)
+        last = self.out[-1] if self.out else None
+        if not isinstance(last, gast.Return):
+            raise AssertionError("jumps lowering guarantees a final return")
+        return self.out, last.value
+
+    def block(self, statements):
+        for position, statement in enumerate(statements):
+            self.context.append((statements, position))
+            self.origin = statement
+            self.statement(statement)
+            self.context.pop()
+
+    def nested(self, statements):
+        """Lower `statements` as a nested block; returns the ANF statements."""
+        saved, self.out = self.out, []
+        self.depth += 1
+        self.block(statements)
+        self.depth -= 1
+        lowered, self.out = self.out, saved
+        return lowered or [gast.Pass()]
 
     # ----- statements -----
 
-    def lower_body(self, statements):
-        result = None
-        for statement in statements:
-            self.origin = statement
-            if isinstance(statement, gast.Assign):
-                if len(statement.targets) == 1:
-                    self.assign(statement.targets[0], statement.value)
-                else:  # `a = b = value`: evaluate once
-                    value = self.atom(statement.value)
-                    for target in statement.targets:
-                        self.assign(target, value)
-            elif isinstance(statement, gast.AnnAssign):
-                self.assign(statement.target, statement.value)
-            elif isinstance(statement, gast.AugAssign):
-                self.check_not_shared(statement)
-                value = gast.BinOp(left=_name(statement.target.id), op=statement.op, right=statement.value)
-                self.assign(gast.Name(id=statement.target.id, ctx=gast.Store(), annotation=None, type_comment=None), value)
-            elif isinstance(statement, gast.Expr):
-                if isinstance(statement.value, gast.Call):
-                    self.emit(gast.Expr(value=self.simple(statement.value)))
-            elif isinstance(statement, gast.Return):
-                result = self.atom(statement.value, name_hint="result")
-                self.emit(gast.Return(value=result))
-        return self.out, result
+    def statement(self, statement):
+        if isinstance(statement, gast.Assign):
+            if len(statement.targets) == 1:
+                self.assign(statement.targets[0], statement.value)
+            else:  # `a = b = value`: evaluate once
+                value = self.atom(statement.value)
+                for target in statement.targets:
+                    self.assign(target, value)
+        elif isinstance(statement, gast.AnnAssign):
+            self.assign(statement.target, statement.value)
+        elif isinstance(statement, gast.AugAssign):
+            self.augmented(statement)
+        elif isinstance(statement, gast.Expr):
+            if isinstance(statement.value, gast.Call):
+                self.emit(gast.Expr(value=self.simple(statement.value)))
+        elif isinstance(statement, gast.Return):
+            result = self.atom(statement.value, name_hint="result")
+            self.emit(gast.Return(value=result))
+        elif isinstance(statement, gast.If):
+            self.lower_if(statement)
+        elif isinstance(statement, gast.For):
+            self.lower_for(statement)
+        elif isinstance(statement, gast.While):
+            self.lower_while(statement)
+        elif isinstance(statement, gast.Break):
+            self.emit(gast.Break())
+        elif isinstance(statement, gast.Pass):
+            return
+        else:
+            raise self.parsed.unsupported(statement, f"`{type(statement).__name__}` statements are not supported")
 
-    def assign(self, target, value):
+    def augmented(self, statement):
+        target = statement.target
         if isinstance(target, gast.Name):
-            simple = self.simple(value)
+            self.check_not_shared(target.id, statement, f"{target.id} {AUGMENTED.get(type(statement.op), '?')}= ...")
+            value = gast.BinOp(left=_name(target.id), op=statement.op, right=statement.value)
+            self.assign(_name(target.id, store=True), value)
+            return
+        # y[i] += v: read, add, write the same element, evaluating the index once.
+        array = self.load(target.value.id)
+        index = self.index(target.slice)
+        old = self.atom_of_simple(gast.Subscript(value=array, slice=index, ctx=gast.Load()))
+        new = self.atom_of_simple(gast.BinOp(left=old, op=statement.op, right=self.atom(statement.value)))
+        self.store_item(target.value.id, copy.deepcopy(index), new, statement)
+
+    def assign(self, target, value, resolved=False):
+        """`target = value`; a `resolved` value already reads the current names (no reloading)."""
+        if isinstance(target, gast.Name):
+            simple = value if resolved else self.simple(value)
             self.emit_assign(self.define(target.id), simple)
             return
+        if isinstance(target, gast.Subscript):
+            atom = self.atom_of_simple(value) if resolved else self.atom(value)
+            self.store_item(target.value.id, self.index(target.slice), atom, target)
+            return
         elements = target.elts
-        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(elements) and not any(
-            isinstance(e, gast.Starred) for e in value.elts
-        ):
+        if not resolved and isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(elements):
             # `a, b = b, a`: evaluate every element before any target changes.
             simples = [self.simple(e) for e in value.elts]
+            if self.depth:  # in place: targets may be read by later elements, so go through atoms
+                simples = [self.atom_of_simple(s) for s in simples]
             for element, simple in zip(elements, simples, strict=True):
-                if isinstance(element, gast.Name):
-                    self.emit_assign(self.define(element.id), simple)
-                else:
-                    self.assign(element, self.atom_of_simple(simple))
+                self.assign(element, simple, resolved=True)
             return
-        source = self.atom(value)
+        source = self.atom_of_simple(value) if resolved else self.atom(value)
         if not isinstance(source, gast.Name):
             raise self.parsed.unsupported(value, "cannot unpack a constant")
         self.unpack(target, source)
 
     def unpack(self, target, source):
-        names = []
+        stores = []
         nested = []
         for element in target.elts:
             if isinstance(element, gast.Name):
-                names.append(None)
+                stores.append(_name(self.define(element.id), store=True))
             else:
                 temporary = self.namer.fresh("items")
-                names.append(temporary)
-                nested.append((element, temporary))
-        stores = []
-        for element, temporary in zip(target.elts, names, strict=True):
-            stored = self.define(element.id) if temporary is None else temporary
-            if temporary is not None:
                 self.defined.add(temporary)
-            stores.append(gast.Name(id=stored, ctx=gast.Store(), annotation=None, type_comment=None))
-        statement = gast.Assign(targets=[gast.Tuple(elts=stores, ctx=gast.Store())], value=source, type_comment=None)
-        self.emit(statement)
+                nested.append((element, temporary))
+                stores.append(_name(temporary, store=True))
+        self.emit(gast.Assign(targets=[gast.Tuple(elts=stores, ctx=gast.Store())], value=source, type_comment=None))
         for element, temporary in nested:
             self.unpack(element, _name(temporary))
 
+    def store_item(self, user_name, index, atom, origin):
+        """`user_name[index] = atom`, refusing writes whose result would depend on aliasing."""
+        name = self.current.get(user_name)
+        if name is None:
+            raise self.parsed.unsupported(origin, f"`{user_name}` is not defined before this assignment")
+        self.check_not_shared(user_name, origin, f"{user_name}[...] = ...", write=True)
+        self.writes_in_place = True
+        target = gast.Subscript(value=_name(name), slice=index, ctx=gast.Store())
+        self.emit(gast.Assign(targets=[target], value=atom, type_comment=None))
+
+    def check_not_shared(self, user_name, statement, written, write=False):
+        """Refuse an in-place write to an array another name shares and reads afterwards."""
+        name = self.current.get(user_name)
+        if name is None:
+            return
+        users = {ssa: user for user, ssa in self.current.items()}
+        sharing = [users[n] for n in self.sharing.others(name) if n in users]
+        if write and self.sharing.shares_a_parameter(name) or (write and name in self.sharing.parameters):
+            raise self.parsed.unsupported(
+                statement,
+                f"`{written}` would write into an array the caller passed in; copy it first "
+                f"(`{user_name} = {user_name}.copy()`) so the gradient function leaves the input unchanged",
+            )
+        later = [u for u in sharing if self.read_later(u)]
+        if not write:
+            later = sharing  # `x += v` rebinds below: any sharing name would see a stale value
+        if later:
+            fix = f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...`" if not write else (
+                f"copy it first (`{user_name} = {user_name}.copy()`)"
+            )
+            raise self.parsed.unsupported(
+                statement,
+                f"`{written}` would change an array that `{later[0]}` shares (a copy of the name or a "
+                f"view such as .T, a slice or reshape); {fix}",
+            )
+
+    def read_later(self, user_name):
+        """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""
+        for statements, position in self.context:
+            for statement in statements[position + 1 :]:
+                if _reads(statement, user_name):
+                    return True
+        return any(_reads(loop, user_name) for loop in self.loops)
+
     def define(self, user_name):
-        """The single-assignment name for a new value of `user_name`."""
-        name = user_name if user_name not in self.defined else self.namer.fresh(user_name)
+        """The name a new value of `user_name` is stored in."""
+        if user_name not in self.current:
+            name = user_name if user_name not in self.defined else self.namer.fresh(user_name)
+        elif self.depth:
+            name = self.current[user_name]  # in place inside control flow
+        else:
+            name = self.namer.fresh(user_name)
         self.current[user_name] = name
         self.defined.add(name)
         return name
 
-    def check_not_shared(self, statement):
-        """Refuse `x += v` when x's array may be shared with another name (`y = x`, `x.T`).
-
-        For arrays `+=` writes in place, so every name sharing the memory sees the new
-        values; lowering it to `x_1 = x + v` is exact only when nothing else shares it.
-        """
-        name = self.current.get(statement.target.id)
-        others = sorted(n for n in self.shares.get(name, ()) if n != name)
-        if others:
-            user_names = {ssa: user for user, ssa in self.current.items()}
-            other = user_names.get(others[0], others[0])
-            raise self.parsed.unsupported(
-                statement,
-                f"`{statement.target.id} {_AUGMENTED.get(type(statement.op), '?=')} ...` would change "
-                f"an array that `{other}` shares (a copy of the name or a view such as .T, a "
-                f"slice or reshape); write `{statement.target.id} = {statement.target.id} "
-                f"{_AUGMENTED.get(type(statement.op), '?=')[:-1]} ...` to make a new array",
-            )
-
-    def record_sharing(self, name, value):
-        """Remember that `name` may share memory with the local its value views."""
-        source = _viewed_operand(value, self)
-        if source is None:
-            return
-        group = self.shares.setdefault(source, {source})
-        group.add(name)
-        self.shares[name] = group
-
     def emit_assign(self, name, value):
-        self.record_sharing(name, value)
-        target = gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
-        self.emit(gast.Assign(targets=[target], value=value, type_comment=None))
+        if self.depth and _reads(value, name):
+            # In place inside control flow, `h = h * 2` would leave the adjoint sweep no
+            # name for the old h: compute into a temporary, then assign.
+            temporary = self.namer.temporary_for(value, self.defined)
+            self.defined.add(temporary)
+            self.emit_assign(temporary, value)
+            value = _name(temporary)
+        if self.is_number(value):
+            self.numbers.add(name)
+        else:
+            self.numbers.discard(name)
+        self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers, self.is_static)
+        self.emit(gast.Assign(targets=[_name(name, store=True)], value=value, type_comment=None))
 
     def emit(self, statement):
         gast.copy_location(statement, self.origin)
         self.out.append(statement)
 
+    # ----- control flow -----
+
+    def lower_if(self, statement):
+        test = self.test_atom(statement.test, statement.body + statement.orelse)
+        body = self.nested(statement.body)
+        orelse = self.nested(statement.orelse) if statement.orelse else []
+        self.emit(gast.If(test=test, body=body, orelse=orelse))
+
+    def test_atom(self, expr, statements):
+        """The test of an `if` as a name that no statement of the `if` assigns."""
+        atom = self.atom(expr)
+        users = {ssa: user for user, ssa in self.current.items()}
+        if isinstance(atom, gast.Name) and any(_assigns(s, users.get(atom.id, atom.id)) for s in statements):
+            copy_name = self.namer.fresh(f"{atom.id}_was")
+            self.defined.add(copy_name)
+            self.emit_assign(copy_name, atom)
+            atom = _name(copy_name)
+        return atom
+
+    def lower_for(self, statement):
+        self.loops.append(statement)
+        iterable = statement.iter
+        target = statement.target
+        assignments = []
+        if self.is_builtin_call(iterable, "range") and isinstance(target, gast.Name):
+            indices = self.atom(iterable)
+            index = target.id
+        else:
+            length, element = self.sequence(iterable)
+            indices = self.atom_of_simple(_call(self.builtin("range"), length), name_hint="indices")
+            probe = element(_name("__index__"))
+            if (
+                isinstance(target, gast.Tuple)
+                and len(target.elts) == 2
+                and isinstance(target.elts[0], gast.Name)
+                and isinstance(probe, gast.Tuple)
+                and isinstance(probe.elts[0], gast.Name)
+                and probe.elts[0].id == "__index__"
+            ):
+                # `for i, x in enumerate(xs)`: the loop runs over i itself.
+                index = target.elts[0].id
+                assignments.append((target.elts[1], lambda k, element=element: element(k).elts[1]))
+            else:
+                index = self.namer.fresh("index")
+                assignments.append((target, element))
+        index_name = self.current[index] if index in self.current else self.define(index)
+        self.defined.add(index_name)
+        self.numbers.add(index_name)  # range() yields ints
+        self.depth += 1
+        saved, self.out = self.out, []
+        for assigned, value in assignments:
+            self.assign(assigned, value(_name(index_name)))
+        self.block(statement.body)
+        body = self.out or [gast.Pass()]
+        self.out = saved
+        self.depth -= 1
+        self.loops.pop()
+        loop = gast.For(target=_name(index_name, store=True), iter=indices, body=body, orelse=[], type_comment=None)
+        self.emit(loop)
+
+    def sequence(self, iterable):
+        """(length atom, element(index) -> expr or None) for what a `for` loop walks over."""
+        if self.is_builtin_call(iterable, "enumerate"):
+            length, inner = self.sequence(iterable.args[0])
+            start = iterable.args[1] if len(iterable.args) > 1 else next(
+                (k.value for k in iterable.keywords if k.arg == "start"), None
+            )
+            start = self.atom(start) if start is not None else None
+
+            def element(index, start=start, inner=inner):
+                counter = index if start is None else gast.BinOp(left=index, op=gast.Add(), right=start)
+                return gast.Tuple(elts=[counter, inner(index)], ctx=gast.Load())
+
+            return length, element
+        if self.is_builtin_call(iterable, "zip"):
+            parts = [self.sequence(a) for a in iterable.args]
+            lengths = [p[0] for p in parts]
+            length = lengths[0] if len(lengths) == 1 else self.atom_of_simple(
+                _call(self.builtin("min"), *lengths), name_hint="length"
+            )
+
+            def element(index, parts=parts):
+                return gast.Tuple(elts=[p[1](index) for p in parts], ctx=gast.Load())
+
+            return length, element
+        if self.is_builtin_call(iterable, "reversed"):
+            length, inner = self.sequence(iterable.args[0])
+            last = self.atom_of_simple(gast.BinOp(left=length, op=gast.Sub(), right=gast.Constant(value=1, kind=None)))
+
+            def element(index, inner=inner, last=last):
+                return inner(gast.BinOp(left=last, op=gast.Sub(), right=index))
+
+            return length, element
+        items = self.atom(iterable)
+        length = self.atom_of_simple(_call(self.builtin("len"), items), name_hint=f"length_{_short(items)}")
+
+        def element(index, items=items):
+            return gast.Subscript(value=items, slice=index, ctx=gast.Load())
+
+        return length, element
+
+    def lower_while(self, statement):
+        self.loops.append(statement)
+        saved, self.out = self.out, []
+        test = self.atom(statement.test)
+        test_statements, self.out = self.out, saved
+        self.out.extend(test_statements)
+        self.depth += 1
+        saved, self.out = self.out, []
+        self.block(statement.body)
+        # The test is computed again at the end of each iteration, by the same statements;
+        # after a `break` it is not (`if stop: break` stays last).
+        again = [copy.deepcopy(s) for s in test_statements]
+        exit_test = self.out.pop() if self.out and _is_loop_exit(self.out[-1]) else None
+        if exit_test is not None and again:
+            running = self.atom_of_simple(gast.UnaryOp(op=gast.Not(), operand=copy.deepcopy(exit_test.test)))
+            self.emit(gast.If(test=running, body=again, orelse=[]))
+        else:
+            self.out.extend(again)
+        if exit_test is not None:
+            self.out.append(exit_test)
+        body = self.out or [gast.Pass()]
+        self.out = saved
+        self.depth -= 1
+        self.loops.pop()
+        self.emit(gast.While(test=test, body=body, orelse=[]))
+
     # ----- expressions -----
+
+    def builtin(self, name):
+        """A name for a builtin in generated code (`len`, unless the user shadows it)."""
+        bound = self.namespace.bind(name, getattr(builtins, name))
+        return _name(bound)
+
+    def is_builtin_call(self, expr, name):
+        return (
+            isinstance(expr, gast.Call)
+            and isinstance(expr.func, gast.Name)
+            and expr.func.id not in self.current
+            and self.namespace.values.get(expr.func.id) is getattr(builtins, name)
+        )
+
+    def is_number(self, value):
+        """Whether `value` is known to be a Python number (so `x = value` shares nothing)."""
+        if isinstance(value, gast.Constant):
+            return isinstance(value.value, (int, float, complex, bool))
+        if isinstance(value, gast.Name):
+            return value.id in self.numbers
+        if isinstance(value, gast.BinOp):
+            return self.is_number(value.left) and self.is_number(value.right)
+        if isinstance(value, gast.UnaryOp):
+            return self.is_number(value.operand)
+        if isinstance(value, gast.Compare):
+            return True
+        return self.is_builtin_call(value, "len")
 
     def is_static(self, expr):
         """A free name or an attribute path from one (`np`, `np.pi`, `np.linalg.norm`)."""
         while isinstance(expr, gast.Attribute):
             expr = expr.value
-        return isinstance(expr, gast.Name) and expr.id in self.free and expr.id not in self.current
+        return isinstance(expr, gast.Name) and expr.id in self.namespace.values and expr.id not in self.current
 
     def atom(self, expr, name_hint=None):
         if isinstance(expr, gast.Constant):
@@ -223,25 +476,56 @@ class _Lowering:
         if _is_negative_literal(expr):
             value = expr.operand.value
             return gast.Constant(value=-value if isinstance(expr.op, gast.USub) else value, kind=None)
+        if isinstance(expr, (gast.IfExp, gast.BoolOp)):
+            return self.choice(expr, name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
 
     def atom_of_simple(self, simple, name_hint=None):
         if isinstance(simple, (gast.Name, gast.Constant)) or self.is_static(simple):
             return simple
-        if name_hint is not None:
-            name = self.namer.fresh(name_hint)
-        else:
-            name = self.namer.temporary_for(simple, self.defined)
+        name = self.namer.fresh(name_hint) if name_hint else self.namer.temporary_for(simple, self.defined)
         self.defined.add(name)
         self.emit_assign(name, simple)
         return _name(name)
+
+    def choice(self, expr, name_hint):
+        """`a if c else b`, `a and b`, `a or b` as `if` statements assigning one name."""
+        name = self.namer.fresh(name_hint or ("choice" if isinstance(expr, gast.IfExp) else "either"))
+        self.defined.add(name)
+        if isinstance(expr, gast.IfExp):
+            test = self.atom(expr.test)
+            self.emit(gast.If(test=test, body=self.branch(name, expr.body), orelse=self.branch(name, expr.orelse)))
+            return _name(name)
+        # `a and b` is `b if a else a`; `a or b` is `a if a else b` (a evaluated once).
+        first = self.atom(expr.values[0])
+        for value in expr.values[1:]:
+            if isinstance(expr.op, gast.And):
+                body, orelse = self.branch(name, value), self.branch(name, first)
+            else:
+                body, orelse = self.branch(name, first), self.branch(name, value)
+            self.emit(gast.If(test=first, body=body, orelse=orelse))
+            if value is not expr.values[-1]:
+                # The next test reads a copy: an `if` never assigns its own test.
+                so_far = self.namer.fresh(f"{name}_so_far")
+                self.defined.add(so_far)
+                self.emit_assign(so_far, _name(name))
+                first = _name(so_far)
+        return _name(name)
+
+    def branch(self, name, value):
+        saved, self.out = self.out, []
+        self.depth += 1
+        self.emit_assign(name, self.simple(value))
+        self.depth -= 1
+        lowered, self.out = self.out, saved
+        return lowered
 
     def load(self, name):
         return _name(self.current.get(name, name))
 
     def simple(self, expr):
         """`expr` as one operation on atoms (emitting temporaries for its operands)."""
-        if isinstance(expr, (gast.Name, gast.Constant)) or self.is_static(expr):
+        if isinstance(expr, (gast.Name, gast.Constant, gast.IfExp, gast.BoolOp)) or self.is_static(expr):
             return self.atom(expr)
         if isinstance(expr, gast.BinOp):
             return gast.BinOp(left=self.atom(expr.left), op=expr.op, right=self.atom(expr.right))
@@ -294,50 +578,25 @@ class _Lowering:
         return self.atom(index)
 
 
-_AUGMENTED = {
-    gast.Add: "+=",
-    gast.Sub: "-=",
-    gast.Mult: "*=",
-    gast.Div: "/=",
-    gast.Pow: "**=",
-    gast.MatMult: "@=",
-    gast.FloorDiv: "//=",
-    gast.Mod: "%=",
-}
-
-# Methods and NumPy functions whose result may be a view of (or be) their first operand.
-_VIEW_METHODS = {
-    "reshape", "ravel", "transpose", "swapaxes", "squeeze", "view", "diagonal", "T", "real", "imag",
-    "flat", "base", "astype", "__array__",
-}
-_VIEW_FUNCTIONS = {
-    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
-    "broadcast_to", "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "diagonal",
-    "flip", "fliplr", "flipud", "real", "imag", "asarray_chkfinite", "require", "stop_gradient",
-}
+def _is_loop_exit(statement):
+    return (
+        isinstance(statement, gast.If)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], gast.Break)
+        and not statement.orelse
+    )
 
 
-def _viewed_operand(value, lowering):
-    """The local name whose memory `value` may share, or None for a fresh value."""
-    def local(expr):
-        if isinstance(expr, gast.Name) and expr.id in lowering.defined:
-            return expr.id
-        return None
+def _short(atom):
+    return atom.id if isinstance(atom, gast.Name) else "items"
 
-    if isinstance(value, gast.Name):
-        return local(value)
-    if isinstance(value, gast.Subscript):
-        return local(value.value)
-    if isinstance(value, gast.Attribute) and value.attr in _VIEW_METHODS:
-        return local(value.value)
-    if isinstance(value, gast.Call):
-        func = value.func
-        if isinstance(func, gast.Attribute) and not lowering.is_static(func):
-            return local(func.value) if func.attr in _VIEW_METHODS else None
-        name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
-        if name in _VIEW_FUNCTIONS and value.args:
-            return local(value.args[0])
-    return None
+
+def _reads(node, name):
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name for n in gast.walk(node))
+
+
+def _assigns(node, name):
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name for n in gast.walk(node))
 
 
 def _is_negative_literal(expr):
@@ -348,92 +607,3 @@ def _is_negative_literal(expr):
         and isinstance(expr.operand.value, (int, float))
         and not isinstance(expr.operand.value, bool)
     )
-
-
-def _name(identifier):
-    return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
-
-
-# ----- the ANF validator (run by the tests between passes) -----
-
-
-def is_atom(expr, program):
-    if isinstance(expr, (gast.Name, gast.Constant)):
-        return True
-    while isinstance(expr, gast.Attribute):
-        expr = expr.value
-    return isinstance(expr, gast.Name) and expr.id in program.parsed.namespace
-
-
-def validate(program):
-    """Assert that `program`'s body has only the forms listed in this module's docstring."""
-    assigned = set(program.params)
-
-    def atom(expr, statement):
-        assert is_atom(expr, program), f"line {statement.lineno}: operand is not an atom: {gast.dump(expr)}"
-
-    def index(expr, statement):
-        if isinstance(expr, gast.Slice):
-            for part in (expr.lower, expr.upper, expr.step):
-                if part is not None:
-                    atom(part, statement)
-        elif isinstance(expr, gast.Tuple):
-            for part in expr.elts:
-                index(part, statement)
-        else:
-            atom(expr, statement)
-
-    def value(expr, statement):
-        if isinstance(expr, gast.BinOp):
-            atom(expr.left, statement)
-            atom(expr.right, statement)
-        elif isinstance(expr, gast.UnaryOp):
-            atom(expr.operand, statement)
-        elif isinstance(expr, gast.Compare):
-            for part in [expr.left] + expr.comparators:
-                atom(part, statement)
-        elif isinstance(expr, gast.Call):
-            if isinstance(expr.func, gast.Attribute) and not is_atom(expr.func, program):
-                atom(expr.func.value, statement)
-            else:
-                atom(expr.func, statement)
-            for part in expr.args + [k.value for k in expr.keywords]:
-                atom(part, statement)
-        elif isinstance(expr, gast.Attribute):
-            atom(expr.value, statement)
-        elif isinstance(expr, gast.Subscript):
-            atom(expr.value, statement)
-            index(expr.slice, statement)
-        elif isinstance(expr, (gast.Tuple, gast.List)):
-            for part in expr.elts:
-                atom(part, statement)
-        else:
-            atom(expr, statement)
-
-    def store(target, statement):
-        if isinstance(target, gast.Name):
-            assert target.id not in assigned, f"line {statement.lineno}: `{target.id}` is assigned twice"
-            assigned.add(target.id)
-        else:
-            assert isinstance(target, gast.Tuple), f"line {statement.lineno}: bad target {gast.dump(target)}"
-            for element in target.elts:
-                store(element, statement)
-
-    body = program.body
-    for position, statement in enumerate(body):
-        assert getattr(statement, "lineno", None) is not None, "every statement keeps a line number"
-        if isinstance(statement, gast.Assign):
-            assert len(statement.targets) == 1, "one target per assignment"
-            target = statement.targets[0]
-            if isinstance(target, gast.Tuple):
-                assert isinstance(statement.value, gast.Name), "unpacking reads a name"
-            store(target, statement)
-            value(statement.value, statement)
-        elif isinstance(statement, gast.Expr):
-            assert isinstance(statement.value, gast.Call), "expression statements are calls"
-            value(statement.value, statement)
-        elif isinstance(statement, gast.Return):
-            assert position == len(body) - 1, "return is last"
-            atom(statement.value, statement)
-        else:
-            raise AssertionError(f"unexpected statement {type(statement).__name__}")

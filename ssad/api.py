@@ -21,10 +21,10 @@ import numpy as np
 from . import activity as activity_pass
 from . import anf, emit, fence, parse
 from .errors import SsadError
-from .inline import Namespace
 from .optimize import optimize as optimize_pass
 from .registry import REGISTRY
 from .reverse import reverse
+from .runtime import copy_adjoint
 from .runtime import seed as seed_helper
 from .structure import fit_gradient
 
@@ -44,6 +44,7 @@ class Compiled:
     backward: object  # backward_f for the vjp variant, else None
     wrt: tuple  # parameter names differentiated
     positions: tuple  # their positions among the positional parameters (None if keyword-only)
+    writes_in_place: bool = False  # x[i] = v restores arrays in place: a pullback runs once
 
 
 # ----- wrt -----
@@ -129,8 +130,8 @@ def _build(f, wrt, variant, optimize, stage=None):
     analysis = activity_pass.analyze(program, wrt)
     if stage == "activity":
         return _activity_report(program, analysis)
-    namespace = Namespace(program.namer, parsed.namespace)
-    gradient = reverse(program, analysis, wrt, namespace)
+    namespace = program.namespace
+    gradient = reverse(program, analysis, wrt)
     result = program.result
     adjoint_names = [gradient.adjoints[p] for p in wrt]
     backward = list(gradient.backward)
@@ -154,16 +155,24 @@ def _build(f, wrt, variant, optimize, stage=None):
         name = program.namer.fresh(f"{variant}_{base}")
         function = _signature(program, name)
         returned = _returned(adjoint_names)
+        forward = list(gradient.forward)
         if variant == VALUE_AND_GRAD:
-            returned = gast.Tuple(elts=[copy.deepcopy(result), returned], ctx=gast.Load())
-        body = gradient.forward + [emit.blank()] + backward + [gast.Return(value=returned)]
+            # The adjoint sweep restores overwritten values: keep the result as it is now.
+            value = program.namer.fresh("value")
+            forward.append(gast.Assign(
+                targets=[gast.Name(id=value, ctx=gast.Store(), annotation=None, type_comment=None)],
+                value=_snapshot(copy.deepcopy(result), program),
+                type_comment=None,
+            ))
+            returned = gast.Tuple(elts=[_name(value), returned], ctx=gast.Load())
+        body = forward + [emit.blank()] + backward + [gast.Return(value=returned)]
         function.body = finish(body)
         source = emit.to_source([function])
         if stage is not None:
             return source
         scope = emit.compile_module(name, source, namespace.values)
         entry = _with_defaults(scope[name], f)
-        return Compiled(source, entry, None, wrt, _positions(f, wrt))
+        return Compiled(source, entry, None, wrt, _positions(f, wrt), program.writes_in_place)
 
     # vjp: a forward function that returns the value and what the backward one reads.
     backward_name = program.namer.fresh(f"backward_{base}")
@@ -178,30 +187,69 @@ def _build(f, wrt, variant, optimize, stage=None):
         type_comment=None,
         type_params=[],
     )
-    code = [s for s in backward_function.body if not emit.is_marker(s)]
-    assigned = {n.id for s in code for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    read = {n.id for s in code for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    needed = read - assigned - set(namespace.values) - {gradient.seed}
-    # Residuals in the order the forward sweep defines them: parameters first.
-    order = [p for p in program.params] + [
+    # The backward function reads these values of the forward sweep (the tape among them).
+    primal = set(program.params) | {
+        n.id for s in gradient.forward for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+    read = {
+        n.id
+        for s in backward_function.body
+        if not emit.is_marker(s)
+        for n in gast.walk(s)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+    order = list(program.params) + [
         n.id for s in gradient.forward for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     ]
-    saved = sorted(needed, key=order.index)
+    saved = sorted(read & primal, key=order.index)
+    if gradient.tape is not None:
+        # A pullback may run many times: each run pops from its own copy of the tape.
+        tape = gradient.tape
+        copy_tape = gast.Assign(
+            targets=[gast.Name(id=tape, ctx=gast.Store(), annotation=None, type_comment=None)],
+            value=gast.Call(func=gast.Attribute(value=_name(tape), attr="copy", ctx=gast.Load()), args=[], keywords=[]),
+            type_comment=None,
+        )
+        backward_function.body.insert(0, copy_tape)
     backward_function.args.args = [
         gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in [gradient.seed] + saved
     ]
     forward_name = program.namer.fresh(f"forward_{base}")
     forward_function = _signature(program, forward_name)
     residuals = gast.Tuple(elts=[_name(n) for n in saved], ctx=gast.Load())
+    # A residual assigned only in some branch or loop may be unbound: start it at None.
+    bound = set(program.params) | {
+        n.id
+        for s in gradient.forward
+        if isinstance(s, gast.Assign)
+        for n in gast.walk(s.targets[0])
+        if isinstance(n, gast.Name)
+    }
+    unbound = [
+        gast.Assign(targets=[gast.Name(id=n, ctx=gast.Store(), annotation=None, type_comment=None)],
+                    value=gast.Constant(value=None, kind=None), type_comment=None)
+        for n in saved
+        if n not in bound
+    ]
     forward_function.body = finish(
-        gradient.forward + [gast.Return(value=gast.Tuple(elts=[copy.deepcopy(result), residuals], ctx=gast.Load()))]
+        unbound
+        + gradient.forward
+        + [gast.Return(value=gast.Tuple(elts=[_snapshot(copy.deepcopy(result), program), residuals], ctx=gast.Load()))]
     )
     source = emit.to_source([forward_function, backward_function])
     if stage is not None:
         return source
     scope = emit.compile_module(f"vjp_{base}", source, namespace.values)
     entry = _with_defaults(scope[forward_name], f)
-    return Compiled(source, entry, scope[backward_name], wrt, _positions(f, wrt))
+    return Compiled(source, entry, scope[backward_name], wrt, _positions(f, wrt), program.writes_in_place)
+
+
+def _snapshot(result, program):
+    """The result itself, or a copy when the adjoint sweep restores arrays in place."""
+    if not program.writes_in_place:
+        return result
+    helper = program.namespace.bind("copy_adjoint", copy_adjoint)
+    return gast.Call(func=_name(helper), args=[result], keywords=[])
 
 
 def _positions(f, wrt):
@@ -344,8 +392,16 @@ def vjp(f, *args, **kwargs):
     entry = compiled(f, names, VJP)
     value, residuals = entry.function(*args, **kwargs)
     backward = entry.backward
+    runs = []
 
     def pullback(d_value):
+        if runs and entry.writes_in_place:
+            raise SsadError(
+                f"this pullback of {f.__qualname__} was already called: its function writes into "
+                "arrays in place, which the backward sweep restores, so it can run once. Call "
+                "ssad.vjp again for another output adjoint"
+            )
+        runs.append(True)
         adjoints = backward(d_value, *residuals)
         return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
 

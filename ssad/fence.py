@@ -2,13 +2,15 @@
 
 Assumes: a `Parsed` function (stage 1).
 Guarantees: after `check(parsed)` returns, the body uses only the constructs the
-later passes handle: assignments to names and tuples of names (`=`, augmented
-`+= -= *= /= **= //= %= @=` on names, annotated assignments), a single
-`return` as the last statement, `pass`, expression statements that call a
-function (`print(x)`), and the expressions: names, constants, arithmetic and
-unary operators, comparisons, calls with positional and keyword arguments,
-attribute reads, subscripts with slices, tuple and list displays. Every free
-name resolves to a live object. Anything else raises `UnsupportedSyntaxError`
+later passes handle: assignments to names, tuples of names and subscripts of a
+named array (`=`, augmented `+= -= *= /= **= //= %= @=`, annotated
+assignments), `if`/`elif`/`else`, `for` over any expression (no `else`), `while`
+(no `else`), `break`, `continue`, `return` with a value anywhere as long as every
+path returns, `pass`, expression statements that call a function (`print(x)`),
+and the expressions: names, constants, arithmetic, unary and boolean operators,
+comparisons, conditional expressions, calls with positional and keyword
+arguments, attribute reads, subscripts with slices, tuple and list displays.
+Every free name resolves to a live object. Anything else raises `UnsupportedSyntaxError`
 with file, line, column and the source line, saying what to write instead.
 """
 
@@ -20,11 +22,6 @@ from .parse import local_names
 # Statements and expressions a later issue of the project will add are rejected
 # with a message that says what to write instead today.
 _STATEMENT_MESSAGES = {
-    gast.If: "`if` statements are not supported yet; for a value choice use np.where(cond, a, b)",
-    gast.For: "`for` loops are not supported yet; write the computation with array operations",
-    gast.While: "`while` loops are not supported yet; write the computation with array operations",
-    gast.Break: "`break` is not supported",
-    gast.Continue: "`continue` is not supported",
     gast.FunctionDef: "a nested `def` is not supported yet; define the function at module level "
     "and register an adjoint rule for it with @ssad.adjoint",
     gast.AsyncFunctionDef: "`async def` cannot be differentiated",
@@ -46,8 +43,6 @@ if hasattr(gast, "Match"):
     _STATEMENT_MESSAGES[gast.Match] = "`match` statements are not supported; use array operations"
 
 _EXPRESSION_MESSAGES = {
-    gast.BoolOp: "`and`/`or` are not supported yet; use np.logical_and / np.logical_or or np.where",
-    gast.IfExp: "conditional expressions (`a if c else b`) are not supported yet; use np.where(c, a, b)",
     gast.Lambda: "`lambda` is not supported yet; define the function at module level",
     gast.ListComp: "list comprehensions are not supported yet; use array operations",
     gast.SetComp: "set comprehensions are not supported",
@@ -64,6 +59,8 @@ _EXPRESSION_MESSAGES = {
 }
 
 _ALLOWED_EXPRESSIONS = (
+    gast.BoolOp,
+    gast.IfExp,
     gast.Name,
     gast.Constant,
     gast.BinOp,
@@ -94,13 +91,18 @@ class _Fence:
         body = self.node.body
         if body and _is_docstring(body[0]):
             body = body[1:]
-        if not body or not isinstance(body[-1], gast.Return):
+        if not body or not _always_returns(body):
             anchor = body[-1] if body else self.node
             raise self.parsed.unsupported(
-                anchor, f"{self.node.name} must end with a `return` statement (found none at the end)"
+                anchor,
+                f"{self.node.name} can reach its end without a `return`; end it with `return value` "
+                "(every path must return the value to differentiate)",
             )
-        for statement in body:
-            self._check_statement(statement, is_last=statement is body[-1])
+        self._check_block(body)
+
+    def _check_block(self, statements):
+        for statement in statements:
+            self._check_statement(statement)
 
     def _check_signature(self):
         args = self.node.args
@@ -113,15 +115,19 @@ class _Fence:
                 args.kwarg, "`**kwargs` parameters are not supported yet; name each parameter"
             )
 
-    def _check_statement(self, statement, is_last):
+    def _check_statement(self, statement):
         kind = type(statement)
         if kind in _STATEMENT_MESSAGES:
             raise self.parsed.unsupported(statement, _STATEMENT_MESSAGES[kind])
-        if isinstance(statement, gast.Return):
-            if not is_last:
-                raise self.parsed.unsupported(
-                    statement, "`return` must be the last statement; early returns are not supported yet"
-                )
+        if isinstance(statement, gast.If):
+            self._check_expression(statement.test)
+            self._check_block(statement.body)
+            self._check_block(statement.orelse)
+        elif isinstance(statement, (gast.For, gast.While)):
+            self._check_loop(statement)
+        elif isinstance(statement, (gast.Break, gast.Continue)):
+            return
+        elif isinstance(statement, gast.Return):
             if statement.value is None:
                 raise self.parsed.unsupported(statement, "`return` needs a value to differentiate")
             self._check_expression(statement.value)
@@ -135,12 +141,7 @@ class _Fence:
                 raise self.parsed.unsupported(statement, "an annotation without a value is not supported")
             self._check_expression(statement.value)
         elif isinstance(statement, gast.AugAssign):
-            if not isinstance(statement.target, gast.Name):
-                raise self.parsed.unsupported(
-                    statement,
-                    "augmented assignment to a subscript or attribute (in-place update) is not "
-                    "supported yet; write `y = y + v` with a new array (np.concatenate, np.where)",
-                )
+            self._check_target(statement.target)
             self._check_expression(statement.value)
         elif isinstance(statement, gast.Expr):
             if _is_docstring(statement):
@@ -160,8 +161,41 @@ class _Fence:
         else:
             raise self.parsed.unsupported(statement, f"`{kind.__name__}` statements are not supported")
 
+    def _check_loop(self, loop):
+        if loop.orelse:
+            raise self.parsed.unsupported(
+                loop.orelse[0], "an `else` clause on a loop is not supported; use a flag set before `break`"
+            )
+        if isinstance(loop, gast.For):
+            self._check_loop_target(loop.target)
+            iterable = loop.iter
+            if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Attribute) and not self._is_static(
+                iterable.func
+            ):
+                raise self.parsed.unsupported(
+                    iterable,
+                    f"looping over `.{iterable.func.attr}()` is not supported; loop over a list, a tuple, "
+                    "an array, range(...), enumerate(...), zip(...) or reversed(...)",
+                )
+            self._check_expression(iterable)
+        else:
+            self._check_expression(loop.test)
+        self._check_block(loop.body)
+
+    def _check_loop_target(self, target):
+        if isinstance(target, gast.Name):
+            return
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for element in target.elts:
+                self._check_loop_target(element)
+            return
+        raise self.parsed.unsupported(target, "a loop variable must be a name or a tuple of names")
+
     def _check_target(self, target):
         if isinstance(target, gast.Name):
+            return
+        if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+            self._check_expression(target.slice)
             return
         if isinstance(target, (gast.Tuple, gast.List)):
             for element in target.elts:
@@ -169,10 +203,13 @@ class _Fence:
                     raise self.parsed.unsupported(element, "starred assignment targets are not supported yet")
                 self._check_target(element)
             return
+        if isinstance(target, gast.Subscript):
+            raise self.parsed.unsupported(
+                target, "assign into a named array (`y[i] = v`), not into an expression's result"
+            )
         raise self.parsed.unsupported(
             target,
-            "assignment to a subscript or attribute (in-place update) is not supported yet; "
-            "build a new array instead (np.where, np.concatenate)",
+            "assignment to an attribute is not supported yet; build a new object instead",
         )
 
     def _check_expression(self, expression):
@@ -206,6 +243,17 @@ class _Fence:
         while isinstance(root, gast.Attribute):
             root = root.value
         return isinstance(root, gast.Name) and root.id in self.parsed.namespace
+
+
+def _always_returns(statements):
+    """True when every path through `statements` ends in a `return`."""
+    for statement in statements:
+        if isinstance(statement, gast.Return):
+            return True
+        if isinstance(statement, gast.If) and statement.orelse:
+            if _always_returns(statement.body) and _always_returns(statement.orelse):
+                return True
+    return False
 
 
 def _is_docstring(statement):

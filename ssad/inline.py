@@ -56,6 +56,9 @@ class Namespace:
         for name, bound in self.values.items():
             if bound is value:
                 return name
+        if getattr(builtins, preferred, None) is value and not self.namer.is_user_name(preferred):
+            self.values[preferred] = value  # a builtin the user's code does not shadow
+            return preferred
         if preferred not in self.values and not self.namer.is_taken(preferred):
             self.namer.reserve(preferred)
             self.values[preferred] = value

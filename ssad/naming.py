@@ -53,6 +53,16 @@ class Namer:
         # Builtin names are never handed out: a temporary called `sum` or `pow`
         # would shadow the builtin for any later code that calls it.
         self._taken = set(taken) | set(dir(builtins))
+        self._user_names = set(taken)
+
+    def is_user_name(self, name):
+        return name in self._user_names
+
+    def snapshot(self):
+        return set(self._taken)
+
+    def restore(self, snapshot):
+        self._taken = set(snapshot)
 
     def reserve(self, name):
         self._taken.add(name)

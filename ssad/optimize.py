@@ -1,16 +1,17 @@
 """Stage 7, optimize: make the generated code read and run like code written by hand.
 
-Assumes: a flat list of generated statements (forward sweep, then adjoint sweep)
-in which every name is assigned before it is read.
+Assumes: generated statements (forward sweep, then adjoint sweep) in which every
+name is assigned before it is read; `if`, `for` and `while` may nest.
 Guarantees, for `optimize(statements, namespace, copies_of)`:
 - copy propagation: after `d_x = d_y` (a copy among the names in `copies_of`),
-  later reads of `d_x` read `d_y` until either is assigned again; `return`
-  statements keep their names, so the returned adjoints stay named after
-  their parameters;
-- dead code elimination: an assignment whose targets are never read later is
+  later reads of `d_x` in the same straight-line run read `d_y` until either is
+  assigned again; `return` statements keep their names, so the returned adjoints
+  stay named after their parameters;
+- dead code elimination: an assignment whose targets are not live afterwards is
   dropped when its value is pure (operators, subscripts, registered primitives,
-  ssad's runtime helpers, adjoint rules); calls with unknown effects, such as
-  `print`, always stay;
+  ssad's runtime helpers, adjoint rules); liveness goes through branches and
+  around loops to a fixed point; calls with unknown effects (`print`), in-place
+  writes and tape pops always stay; an `if` left empty is dropped;
 - a `# grad of:` comment left with no code under it is dropped.
 Constant folding happens where rules are inlined (`inline.fold`); zeros are never
 materialized in the first place (`reverse`).
@@ -29,13 +30,24 @@ _PURE_HELPERS = (
     runtime.pack_like,
     runtime.zeros_like_value,
     runtime.add_adjoint,
+    runtime.copy_adjoint,
+    runtime.zero_at,
+    runtime.Tape,
 )
 
 
 def optimize(statements, namespace, copies_of=frozenset()):
     statements = propagate_copies(statements, copies_of)
-    statements = eliminate_dead_code(statements, namespace)
+    statements, _ = eliminate_dead_code(statements, namespace, set())
     return drop_empty_comments(statements)
+
+
+def _blocks(statement):
+    return [f for f in ("body", "orelse") if getattr(statement, f, None)]
+
+
+def _is_compound(statement):
+    return isinstance(statement, (gast.If, gast.For, gast.While))
 
 
 # ----- copy propagation -----
@@ -55,9 +67,18 @@ def propagate_copies(statements, candidates):
     copies = {}
     out = []
     for statement in statements:
+        if _is_compound(statement):
+            copies = {}
+            for field in _blocks(statement):
+                setattr(statement, field, propagate_copies(getattr(statement, field), candidates))
+            out.append(statement)
+            continue
         if copies and not isinstance(statement, gast.Return) and not is_marker(statement):
             if isinstance(statement, gast.Assign):
                 statement.value = _Rename(copies).visit(statement.value)
+                for target in statement.targets:
+                    if isinstance(target, gast.Subscript):
+                        target.slice = _Rename(copies).visit(target.slice)
             else:
                 statement = _Rename(copies).visit(statement)
         for target in assigned_names(statement):
@@ -80,7 +101,13 @@ def propagate_copies(statements, candidates):
 
 def assigned_names(statement):
     if isinstance(statement, gast.Assign):
-        return [n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)]
+        return [
+            n.id
+            for t in statement.targets
+            if not isinstance(t, gast.Subscript)
+            for n in gast.walk(t)
+            if isinstance(n, gast.Name)
+        ]
     return []
 
 
@@ -123,26 +150,69 @@ def is_pure(value, namespace):
     return True
 
 
-def eliminate_dead_code(statements, namespace):
-    live = set()
+def eliminate_dead_code(statements, namespace, live_out):
+    """(statements without dead pure assignments, names live before them)."""
+    live = set(live_out)
     kept = []
     for statement in reversed(statements):
         if is_marker(statement):
             kept.append(statement)
             continue
+        if isinstance(statement, gast.If):
+            body, live_body = eliminate_dead_code(statement.body, namespace, live)
+            orelse, live_else = eliminate_dead_code(statement.orelse, namespace, live)
+            if not _has_code(body) and not _has_code(orelse):
+                continue
+            statement.body = body if _has_code(body) else [gast.Pass()]
+            statement.orelse = orelse if _has_code(orelse) else []
+            live = live_body | live_else | loaded_names(statement.test)
+            kept.append(statement)
+            continue
+        if isinstance(statement, (gast.For, gast.While)):
+            header = statement.iter if isinstance(statement, gast.For) else statement.test
+            loop_live = set(live) | loaded_names(header)
+            while True:
+                _, live_body = eliminate_dead_code(_copy_block(statement.body), namespace, loop_live)
+                if live_body <= loop_live:
+                    break
+                loop_live |= live_body
+            body, live_body = eliminate_dead_code(statement.body, namespace, loop_live)
+            statement.body = body if _has_code(body) else [gast.Pass()]
+            live = loop_live | live_body
+            kept.append(statement)
+            continue
         targets = assigned_names(statement)
-        if targets and not live.intersection(targets) and is_pure(statement.value, namespace):
+        is_write = isinstance(statement, gast.Assign) and any(isinstance(t, gast.Subscript) for t in statement.targets)
+        if (
+            targets
+            and not is_write
+            and not live.intersection(targets)
+            and is_pure(statement.value, namespace)
+        ):
             continue
         live.difference_update(targets)
-        live |= loaded_names(statement.value if isinstance(statement, gast.Assign) else statement)
+        live |= loaded_names(statement)
         kept.append(statement)
     kept.reverse()
-    return kept
+    return kept, live
+
+
+def _copy_block(block):
+    import copy
+
+    return copy.deepcopy(block)
+
+
+def _has_code(block):
+    return any(not is_marker(s) and not isinstance(s, gast.Pass) for s in block)
 
 
 def drop_empty_comments(statements):
     out = []
     for position, statement in enumerate(statements):
+        if _is_compound(statement):
+            for field in _blocks(statement):
+                setattr(statement, field, drop_empty_comments(getattr(statement, field)) or [gast.Pass()])
         if is_marker(statement) and _is_comment(statement):
             following = statements[position + 1] if position + 1 < len(statements) else None
             if following is None or is_marker(following) or isinstance(following, gast.Return):

@@ -62,7 +62,7 @@ def static_value(expr, program):
     while isinstance(expr, gast.Attribute):
         parts.append(expr.attr)
         expr = expr.value
-    value = program.parsed.namespace[expr.id]
+    value = program.namespace.values[expr.id]
     path = expr.id
     for attr in reversed(parts):
         try:
@@ -78,7 +78,7 @@ def static_value(expr, program):
 def is_static(expr, program):
     while isinstance(expr, gast.Attribute):
         expr = expr.value
-    return isinstance(expr, gast.Name) and expr.id in program.parsed.namespace
+    return isinstance(expr, gast.Name) and expr.id in program.namespace.values
 
 
 def operation(value, program):
@@ -86,7 +86,7 @@ def operation(value, program):
     if isinstance(value, gast.Constant) or (not isinstance(value, gast.Name) and is_static(value, program)):
         return Operation(CONSTANT)
     if isinstance(value, gast.Name):
-        if value.id in program.parsed.namespace:
+        if value.id in program.namespace.values:
             return Operation(CONSTANT)
         return Operation(COPY, args=[value])
     if isinstance(value, gast.BinOp):

@@ -1,15 +1,26 @@
 """Stage 5, reverse: the forward sweep and the adjoint sweep of a function.
 
 Assumes: a Program in A-normal form (stage 3) and its Activity (stage 4).
-Guarantees: `Gradient.forward` is the primal computation (the ANF body without
-its `return`); `Gradient.backward` starts from the seed `d_<result>` and visits
-the active statements in reverse order, applying each primitive's adjoint rule
-(inlined or called, see `inline`) and accumulating the adjoint of every value
-used more than once. Zeros are symbolic: a value that receives no adjoint has no
-`d_` variable at all; a differentiated parameter that receives none gets an
-explicit zero at the end. Each block of adjoint code is preceded by a
-`# grad of: <source line>` comment. A call whose active arguments reach a
-function with no rule raises `MissingRuleError` naming it and its call site.
+Guarantees: `Gradient.forward` is the primal computation; `Gradient.backward`
+starts from the seed `d_<result>` and visits the statements in reverse order,
+applying each statement's adjoint (see `adjoints`). Control flow is replayed:
+
+- an `if` is replayed on its test, a name no statement of the `if` assigns;
+- `for i in r` is replayed as `for i in reversed(r)` (`r[:trips]` when the loop
+  can stop early), a `while` loop as `for _ in range(trips)`, with `trips`
+  counted by the forward sweep;
+- a value that code inside `if`/`for`/`while` overwrites, and that the adjoint
+  sweep reads, is pushed on the tape before it is overwritten and popped back
+  right after the adjoint of the overwriting statement; an in-place write
+  `x[i] = v` pushes the elements it overwrites. So when the adjoint sweep reaches
+  a statement, every variable holds the value it had when the forward sweep ran
+  that statement. Straight-line code at the top level assigns every name once
+  and pushes nothing (see `tape`).
+
+Zeros are symbolic: a value that receives no adjoint has no `d_` variable at all.
+Where control flow joins (the two branches of an `if`, the start and end of a loop
+body) and one side has an adjoint the other lacks, that side gets an explicit
+zero. Each block of adjoint code is preceded by `# grad of: <source line>`.
 """
 
 import copy
@@ -17,305 +28,292 @@ from dataclasses import dataclass
 
 import gast
 
-from . import primitives
-from .emit import comment
-from .errors import MissingRuleError, SourceError
-from .inline import bind_arguments, instantiate, template_of
-from .registry import REGISTRY, primitive_name
-from .runtime import add_adjoint, getitem_adjoint, pack_like, zeros_like_value
+from .adjoints import StatementAdjoints, assign, call, constant, name, store
+from .runtime import copy_adjoint
+from .tape import Restore, Save, insert_tape
 
 
 @dataclass
 class Gradient:
     program: object
-    forward: list  # statements of the forward sweep
+    forward: list  # statements of the forward sweep (tape pushes included)
     backward: list  # statements of the adjoint sweep (after the seed)
     seed: str  # name of the result's adjoint
     adjoints: dict  # parameter name -> name of its adjoint at the end of the sweep
     result_active: bool
+    tape: str  # the tape's name in generated code, or None when nothing is recorded
 
 
-def reverse(program, activity, wrt, namespace):
+def reverse(program, activity, wrt):
     """Build the forward and adjoint sweeps of `program` with respect to `wrt` (names)."""
-    return _Reverse(program, activity, namespace).run(wrt)
+    return _Reverse(program, activity).run(wrt)
 
 
-def _name(identifier):
-    return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
+def _assigned_names(statements):
+    names = []
+    for statement in statements:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id not in names:
+                names.append(node.id)
+    return names
 
 
-def _store(identifier):
-    return gast.Name(id=identifier, ctx=gast.Store(), annotation=None, type_comment=None)
+def _loop_exit(statement):
+    """True for the `if stop: break` a loop body ends with when it can stop early."""
+    return (
+        isinstance(statement, gast.If)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], gast.Break)
+    )
 
 
-def _assign(identifier, value):
-    return gast.Assign(targets=[_store(identifier)], value=value, type_comment=None)
-
-
-def _call(func_name, *args):
-    return gast.Call(func=_name(func_name), args=list(args), keywords=[])
-
-
-class _Reverse:
-    def __init__(self, program, activity, namespace):
-        self.program = program
-        self.activity = activity
-        self.namespace = namespace
-        self.namer = program.namer
-        self.adjoint = {}  # primal name -> its adjoint's name, once nonzero
-        self.out = []
+class _Reverse(StatementAdjoints):
+    def __init__(self, program, activity):
+        super().__init__(program, activity)
         self.containers = self._container_names()
-        self.last_comment_line = None
         # Every value's adjoint name is fixed before any rule is inlined, so a rule's
         # local (`d_a`) can never take the name of a parameter's adjoint (`d_a`).
-        self.adjoint_names = {}
-        for name in program.params + _assigned_in_order(program.body):
-            if name not in self.adjoint_names:
-                self.adjoint_names[name] = self.namer.adjoint_name(name)
+        for primal in program.params + _assigned_names(program.body):
+            if primal not in self.adjoint_names:
+                self.adjoint_names[primal] = self.namer.adjoint_name(primal)
+        self.sites = {}  # id(statement) -> Save/Restore pair of that statement
+        self.counters = {}  # id(loop) -> name of its trip counter
+        self.seen = set(program.params)  # names assigned so far, in the order of the source
+        self.loop_depth = 0
 
     def _container_names(self):
         """Names whose adjoint may be a tuple, list or dict: accumulate with add_adjoint."""
         names = set()
-        for statement in self.program.body:
+        for statement in _walk_statements(self.program.body):
             if not isinstance(statement, gast.Assign):
                 continue
-            value = statement.value
-            if isinstance(statement.targets[0], gast.Tuple):
+            target, value = statement.targets[0], statement.value
+            if isinstance(target, gast.Tuple):
                 names.add(value.id)
             elif isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
                 names.add(value.value.id)
-            elif isinstance(value, (gast.Tuple, gast.List)):
-                names.add(statement.targets[0].id)
+            elif isinstance(value, (gast.Tuple, gast.List)) and isinstance(target, gast.Name):
+                names.add(target.id)
         return names
 
     def run(self, wrt):
         program = self.program
-        forward = [s for s in program.body if not isinstance(s, gast.Return)]
+        body = program.body[:-1]
+        forward = self.forward_block(body, depth=0)
         result = program.result
         result_active = self.activity.is_active(result)
         seed = self.adjoint_names[result.id] if isinstance(result, gast.Name) else self.namer.fresh("d_result")
+        backward = []
         if result_active:
             self.adjoint[result.id] = seed
-            for statement in reversed(forward):
-                self.statement(statement)
-        adjoints = {}
+            backward = self.backward_block(body, depth=0)
         for param in wrt:
             if param not in self.adjoint:
-                name = self.adjoint_names[param]
-                zero = self.namespace.bind("zeros_like_value", zeros_like_value)
-                self.out.append(_assign(name, _call(zero, _name(param))))
-                self.adjoint[param] = name
-            adjoints[param] = self.adjoint[param]
-        return Gradient(program, forward, self.out, seed, adjoints, result_active)
+                self.materialize_zero(param, backward)
+        adjoints = {param: self.adjoint[param] for param in wrt}
+        forward, backward, tape = insert_tape(self, forward, backward)
+        return Gradient(program, forward, backward, seed, adjoints, result_active, tape)
 
-    # ----- one statement -----
+    # ----- the forward sweep -----
 
-    def statement(self, statement):
-        if not isinstance(statement, gast.Assign):
-            return
-        target = statement.targets[0]
-        if isinstance(target, gast.Tuple):
-            self.unpack(statement)
-            return
-        if target.id not in self.adjoint:
-            return
-        op = primitives.operation(statement.value, self.program)
-        if not primitives.is_differentiable(op):
-            return
-        dy = self.adjoint[target.id]
-        self.comment_for(statement)
-        if op.kind == primitives.COPY:
-            self.contribute(op.args[0], _name(dy))
-        elif op.kind == primitives.PACK:
-            for position, element in enumerate(op.args):
-                if self.activity.is_active(element):
-                    item = gast.Subscript(
-                        value=_name(dy), slice=gast.Constant(value=position, kind=None), ctx=gast.Load()
-                    )
-                    self.contribute(element, item)
-        elif op.kind == primitives.GETITEM:
-            source = op.args[0]
-            if self.activity.is_active(source):
-                helper = self.namespace.bind("getitem_adjoint", getitem_adjoint)
-                index = _index_value(copy.deepcopy(statement.value.slice), self.namespace)
-                self.contribute(source, _call(helper, _name(dy), copy.deepcopy(source), index))
-        else:
-            self.primitive(statement, op, dy, target.id)
+    def site(self, statement, names, depth, write=None, header=False):
+        """The Save/Restore pair for a statement that overwrites `names` (or writes in place).
 
-    def unpack(self, statement):
-        names = [e.id for e in statement.targets[0].elts]
-        if not any(n in self.adjoint for n in names):
-            return
-        source = statement.value
-        if not self.activity.is_active(source):
-            return
-        self.comment_for(statement)
-        zero = None
-        items = []
-        for n in names:
-            if n in self.adjoint:
-                items.append(_name(self.adjoint[n]))
-            else:
-                zero = zero or self.namespace.bind("zeros_like_value", zeros_like_value)
-                items.append(_call(zero, _name(n)))
-        pack = self.namespace.bind("pack_like", pack_like)
-        self.contribute(source, _call(pack, copy.deepcopy(source), gast.Tuple(elts=items, ctx=gast.Load())))
+        Only names that may hold a value there are kept: inside a loop, a name holds
+        the previous iteration's value; elsewhere only a name assigned earlier does.
+        A loop's own variable is restored by the backward loop itself, so for it only
+        a value from before the loop counts.
+        """
+        key = id(statement)
+        if key not in self.sites:
+            if write is None:
+                names = [n for n in names if n in self.seen or (self.loop_depth and not header)]
+            self.sites[key] = (Save(names, depth, write), Restore(names, depth, write))
+        return self.sites[key]
 
-    def primitive(self, statement, op, dy, y):
-        active = [i for i, arg in enumerate(op.args) if self.activity.is_active(arg)]
-        for keyword, value in op.keywords.items():
-            if self.activity.is_active(value):
-                raise SourceError(
-                    f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
-                    "inputs; pass it positionally so its gradient can flow",
-                    *self.program.parsed.where(statement),
-                )
-        if not active:
-            return
-        rule = REGISTRY.adjoint_rule(op.primitive) if op.primitive is not None else None
-        if rule is None:
-            raise self.missing_rule(statement, op)
-        label = primitive_name(op.primitive)
-        template = template_of(rule)
-        arguments = bind_arguments(rule, label, len(op.args), list(op.keywords))
-        if template is not None:
-            call = {}
-            for param, placeholder in arguments.items():
-                if param not in template.ignored:
-                    call[param] = self._operand(placeholder, op, dy, y)
-            for i in active:
-                if i >= len(template.outputs):
-                    raise self.no_gradient(statement, op, i)
-            statements, outputs = instantiate(template, call, self.namespace, self.namer, set(active))
-            self.out.extend(statements)
-            for i in active:
-                output = outputs[i]
-                if isinstance(output, gast.Constant) and output.value is None:
+    def forward_block(self, statements, depth):
+        out = []
+        for statement in statements:
+            if isinstance(statement, gast.Assign):
+                target = statement.targets[0]
+                if isinstance(target, gast.Subscript):
+                    save, _ = self.site(statement, [target.value.id], depth, write=target)
+                    out.append(save)
+                elif depth:
+                    save, _ = self.site(statement, _assigned_names([target]), depth)
+                    out.append(save)
+                self.seen.update(_assigned_names([target]))
+                out.append(statement)
+            elif isinstance(statement, gast.If):
+                if _loop_exit(statement):
+                    out.append(statement)
                     continue
-                self.contribute(op.args[i], output)
-            return
-        rule_name = self.namespace.bind(getattr(rule, "__name__", "adjoint_rule"), rule)
-        self.namespace.pure.append(rule)
-        call = gast.Call(
-            func=_name(rule_name),
-            args=[_name(dy), _name(y)] + copy.deepcopy(op.args),
-            keywords=[gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()],
-        )
-        if len(active) == 1:
-            (i,) = active
-            item = gast.Subscript(value=call, slice=gast.Constant(value=i, kind=None), ctx=gast.Load())
-            self.contribute(op.args[i], item)
-            return
-        holder = self.namer.fresh(f"adjoints_{y}")
-        self.out.append(_assign(holder, call))
-        for i in active:
-            item = gast.Subscript(value=_name(holder), slice=gast.Constant(value=i, kind=None), ctx=gast.Load())
-            self.contribute(op.args[i], item)
+                body = self.forward_block(statement.body, depth + 1)
+                orelse = self.forward_block(statement.orelse, depth + 1)
+                out.append(gast.If(test=statement.test, body=body, orelse=orelse))
+                gast.copy_location(out[-1], statement)
+            elif isinstance(statement, (gast.For, gast.While)):
+                out.extend(self.forward_loop(statement, depth))
+            elif isinstance(statement, gast.Expr):
+                out.append(statement)
+        return out
 
-    def _operand(self, placeholder, op, dy, y):
-        if placeholder == "dy":
-            return _name(dy)
-        if placeholder == "y":
-            return _name(y)
-        if isinstance(placeholder, tuple) and placeholder and placeholder[0] == "kw":
-            return op.keywords[placeholder[1]]
-        if isinstance(placeholder, int):
-            return op.args[placeholder]
-        # A parameter that collected several placeholders cannot be inlined; the
-        # template check excludes *args rules, so this is an internal error.
-        raise AssertionError(f"cannot bind rule parameter to {placeholder!r}")
-
-    # ----- accumulation -----
-
-    def contribute(self, primal, expr):
-        """Add `expr` to the adjoint of the name `primal`."""
-        name = primal.id
-        if name not in self.adjoint:
-            adjoint = self.adjoint_names[name]
-            self.adjoint[name] = adjoint
-            self.out.append(_assign(adjoint, expr))
-            return
-        adjoint = self.adjoint[name]
-        if name in self.containers:
-            helper = self.namespace.bind("add_adjoint", add_adjoint)
-            total = _call(helper, _name(adjoint), expr)
-        else:
-            total = gast.BinOp(left=_name(adjoint), op=gast.Add(), right=expr)
-        self.out.append(_assign(adjoint, total))
-
-    # ----- messages and comments -----
-
-    def comment_for(self, statement):
-        line = statement.lineno
-        if line == self.last_comment_line:
-            return
-        self.last_comment_line = line
-        parsed = self.program.parsed
-        text = parsed.line_text(line + parsed.line_offset)
-        if text is not None:
-            self.out.append(comment(f"grad of: {text.strip()}"))
-
-    def missing_rule(self, statement, op):
-        where = self.program.parsed.where(statement)
-        if op.primitive is None:
-            return MissingRuleError(
-                f"ssad does not know how to differentiate `{op.name}` on an active value: it is not "
-                "a NumPy array method or attribute with a rule. Use the equivalent NumPy function "
-                "(x.sum() -> np.sum(x)), or wrap the computation in a function and register its "
-                "adjoint with @ssad.adjoint(that_function)",
-                *where,
+    def forward_loop(self, loop, depth):
+        out = []
+        counted = isinstance(loop, gast.While) or (loop.body and _loop_exit(loop.body[-1]))
+        if isinstance(loop, gast.For):
+            save, _ = self.site(loop, [loop.target.id], depth, header=True)
+            out.append(save)
+            self.seen.add(loop.target.id)
+        self.loop_depth += 1
+        body = self.forward_block(loop.body, depth + 1)
+        self.loop_depth -= 1
+        if counted:
+            counter = self.namer.fresh("trips")
+            self.counters[id(loop)] = counter
+            start = gast.copy_location(assign(counter, constant(0)), loop)
+            if self.loop_depth:
+                save, _ = self.site(start, [counter], depth)
+                out.append(save)
+            self.seen.add(counter)
+            self.sites[("start", id(loop))] = start
+            out.append(start)
+            step = gast.copy_location(
+                assign(counter, gast.BinOp(left=name(counter), op=gast.Add(), right=constant(1))), loop
             )
-        label = primitive_name(op.primitive)
-        has_source = hasattr(op.primitive, "__code__")
-        hint = (
-            "Calls to your own functions are not transformed yet: register an adjoint for it"
-            if has_source
-            else "It has no adjoint rule and no Python source ssad could transform. Register one"
-        )
-        return MissingRuleError(
-            f"no adjoint rule for {label} (called as `{op.name}`). {hint}:\n\n"
-            f"    @ssad.adjoint({op.name})\n"
-            f"    def {_rule_name(op.name)}(dy, y, *args, **kwargs):\n"
-            f"        return (adjoint_of_arg0, ...)\n",
-            *where,
-        )
+            body = [step] + body
+        if isinstance(loop, gast.For):
+            new = gast.For(target=loop.target, iter=loop.iter, body=body, orelse=[], type_comment=None)
+        else:
+            new = gast.While(test=loop.test, body=body, orelse=[])
+        out.append(gast.copy_location(new, loop))
+        return out
 
-    def no_gradient(self, statement, op, index):
-        return MissingRuleError(
-            f"the adjoint rule of {primitive_name(op.primitive)} gives no gradient for its "
-            f"argument {index}, which depends on the differentiated inputs; pass that value in a "
-            "position the rule differentiates, or wrap the value with ssad.stop_gradient",
-            *self.program.parsed.where(statement),
-        )
+    # ----- the adjoint sweep -----
+
+    def backward_block(self, statements, depth):
+        saved_out, self.out = self.out, []
+        for statement in reversed(statements):
+            if isinstance(statement, gast.Assign):
+                self.statement_adjoint(statement)
+                key = id(statement)
+                if key in self.sites:
+                    self.out.append(self.sites[key][1])
+            elif isinstance(statement, gast.If):
+                if not _loop_exit(statement):
+                    self.if_adjoint(statement, depth)
+            elif isinstance(statement, (gast.For, gast.While)):
+                self.loop_adjoint(statement, depth)
+        code, self.out = self.out, saved_out
+        return code
+
+    def state(self):
+        return dict(self.adjoint), set(self.owned)
+
+    def set_state(self, state):
+        self.adjoint, self.owned = dict(state[0]), set(state[1])
+
+    def if_adjoint(self, statement, depth):
+        entry = self.state()
+        self.last_comment_line = None
+        body = self.backward_block(statement.body, depth + 1)
+        after_body = self.state()
+        self.set_state(entry)
+        self.last_comment_line = None
+        orelse = self.backward_block(statement.orelse, depth + 1)
+        after_else = self.state()
+        joined = set(after_body[0]) | set(after_else[0])
+        for code, state in ((body, after_body), (orelse, after_else)):
+            self.set_state(state)
+            for primal in sorted(joined - set(state[0])):
+                self.materialize_zero(primal, code)
+        self.set_state(after_body)
+        body_owned = set(self.owned) | (joined - set(after_body[0]))
+        else_owned = set(after_else[1]) | (joined - set(after_else[0]))
+        self.adjoint = {p: self.adjoint_names[p] for p in joined}
+        self.owned = body_owned & else_owned
+        if not body and not orelse:
+            return
+        self.out.append(gast.copy_location(
+            gast.If(test=copy.deepcopy(statement.test), body=body or [gast.Pass()], orelse=orelse), statement
+        ))
+
+    def loop_adjoint(self, loop, depth):
+        entry = self.state()
+        indexed = _indexed_names(loop.body)
+        head_nonzero = set(entry[0])
+        head_owned = set(entry[1]) | (indexed & head_nonzero)
+        namer_state = self.namer.snapshot()
+        while True:
+            self.namer.restore(namer_state)
+            self.adjoint = {p: self.adjoint_names[p] for p in head_nonzero}
+            self.owned = set(head_owned)
+            self.last_comment_line = None
+            body = self.backward_block(loop.body, depth + 1)
+            end_nonzero, end_owned = set(self.adjoint), set(self.owned)
+            new = end_nonzero - head_nonzero
+            lost = head_owned - end_owned - (head_nonzero - end_nonzero)
+            if not new and not lost:
+                break
+            head_nonzero |= new
+            head_owned = (head_owned - lost) | (indexed & new) | new
+        # At the end of the body, whatever the head expects but the body consumed is zero again.
+        for primal in sorted(head_nonzero - end_nonzero):
+            self.materialize_zero(primal, body)
+        # Before the loop: zeros for adjoints the loop accumulates into, private copies
+        # of adjoints it updates in place.
+        self.set_state(entry)
+        for primal in sorted(head_nonzero - set(entry[0])):
+            self.materialize_zero(primal, self.out)
+        for primal in sorted((head_owned & set(entry[0])) - set(entry[1])):
+            copier = self.helper("copy_adjoint", copy_adjoint)
+            self.out.append(assign(self.adjoint_names[primal], call(copier, name(self.adjoint_names[primal]))))
+        self.adjoint = {p: self.adjoint_names[p] for p in head_nonzero}
+        self.owned = set(head_owned)
+        header = self.backward_header(loop)
+        if body:  # markers included: pops inside the loop must run even without adjoint code
+            header.body = body
+            self.out.append(gast.copy_location(header, loop))
+        # Pops mirror the pushes before the loop: the counter's, then the loop variable's.
+        start = self.sites.get(("start", id(loop)))
+        if start is not None and id(start) in self.sites:
+            self.out.append(self.sites[id(start)][1])
+        key = id(loop)
+        if key in self.sites:
+            self.out.append(self.sites[key][1])
+
+    def backward_header(self, loop):
+        counter = self.counters.get(id(loop))
+        if isinstance(loop, gast.While):
+            ignored = self.namer.fresh("_")
+            rng = call(self.helper("range", range), name(counter))
+            return gast.For(target=store(ignored), iter=rng, body=[], orelse=[], type_comment=None)
+        iterations = copy.deepcopy(loop.iter)
+        if counter is not None:
+            iterations = gast.Subscript(
+                value=iterations, slice=gast.Slice(lower=None, upper=name(counter), step=None), ctx=gast.Load()
+            )
+        rng = call(self.helper("reversed", reversed), iterations)
+        return gast.For(target=copy.deepcopy(loop.target), iter=rng, body=[], orelse=[], type_comment=None)
 
 
-def _assigned_in_order(body):
-    return [
-        n.id
-        for statement in body
-        if isinstance(statement, gast.Assign)
-        for n in gast.walk(statement.targets[0])
-        if isinstance(n, gast.Name)
-    ]
+def _walk_statements(block):
+    for statement in block:
+        yield statement
+        for field_name in ("body", "orelse"):
+            yield from _walk_statements(getattr(statement, field_name, []) or [])
 
 
-def _rule_name(path):
-    return path.replace(".", "_").strip("_()") + "_adjoint"
+def _indexed_names(block):
+    """Names read or written by index inside `block` (their adjoints are updated in place)."""
+    names = set()
+    for statement in _walk_statements(block):
+        if not isinstance(statement, gast.Assign):
+            continue
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, gast.Subscript):
+            names.add(target.value.id)
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            names.add(value.value.id)
+    return names
 
-
-def _index_value(index, namespace):
-    """The index of a subscript as a value expression: `np.s_[1:3]` for slices."""
-    if not _has_slice(index):
-        return index
-    np_name = namespace.bind("np", __import__("numpy"))
-    return gast.Subscript(
-        value=gast.Attribute(value=_name(np_name), attr="s_", ctx=gast.Load()), slice=index, ctx=gast.Load()
-    )
-
-
-def _has_slice(index):
-    if isinstance(index, gast.Slice):
-        return True
-    if isinstance(index, gast.Tuple):
-        return any(_has_slice(e) for e in index.elts)
-    return False

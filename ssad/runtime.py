@@ -60,6 +60,8 @@ def _describe(value):
 
 def zeros_like_value(x):
     """A zero adjoint with the structure of `x` (float 0.0 for Python numbers)."""
+    if x is None:  # a value not yet computed: its adjoint is never read
+        return 0.0
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, _float_dtype(x.dtype))
     if isinstance(x, np.generic):
@@ -134,6 +136,65 @@ def getitem_adjoint(dy, x, index):
     else:
         np.add.at(d_x, index, dy)
     return d_x
+
+
+def add_at(d_x, index, d_part):
+    """`d_x` with `d_part` added at `index`, in place when `d_x` can be (the adjoint of x[index]).
+
+    Repeated integer indices accumulate (`np.add.at`); basic indices, slices and
+    masks select each element once, so `+=` is exact there and much faster.
+    """
+    if isinstance(d_x, np.ndarray):
+        if _is_basic_index(index):
+            d_x[index] += d_part
+        else:
+            np.add.at(d_x, index, d_part)
+        return d_x
+    if isinstance(d_x, list):
+        if isinstance(index, slice):
+            for position, d in zip(range(len(d_x))[index], d_part, strict=True):
+                d_x[position] = d_x[position] + d
+        else:
+            d_x[index] = d_x[index] + d_part
+        return d_x
+    if isinstance(d_x, tuple):
+        items = list(d_x)
+        add_at(items, index, d_part)
+        return type(d_x)(*items) if hasattr(d_x, "_fields") else tuple(items)
+    if isinstance(d_x, dict):
+        d_x[index] = d_x[index] + d_part
+        return d_x
+    raise SsadError(f"cannot index an adjoint of type {type(d_x).__name__}")
+
+
+def zero_at(d_x, index):
+    """A copy of the adjoint `d_x` with zeros at `index` (the adjoint of x before `x[index] = v`)."""
+    d_x = np.array(d_x, copy=True)
+    d_x[index] = 0.0
+    return d_x
+
+
+def copy_adjoint(d_x):
+    """A private, writable copy of an adjoint (arrays, lists), so it can be updated in place."""
+    if isinstance(d_x, np.ndarray):
+        return np.array(d_x, copy=True)
+    if isinstance(d_x, list):
+        return list(d_x)
+    if isinstance(d_x, dict):
+        return dict(d_x)
+    return d_x
+
+
+class Tape(list):
+    """The stack the forward sweep pushes onto and the backward sweep pops from.
+
+    A local of each generated function, never shared, so calls are reentrant.
+    """
+
+    push = list.append
+
+    def copy(self):
+        return Tape(self)
 
 
 def stop_gradient(x):

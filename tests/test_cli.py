@@ -16,8 +16,10 @@ MODEL = textwrap.dedent(
         return np.sum(h ** 2)
 
     def broken(x):
-        for i in range(3):
+        try:
             x = x * 2
+        except ValueError:
+            pass
         return x
     """
 )
@@ -68,7 +70,7 @@ def test_stage_option(model):
     [
         (("show", "does_not_exist.py:f"), "no such file"),
         (("show", "{model}:nope"), "has no function 'nope'"),
-        (("show", "{model}:broken"), "model.py:8:5: `for` loops are not supported yet"),
+        (("show", "{model}:broken"), "model.py:8:5: `try` statements are not supported"),
         (("show", "{model}"), "expected FILE.py:FUNCTION"),
         (("show", "no_such_module_xyz:f"), "cannot import module"),
         (("show", "{model}:loss", "--wrt", "q"), "not a parameter"),

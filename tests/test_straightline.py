@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import ssad
-from ssad.anf import to_anf, validate
+from ssad.anf import to_anf
+from ssad.validate import validate
 from ssad.fence import check
 from ssad.parse import parse_function
 

@@ -6,24 +6,6 @@ The tests find each construct's line by the marker comment `# <- here`.
 import numpy as np
 
 
-def uses_if(x):
-    if x > 0:  # <- here
-        x = x * 2
-    return x
-
-
-def uses_for(x):
-    for _ in range(3):  # <- here
-        x = x * 2
-    return x
-
-
-def uses_while(x):
-    while x < 10:  # <- here
-        x = x * 2
-    return x
-
-
 def uses_nested_def(x):
     def inner(y):  # <- here
         return y * 2
@@ -53,33 +35,6 @@ def uses_with(x):
 def uses_comprehension(x):
     ys = [v * 2 for v in x]  # <- here
     return np.sum(ys)
-
-
-def uses_conditional_expression(x):
-    y = x if x > 0 else -x  # <- here
-    return y
-
-
-def uses_bool_op(x, y):
-    z = x and y  # <- here
-    return z
-
-
-def uses_subscript_assignment(x):
-    y = np.zeros(3)
-    y[0] = x  # <- here
-    return np.sum(y)
-
-
-def uses_subscript_augassign(x):
-    y = np.zeros(3)
-    y[0] += x  # <- here
-    return np.sum(y)
-
-
-def uses_early_return(x):
-    return x  # <- here
-    return x * 2
 
 
 def uses_no_return(x):
@@ -153,19 +108,11 @@ def uses_undefined_name(x):
 
 
 CASES = [
-    uses_if,
-    uses_for,
-    uses_while,
     uses_nested_def,
     uses_lambda,
     uses_try,
     uses_with,
     uses_comprehension,
-    uses_conditional_expression,
-    uses_bool_op,
-    uses_subscript_assignment,
-    uses_subscript_augassign,
-    uses_early_return,
     uses_no_return,
     uses_global,
     uses_starred_call,

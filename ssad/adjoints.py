@@ -1,0 +1,319 @@
+"""The adjoint code of one simple statement, and how adjoints accumulate.
+
+Used by `reverse`: `StatementAdjoints.statement_adjoint(s)` appends to `self.out`
+the code that moves the adjoint of `s`'s target to the adjoints of its operands:
+a primitive's rule (inlined or called, see `inline`), a copy, a tuple display, an
+unpacking, a read `t = x[i]` (scattered back with `add_at`), or an in-place
+write `x[i] = v`.
+
+The adjoint state is symbolic. `self.adjoint` maps each primal name whose adjoint
+is nonzero to the name that holds it; a name that is absent has a zero adjoint
+that exists nowhere. `self.owned` holds the primal names whose adjoint array is
+ours alone (freshly allocated), which can then be updated in place: `d_x[i] = 0.0`
+for a write, `add_at(d_x, i, d)` for a read, instead of copying the whole array
+each time (a copy per loop iteration would make a loop over `x[i]` quadratic).
+"""
+
+import copy
+
+import gast
+import numpy as np
+
+from . import primitives
+from .emit import comment
+from .errors import MissingRuleError, SourceError
+from .inline import bind_arguments, instantiate, template_of
+from .registry import REGISTRY, primitive_name
+from .runtime import add_adjoint, add_at, copy_adjoint, pack_like, zero_at, zeros_like_value
+
+
+def name(identifier):
+    return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def store(identifier):
+    return gast.Name(id=identifier, ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+def assign(identifier, value):
+    return gast.Assign(targets=[store(identifier)], value=value, type_comment=None)
+
+
+def call(func_name, *args):
+    return gast.Call(func=name(func_name), args=list(args), keywords=[])
+
+
+def constant(value):
+    return gast.Constant(value=value, kind=None)
+
+
+class StatementAdjoints:
+    """State and code generation shared by the reverse pass; see the module docstring."""
+
+    def __init__(self, program, activity):
+        self.program = program
+        self.activity = activity
+        self.namespace = program.namespace
+        self.namer = program.namer
+        self.adjoint = {}  # primal name -> the name holding its nonzero adjoint
+        self.owned = set()  # primal names whose adjoint array may be updated in place
+        self.out = []
+        self.last_comment_line = None
+        self.adjoint_names = {}
+        self.containers = set()
+
+    def helper(self, preferred, value):
+        return self.namespace.bind(preferred, value)
+
+    # ----- one statement -----
+
+    def statement_adjoint(self, statement):
+        """Append the adjoint code of `statement` and consume its target's adjoint."""
+        if not isinstance(statement, gast.Assign):
+            return
+        target = statement.targets[0]
+        if isinstance(target, gast.Tuple):
+            self.unpack(statement)
+            return
+        if isinstance(target, gast.Subscript):
+            self.write(statement)
+            return
+        if target.id not in self.adjoint:
+            return
+        op = primitives.operation(statement.value, self.program)
+        dy = self.adjoint.pop(target.id)
+        self.owned.discard(target.id)
+        if not primitives.is_differentiable(op):
+            return
+        self.comment_for(statement)
+        if op.kind == primitives.COPY:
+            self.contribute(op.args[0], name(dy))
+        elif op.kind == primitives.PACK:
+            for position, element in enumerate(op.args):
+                if self.activity.is_active(element):
+                    item = gast.Subscript(value=name(dy), slice=constant(position), ctx=gast.Load())
+                    self.contribute(element, item)
+        elif op.kind == primitives.GETITEM:
+            source = op.args[0]
+            if self.activity.is_active(source):
+                self.scatter(source, statement.value.slice, name(dy))
+        else:
+            self.primitive(statement, op, dy, target.id)
+
+    def unpack(self, statement):
+        names = [e.id for e in statement.targets[0].elts]
+        present = [n for n in names if n in self.adjoint]
+        if not present:
+            return
+        source = statement.value
+        items = []
+        for n in names:
+            if n in self.adjoint:
+                items.append(name(self.adjoint.pop(n)))
+                self.owned.discard(n)
+            else:
+                items.append(call(self.helper("zeros_like_value", zeros_like_value), name(n)))
+        if not self.activity.is_active(source):
+            return
+        self.comment_for(statement)
+        pack = self.helper("pack_like", pack_like)
+        self.contribute(source, call(pack, copy.deepcopy(source), gast.Tuple(elts=items, ctx=gast.Load())))
+
+    def write(self, statement):
+        """x[i] = v: v gets the adjoint of x[i]; x's old value gets zero there."""
+        target = statement.targets[0]
+        array = target.value.id
+        if array not in self.adjoint:
+            return
+        self.comment_for(statement)
+        index = index_value(copy.deepcopy(target.slice), self.namespace)
+        d_array = self.adjoint[array]
+        value = statement.value
+        if self.activity.is_active(value):
+            part = gast.Subscript(value=name(d_array), slice=copy.deepcopy(index), ctx=gast.Load())
+            np_name = self.helper("np", np)
+            copied = gast.Call(func=gast.Attribute(value=name(np_name), attr="copy", ctx=gast.Load()), args=[part], keywords=[])
+            self.contribute(value, self.unbroadcast(copied, value))
+        if array in self.owned:
+            zero = gast.Subscript(value=name(d_array), slice=index, ctx=gast.Store())
+            self.out.append(gast.Assign(targets=[zero], value=constant(0.0), type_comment=None))
+        else:
+            self.out.append(assign(d_array, call(self.helper("zero_at", zero_at), name(d_array), index)))
+            self.owned.add(array)
+
+    def scatter(self, source, slice_, d_part):
+        """Add `d_part` into the adjoint of `source` at the index `slice_` (for t = source[i])."""
+        index = index_value(copy.deepcopy(slice_), self.namespace)
+        helper = self.helper("add_at", add_at)
+        primal = source.id
+        if primal not in self.adjoint:
+            base = call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(source))
+        elif primal in self.owned:
+            base = name(self.adjoint[primal])
+        else:
+            base = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint[primal]))
+        d_source = self.adjoint.get(primal) or self.adjoint_names[primal]
+        self.out.append(assign(d_source, call(helper, base, index, d_part)))
+        self.adjoint[primal] = d_source
+        self.owned.add(primal)
+
+    def unbroadcast(self, expr, primal):
+        from .runtime import unbroadcast
+
+        return call(self.helper("unbroadcast", unbroadcast), expr, copy.deepcopy(primal))
+
+    def primitive(self, statement, op, dy, y):
+        active = [i for i, arg in enumerate(op.args) if self.activity.is_active(arg)]
+        for keyword, value in op.keywords.items():
+            if self.activity.is_active(value):
+                raise SourceError(
+                    f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
+                    "inputs; pass it positionally so its gradient can flow",
+                    *self.program.parsed.where(statement),
+                )
+        if not active:
+            return
+        rule = REGISTRY.adjoint_rule(op.primitive) if op.primitive is not None else None
+        if rule is None:
+            raise self.missing_rule(statement, op)
+        label = primitive_name(op.primitive)
+        template = template_of(rule)
+        arguments = bind_arguments(rule, label, len(op.args), list(op.keywords))
+        if template is not None:
+            bound = {}
+            for param, placeholder in arguments.items():
+                if param not in template.ignored:
+                    bound[param] = self._operand(placeholder, op, dy, y)
+            for i in active:
+                if i >= len(template.outputs):
+                    raise self.no_gradient(statement, op, i)
+            statements, outputs = instantiate(template, bound, self.namespace, self.namer, set(active))
+            self.out.extend(statements)
+            for i in active:
+                output = outputs[i]
+                if isinstance(output, gast.Constant) and output.value is None:
+                    continue
+                self.contribute(op.args[i], self.simplify(output, op, i))
+            return
+        rule_name = self.helper(getattr(rule, "__name__", "adjoint_rule"), rule)
+        self.namespace.pure.append(rule)
+        rule_call = gast.Call(
+            func=name(rule_name),
+            args=[name(dy), name(y)] + copy.deepcopy(op.args),
+            keywords=[gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()],
+        )
+        if len(active) == 1:
+            (i,) = active
+            self.contribute(op.args[i], gast.Subscript(value=rule_call, slice=constant(i), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, rule_call))
+        for i in active:
+            self.contribute(op.args[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
+
+    def simplify(self, output, op, position):
+        """Hook for shape facts: drop `unbroadcast` where shapes are known to match."""
+        return output
+
+    def _operand(self, placeholder, op, dy, y):
+        if placeholder == "dy":
+            return name(dy)
+        if placeholder == "y":
+            return name(y)
+        if isinstance(placeholder, tuple) and placeholder and placeholder[0] == "kw":
+            return op.keywords[placeholder[1]]
+        if isinstance(placeholder, int):
+            return op.args[placeholder]
+        raise AssertionError(f"cannot bind rule parameter to {placeholder!r}")
+
+    # ----- accumulation -----
+
+    def contribute(self, primal, expr):
+        """Add `expr` to the adjoint of the name `primal`."""
+        key = primal.id
+        if key not in self.adjoint:
+            adjoint = self.adjoint_names[key]
+            self.adjoint[key] = adjoint
+            self.owned.discard(key)
+            self.out.append(assign(adjoint, expr))
+            return
+        adjoint = self.adjoint[key]
+        if key in self.containers:
+            total = call(self.helper("add_adjoint", add_adjoint), name(adjoint), expr)
+        else:
+            total = gast.BinOp(left=name(adjoint), op=gast.Add(), right=expr)
+        self.out.append(assign(adjoint, total))
+        self.owned.add(key)  # `a + b` is a fresh array
+
+    def materialize_zero(self, primal, out):
+        """Give `primal` an explicit zero adjoint (where symbolic zeros meet at a join)."""
+        adjoint = self.adjoint_names[primal]
+        zero = call(self.helper("zeros_like_value", zeros_like_value), name(primal))
+        out.append(assign(adjoint, zero))
+        self.adjoint[primal] = adjoint
+        self.owned.add(primal)
+
+    # ----- messages and comments -----
+
+    def comment_for(self, statement):
+        line = statement.lineno
+        if line == self.last_comment_line:
+            return
+        self.last_comment_line = line
+        parsed = self.program.parsed
+        text = parsed.line_text(line + parsed.line_offset)
+        if text is not None:
+            self.out.append(comment(f"grad of: {text.strip()}"))
+
+    def missing_rule(self, statement, op):
+        where = self.program.parsed.where(statement)
+        if op.primitive is None:
+            return MissingRuleError(
+                f"ssad does not know how to differentiate `{op.name}` on an active value: it is not "
+                "a NumPy array method or attribute with a rule. Use the equivalent NumPy function "
+                "(x.sum() -> np.sum(x)), or wrap the computation in a function and register its "
+                "adjoint with @ssad.adjoint(that_function)",
+                *where,
+            )
+        label = primitive_name(op.primitive)
+        has_source = hasattr(op.primitive, "__code__")
+        hint = (
+            "Calls to your own functions are not transformed yet: register an adjoint for it"
+            if has_source
+            else "It has no adjoint rule and no Python source ssad could transform. Register one"
+        )
+        return MissingRuleError(
+            f"no adjoint rule for {label} (called as `{op.name}`). {hint}:\n\n"
+            f"    @ssad.adjoint({op.name})\n"
+            f"    def {_rule_name(op.name)}(dy, y, *args, **kwargs):\n"
+            f"        return (adjoint_of_arg0, ...)\n",
+            *where,
+        )
+
+    def no_gradient(self, statement, op, index):
+        return MissingRuleError(
+            f"the adjoint rule of {primitive_name(op.primitive)} gives no gradient for its "
+            f"argument {index}, which depends on the differentiated inputs; pass that value in a "
+            "position the rule differentiates, or wrap the value with ssad.stop_gradient",
+            *self.program.parsed.where(statement),
+        )
+
+
+def _rule_name(path):
+    return path.replace(".", "_").strip("_()") + "_adjoint"
+
+
+def index_value(index, namespace):
+    """The index of a subscript as a value expression: `np.s_[1:3]` for slices."""
+    if not _has_slice(index):
+        return index
+    np_name = namespace.bind("np", np)
+    return gast.Subscript(value=gast.Attribute(value=name(np_name), attr="s_", ctx=gast.Load()), slice=index, ctx=gast.Load())
+
+
+def _has_slice(index):
+    if isinstance(index, gast.Slice):
+        return True
+    if isinstance(index, gast.Tuple):
+        return any(_has_slice(e) for e in index.elts)
+    return False

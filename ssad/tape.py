@@ -1,0 +1,239 @@
+"""Stage 6, the tape: what the forward sweep records so the adjoint sweep can replay it.
+
+Assumes: a forward sweep and an adjoint sweep from `reverse`, holding `Save` and
+`Restore` markers around every statement that overwrites a name or writes into an
+array in place inside control flow.
+Guarantees: each marker pair becomes pushes and pops only for what the adjoint
+sweep actually reads (a name it never reads, or that a loop recomputes to the
+same value each iteration, records nothing); an in-place write `x[i] = v`
+records the elements it overwrites (a copy: the array changes afterwards) and
+restores them in place. The tape is a local `Tape()` created only when something
+is recorded; values that may be saved before their first assignment are set to
+None first. Code that runs once and overwrites nothing records nothing.
+"""
+
+import copy
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from . import primitives
+from .emit import is_marker
+from .registry import REGISTRY
+from .runtime import Tape
+
+
+@dataclass(eq=False)
+class Save:
+    names: list
+    depth: int
+    write: object = None  # the Subscript target of an in-place write
+
+
+@dataclass(eq=False)
+class Restore:
+    names: list
+    depth: int
+    write: object = None
+
+
+def _name(identifier, store=False):
+    return gast.Name(id=identifier, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _method(owner, method, *args):
+    func = gast.Attribute(value=_name(owner), attr=method, ctx=gast.Load())
+    return gast.Call(func=func, args=list(args), keywords=[])
+
+
+def _children(statement):
+    return [getattr(statement, f, None) or [] for f in ("body", "orelse")]
+
+
+def _all_statements(block):
+    for statement in block:
+        yield statement
+        if isinstance(statement, (Save, Restore)):
+            continue
+        for child in _children(statement):
+            yield from _all_statements(child)
+
+
+def _loads(statement):
+    if isinstance(statement, (Save, Restore)) or is_marker(statement):
+        return set()
+    nodes = [statement]
+    if isinstance(statement, (gast.If, gast.While)):
+        nodes = [statement.test]
+    elif isinstance(statement, gast.For):
+        nodes = [statement.iter]
+    return {
+        n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+
+
+def _stores(block, writes=False):
+    """Names assigned in `block`; with `writes`, also arrays written in place (`x[i] = v`)."""
+    names = set()
+    for statement in _all_statements(block):
+        if isinstance(statement, gast.Assign):
+            for target in statement.targets:
+                if isinstance(target, gast.Subscript):
+                    if writes:
+                        names.add(target.value.id)
+                    continue
+                names |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        elif isinstance(statement, gast.For):
+            names.add(statement.target.id)
+    return names
+
+
+def loop_invariants(program, forward):
+    """Names a loop assigns the same value in every iteration (nothing to record for them)."""
+    invariant = set()
+    outside = _stores_outside_loops(forward)
+    for loop in _all_statements(forward):
+        if not isinstance(loop, (gast.For, gast.While)):
+            continue
+        assigned = _stores(loop.body, writes=True) | ({loop.target.id} if isinstance(loop, gast.For) else set())
+        counts = {}
+        for statement in _all_statements(loop.body):
+            if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
+                counts[statement.targets[0].id] = counts.get(statement.targets[0].id, 0) + 1
+        candidates = {}
+        for statement in _all_statements(loop.body):
+            if not isinstance(statement, gast.Assign) or not isinstance(statement.targets[0], gast.Name):
+                continue
+            target = statement.targets[0].id
+            if counts[target] != 1 or target in outside or not _pure(statement.value, program):
+                continue
+            candidates[target] = _loads(statement)
+        changed = True
+        found = set()
+        while changed:
+            changed = False
+            for target, reads in candidates.items():
+                if target not in found and all(r not in assigned or r in found for r in reads):
+                    found.add(target)
+                    changed = True
+        invariant |= found
+    return invariant
+
+
+def _stores_outside_loops(block):
+    names = set()
+    for statement in block:
+        if isinstance(statement, (gast.For, gast.While)):
+            continue
+        if isinstance(statement, gast.If):
+            names |= _stores_outside_loops(statement.body) | _stores_outside_loops(statement.orelse)
+        elif isinstance(statement, gast.Assign):
+            names |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+    return names
+
+
+def _pure(value, program):
+    op = primitives.operation(value, program)
+    if op.kind in (primitives.COPY, primitives.CONSTANT, primitives.INACTIVE, primitives.PACK, primitives.GETITEM):
+        return True
+    return op.primitive is not None and REGISTRY.is_primitive(op.primitive)
+
+
+def insert_tape(reverse, forward, backward):
+    """Turn the markers into pushes and pops; returns (forward, backward, tape name or None)."""
+    program = reverse.program
+    primal = set(program.params) | _stores(forward)
+    needed = set()
+    for statement in _all_statements(backward):
+        needed |= _loads(statement) & primal
+    invariant = loop_invariants(program, forward)
+
+    def recorded(marker):
+        if marker.write is not None:
+            return marker.names if marker.names[0] in needed else []
+        return [n for n in marker.names if n in needed and n not in invariant]
+
+    markers = [s for s in _all_statements(forward) if isinstance(s, Save)]
+    tape = program.namer.fresh("tape") if any(recorded(m) for m in markers) else None
+    np_name = reverse.helper("np", np) if tape and any(m.write is not None and recorded(m) for m in markers) else None
+
+    def save(marker):
+        if marker.write is not None:
+            part = gast.Subscript(value=_name(marker.names[0]), slice=copy.deepcopy(marker.write.slice), ctx=gast.Load())
+            copied = gast.Call(func=gast.Attribute(value=_name(np_name), attr="copy", ctx=gast.Load()), args=[part], keywords=[])
+            return [gast.Expr(value=_method(tape, "push", copied))] if recorded(marker) else []
+        return [gast.Expr(value=_method(tape, "push", _name(n))) for n in recorded(marker)]
+
+    def restore(marker):
+        if marker.write is not None:
+            if not recorded(marker):
+                return []
+            target = gast.Subscript(value=_name(marker.names[0]), slice=copy.deepcopy(marker.write.slice), ctx=gast.Store())
+            return [gast.Assign(targets=[target], value=_method(tape, "pop"), type_comment=None)]
+        return [
+            gast.Assign(targets=[_name(n, store=True)], value=_method(tape, "pop"), type_comment=None)
+            for n in reversed(recorded(marker))
+        ]
+
+    forward = _replace(forward, Save, save)
+    backward = _prune(_replace(backward, Restore, restore))
+    prologue = []
+    if tape is not None:
+        tape_class = reverse.helper("Tape", Tape)
+        prologue.append(gast.Assign(targets=[_name(tape, store=True)], value=gast.Call(func=_name(tape_class), args=[], keywords=[]), type_comment=None))
+        for unbound in _maybe_unbound(program, markers, recorded):
+            prologue.append(gast.Assign(targets=[_name(unbound, store=True)], value=gast.Constant(value=None, kind=None), type_comment=None))
+    return prologue + forward, backward, tape
+
+
+def _maybe_unbound(program, markers, recorded):
+    """Recorded names that a push may meet before their first assignment."""
+    bound = set(program.params)
+    for statement in program.body:
+        if isinstance(statement, gast.Assign):
+            bound |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+    names = []
+    for marker in markers:
+        for n in recorded(marker):
+            if marker.write is None and n not in bound and n not in names:
+                names.append(n)
+    return names
+
+
+def _replace(block, kind, make):
+    out = []
+    for statement in block:
+        if isinstance(statement, kind):
+            out.extend(make(statement))
+            continue
+        if isinstance(statement, gast.If):
+            statement.body = _replace(statement.body, kind, make)
+            statement.orelse = _replace(statement.orelse, kind, make)
+        elif isinstance(statement, (gast.For, gast.While)):
+            statement.body = _replace(statement.body, kind, make)
+        out.append(statement)
+    return out
+
+
+def _prune(block):
+    """Drop `if`s and loops of the adjoint sweep left without code."""
+    out = []
+    for statement in block:
+        if isinstance(statement, gast.If):
+            statement.body = _prune(statement.body)
+            statement.orelse = _prune(statement.orelse)
+            if not _code(statement.body) and not _code(statement.orelse):
+                continue
+            if not _code(statement.body):
+                statement.body = [gast.Pass()]
+        elif isinstance(statement, (gast.For, gast.While)):
+            statement.body = _prune(statement.body)
+            if not _code(statement.body):
+                continue
+        out.append(statement)
+    return out
+
+
+def _code(block):
+    return any(not is_marker(s) and not isinstance(s, gast.Pass) for s in block)
