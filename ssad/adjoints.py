@@ -25,6 +25,8 @@ from .errors import MissingRuleError, SourceError
 from .inline import bind_arguments, instantiate, template_of
 from .registry import REGISTRY, primitive_name
 from .runtime import add_adjoint, add_at, copy_adjoint, pack_like, zero_at, zeros_like_value
+from .runtime import unbroadcast as unbroadcast_helper
+from .shapes import drop_unbroadcast
 
 
 def name(identifier):
@@ -61,6 +63,7 @@ class StatementAdjoints:
         self.last_comment_line = None
         self.adjoint_names = {}
         self.containers = set()
+        self.scalars = set()  # names known to hold scalars (see `shapes`)
 
     def helper(self, preferred, value):
         return self.namespace.bind(preferred, value)
@@ -193,7 +196,7 @@ class StatementAdjoints:
                 output = outputs[i]
                 if isinstance(output, gast.Constant) and output.value is None:
                     continue
-                self.contribute(op.args[i], self.simplify(output, op, i))
+                self.contribute(op.args[i], self.simplify(output, op, i, y))
             return
         rule_name = self.helper(getattr(rule, "__name__", "adjoint_rule"), rule)
         self.namespace.pure.append(rule)
@@ -211,9 +214,10 @@ class StatementAdjoints:
         for i in active:
             self.contribute(op.args[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
 
-    def simplify(self, output, op, position):
-        """Hook for shape facts: drop `unbroadcast` where shapes are known to match."""
-        return output
+    def simplify(self, output, op, position, y):
+        """Drop `unbroadcast` where the shape facts show shapes already match (see `shapes`)."""
+        names = {n for n, v in self.namespace.values.items() if v is unbroadcast_helper}
+        return drop_unbroadcast(output, op, position, y, self.scalars, names)
 
     def _operand(self, placeholder, op, dy, y):
         if placeholder == "dy":

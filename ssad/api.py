@@ -118,7 +118,7 @@ def _returned(names):
     return gast.Tuple(elts=[_name(n) for n in names], ctx=gast.Load())
 
 
-def _build(f, wrt, variant, optimize, stage=None):
+def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
     """Run the pipeline; return a Compiled, or the source at `stage` when one is named."""
     parsed = parse.parse_function(f)
     if stage == "parse":
@@ -131,7 +131,7 @@ def _build(f, wrt, variant, optimize, stage=None):
     if stage == "activity":
         return _activity_report(program, analysis)
     namespace = program.namespace
-    gradient = reverse(program, analysis, wrt)
+    gradient = reverse(program, analysis, wrt, scalars)
     result = program.result
     adjoint_names = [gradient.adjoints[p] for p in wrt]
     backward = list(gradient.backward)
@@ -276,9 +276,9 @@ _cache = weakref.WeakKeyDictionary()  # function -> {key: Compiled}
 _cache_lock = threading.RLock()
 
 
-def compiled(f, wrt, variant, optimize=True):
-    """The cached Compiled for (f, wrt names, variant, optimize)."""
-    key = (wrt, variant, optimize, REGISTRY.version, f.__code__)
+def compiled(f, wrt, variant, optimize=True, scalars=frozenset()):
+    """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters)."""
+    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__)
     try:
         return _cache[f][key]
     except KeyError:
@@ -286,8 +286,36 @@ def compiled(f, wrt, variant, optimize=True):
     with _cache_lock:
         entries = _cache.setdefault(f, {})
         if key not in entries:
-            entries[key] = _build(f, wrt, variant, optimize)
+            entries[key] = _build(f, wrt, variant, optimize, scalars=scalars)
         return entries[key]
+
+
+# Types whose values are scalars: arguments of these types get code specialized on it.
+_SCALAR_TYPES = frozenset({
+    float, int, bool, complex, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_, np.complex128,
+})
+
+
+class _Variants:
+    """The generated functions of one (f, wrt, variant), specialized per scalar arguments.
+
+    `for_args(args)` costs one type test per positional argument and a dict lookup.
+    """
+
+    def __init__(self, f, wrt, variant, optimize):
+        self.f, self.wrt, self.variant, self.optimize = f, wrt, variant, optimize
+        self.positional = _parameters(f)[0]
+        self.general = compiled(f, wrt, variant, optimize)
+        self.by_mask = {}
+
+    def for_args(self, args):
+        mask = tuple([type(a) in _SCALAR_TYPES for a in args])
+        entry = self.by_mask.get(mask)
+        if entry is None:
+            scalars = frozenset(name for name, is_scalar in zip(self.positional, mask) if is_scalar)
+            entry = compiled(self.f, self.wrt, self.variant, self.optimize, scalars) if scalars else self.general
+            self.by_mask[mask] = entry
+        return entry
 
 
 def _check_function(f, api):
@@ -326,33 +354,32 @@ def grad(f, wrt=0, *, optimize=True):
     """
     _check_function(f, "grad")
     names, is_tuple = normalize_wrt(f, wrt)
-    entry = compiled(f, names, GRAD, optimize)
-    return _gradient_wrapper(f, entry, is_tuple, with_value=False)
+    return _gradient_wrapper(f, _Variants(f, names, GRAD, optimize), is_tuple, with_value=False)
 
 
 def value_and_grad(f, wrt=0, *, optimize=True):
     """Like `grad`, but the function returns `(f(...), gradient)`."""
     _check_function(f, "value_and_grad")
     names, is_tuple = normalize_wrt(f, wrt)
-    entry = compiled(f, names, VALUE_AND_GRAD, optimize)
-    return _gradient_wrapper(f, entry, is_tuple, with_value=True)
+    return _gradient_wrapper(f, _Variants(f, names, VALUE_AND_GRAD, optimize), is_tuple, with_value=True)
 
 
-def _gradient_wrapper(f, entry, is_tuple, with_value):
-    generated = entry.function
+def _gradient_wrapper(f, variants, is_tuple, with_value):
+    entry = variants.general
+    for_args = variants.for_args
     getters = [_argument_getter(f, n, p) for n, p in zip(entry.wrt, entry.positions, strict=True)]
     if not is_tuple:
         (get,) = getters
         if with_value:
 
             def wrapper(*args, **kwargs):
-                value, gradient = generated(*args, **kwargs)
+                value, gradient = for_args(args).function(*args, **kwargs)
                 return value, fit_gradient(gradient, get(args, kwargs))
 
         else:
 
             def wrapper(*args, **kwargs):
-                return fit_gradient(generated(*args, **kwargs), get(args, kwargs))
+                return fit_gradient(for_args(args).function(*args, **kwargs), get(args, kwargs))
 
     else:
 
@@ -364,19 +391,20 @@ def _gradient_wrapper(f, entry, is_tuple, with_value):
         if with_value:
 
             def wrapper(*args, **kwargs):
-                value, gradients = generated(*args, **kwargs)
+                value, gradients = for_args(args).function(*args, **kwargs)
                 return value, fit_all(gradients, args, kwargs)
 
         else:
 
             def wrapper(*args, **kwargs):
-                return fit_all(generated(*args, **kwargs), args, kwargs)
+                return fit_all(for_args(args).function(*args, **kwargs), args, kwargs)
 
     functools.update_wrapper(wrapper, f)
-    wrapper.__name__ = generated.__name__
-    wrapper.__qualname__ = generated.__name__
+    wrapper.__name__ = entry.function.__name__
+    wrapper.__qualname__ = entry.function.__name__
     wrapper._ssad_wrapped = VALUE_AND_GRAD if with_value else GRAD
-    wrapper.generated = generated
+    wrapper.generated = entry.function  # the general variant (no argument is assumed scalar)
+    wrapper.variants = variants
     return wrapper
 
 
@@ -389,7 +417,8 @@ def vjp(f, *args, **kwargs):
     names = tuple(positional[: len(args)])
     if not names:
         raise SsadError("vjp needs at least one positional argument to differentiate")
-    entry = compiled(f, names, VJP)
+    mask = [type(a) in _SCALAR_TYPES for a in args]
+    entry = compiled(f, names, VJP, True, frozenset(n for n, m in zip(names, mask, strict=True) if m))
     value, residuals = entry.function(*args, **kwargs)
     backward = entry.backward
     runs = []

@@ -30,6 +30,7 @@ import gast
 
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .runtime import copy_adjoint
+from .shapes import scalar_names
 from .tape import Restore, Save, insert_tape
 
 
@@ -44,9 +45,15 @@ class Gradient:
     tape: str  # the tape's name in generated code, or None when nothing is recorded
 
 
-def reverse(program, activity, wrt):
-    """Build the forward and adjoint sweeps of `program` with respect to `wrt` (names)."""
-    return _Reverse(program, activity).run(wrt)
+def reverse(program, activity, wrt, scalar_params=()):
+    """Build the forward and adjoint sweeps of `program` with respect to `wrt` (names).
+
+    `scalar_params` names the parameters the caller passes scalars for; the code
+    is then specialized on that fact (see `shapes`).
+    """
+    rev = _Reverse(program, activity)
+    rev.scalars = scalar_names(program, scalar_params)
+    return rev.run(wrt)
 
 
 def _assigned_names(statements):
