@@ -60,6 +60,7 @@ class Program:
     positional: list  # positional parameter names
     result: gast.expr  # the returned atom
     writes_in_place: bool  # whether any `x[i] = v` occurs
+    shares: dict  # name -> the names that may share its array memory (views, copies of the name)
 
     @property
     def body(self):
@@ -82,7 +83,10 @@ def to_anf(parsed):
         name=node.name, args=node.args, body=body, decorator_list=[], returns=None, type_comment=None, type_params=[]
     )
     gast.copy_location(anf_node, node)
-    program = Program(parsed, anf_node, namer, namespace, params, positional, result, lowering.writes_in_place)
+    program = Program(
+        parsed, anf_node, namer, namespace, params, positional, result, lowering.writes_in_place,
+        lowering.sharing.groups,
+    )
     from .validate import validate
 
     validate(program)

@@ -144,15 +144,13 @@ def insert_tape(reverse, forward, backward):
     """Turn the markers into pushes and pops; returns (forward, backward, tape name or None)."""
     program = reverse.program
     primal = set(program.params) | _stores(forward)
-    needed = set()
-    for statement in _all_statements(backward):
-        needed |= _loads(statement) & primal
     invariant = loop_invariants(program, forward)
+    popped = _popped(backward, primal, invariant, program.shares)  # (id(Restore), name) to restore
+    partner = {id(pair[0]): pair[1] for pair in reverse.sites.values() if isinstance(pair, tuple)}
 
     def recorded(marker):
-        if marker.write is not None:
-            return marker.names if marker.names[0] in needed else []
-        return [n for n in marker.names if n in needed and n not in invariant]
+        restore = partner.get(id(marker), marker)
+        return [n for n in marker.names if (id(restore), n) in popped]
 
     markers = [s for s in _all_statements(forward) if isinstance(s, Save)]
     tape = program.namer.fresh("tape") if any(recorded(m) for m in markers) else None
@@ -185,6 +183,76 @@ def insert_tape(reverse, forward, backward):
         for unbound in _maybe_unbound(program, markers, recorded):
             prologue.append(gast.Assign(targets=[_name(unbound, store=True)], value=gast.Constant(value=None, kind=None), type_comment=None))
     return prologue + forward, backward, tape
+
+
+def _popped(backward, primal, invariant, shares):
+    """The (Restore marker, name) pairs whose value the adjoint sweep reads after the pop.
+
+    A liveness analysis of the adjoint sweep, where a pop assigns its names: a pop
+    is needed when its name is read later in the sweep (around loops too). An
+    `if` or loop left with no code and no needed pop disappears, so its test or
+    range is not a read; the analysis repeats until nothing changes.
+    """
+    popped = set()
+    while True:
+        found = set()
+
+        def work(block):
+            for statement in block:
+                if isinstance(statement, Restore):
+                    if any((id(statement), n) in popped for n in statement.names):
+                        return True
+                elif isinstance(statement, Save) or is_marker(statement):
+                    continue
+                elif isinstance(statement, (gast.If, gast.For, gast.While)):
+                    if any(work(child) for child in _children(statement)):
+                        return True
+                else:
+                    return True
+            return False
+
+        def live_in(block, live_out):
+            live = set(live_out)
+            for statement in reversed(block):
+                if isinstance(statement, Restore):
+                    if statement.write is not None:
+                        # Restoring contents matters to every name that views the same memory.
+                        array = statement.names[0]
+                        if live & (shares.get(array, set()) | {array}):
+                            found.add((id(statement), array))
+                        continue
+                    for n in statement.names:
+                        if n in live and n not in invariant:
+                            found.add((id(statement), n))
+                            live.discard(n)
+                    continue
+                if isinstance(statement, Save) or is_marker(statement):
+                    continue
+                if isinstance(statement, gast.If):
+                    if work(statement.body) or work(statement.orelse):
+                        branches = live_in(statement.body, live) | live_in(statement.orelse, live)
+                        live = branches | (_loads(statement) & primal)
+                    continue
+                if isinstance(statement, (gast.For, gast.While)):
+                    if work(statement.body):
+                        loop_live = set(live)
+                        while True:
+                            inner = live_in(statement.body, loop_live)
+                            if inner <= loop_live:
+                                break
+                            loop_live |= inner
+                        live = loop_live | (_loads(statement) & primal)
+                    continue
+                for target in getattr(statement, "targets", []):
+                    if isinstance(target, gast.Name):
+                        live.discard(target.id)
+                live |= _loads(statement) & primal
+            return live
+
+        live_in(backward, set())
+        if found <= popped:
+            return popped
+        popped |= found
 
 
 def _maybe_unbound(program, markers, recorded):

@@ -117,3 +117,40 @@ def check_rule(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
     if checked == 0:
         raise AssertionError(f"check_rule({name}) checked no argument: pass at least one float input")
     return adjoints
+
+
+def tape_records(gradient, *args, **kwargs):
+    """Run `gradient` (made by `ssad.grad` or `ssad.value_and_grad`) and return what its tape recorded.
+
+    The result is the list of values pushed, in order. Raises AssertionError when
+    the tape is not empty again at the end of the call. Straight-line code and
+    loops that overwrite nothing the adjoint needs record nothing.
+    """
+    import types
+
+    from .runtime import Tape
+
+    function = gradient.variants.for_args(args).function
+    log = []
+    tapes = []
+
+    class RecordingTape(Tape):
+        def __init__(self, *items):
+            super().__init__(*items)
+            tapes.append(self)
+
+        def push(self, value):
+            log.append(value)
+            self.append(value)
+
+    scope = dict(function.__globals__)
+    for name, value in scope.items():
+        if value is Tape:
+            scope[name] = RecordingTape
+    clone = types.FunctionType(function.__code__, scope, function.__name__, function.__defaults__)
+    clone.__kwdefaults__ = function.__kwdefaults__
+    clone(*args, **kwargs)
+    for tape in tapes:
+        if len(tape):
+            raise AssertionError(f"the tape holds {len(tape)} values after the call")
+    return log
