@@ -244,9 +244,13 @@ class StatementAdjoints:
         adjoint = self.adjoint[key]
         if key in self.containers:
             total = call(self.helper("add_adjoint", add_adjoint), name(adjoint), expr)
+            self.out.append(assign(adjoint, total))
+        elif key in self.owned:
+            # The array is ours alone (see the module docstring): add in place.
+            self.out.append(gast.AugAssign(target=store(adjoint), op=gast.Add(), value=expr))
         else:
             total = gast.BinOp(left=name(adjoint), op=gast.Add(), right=expr)
-        self.out.append(assign(adjoint, total))
+            self.out.append(assign(adjoint, total))
         self.owned.add(key)  # `a + b` is a fresh array
 
     def materialize_zero(self, primal, out):

@@ -74,7 +74,9 @@ def propagate_copies(statements, candidates):
             out.append(statement)
             continue
         if copies and not isinstance(statement, gast.Return) and not is_marker(statement):
-            if isinstance(statement, gast.Assign):
+            if isinstance(statement, gast.AugAssign):
+                statement.value = _Rename(copies).visit(statement.value)
+            elif isinstance(statement, gast.Assign):
                 statement.value = _Rename(copies).visit(statement.value)
                 for target in statement.targets:
                     if isinstance(target, gast.Subscript):
@@ -100,6 +102,8 @@ def propagate_copies(statements, candidates):
 
 
 def assigned_names(statement):
+    if isinstance(statement, gast.AugAssign):
+        return [statement.target.id]
     if isinstance(statement, gast.Assign):
         return [
             n.id
@@ -182,6 +186,12 @@ def eliminate_dead_code(statements, namespace, live_out):
             kept.append(statement)
             continue
         targets = assigned_names(statement)
+        if isinstance(statement, gast.AugAssign):  # `d_x += v` reads d_x and updates it in place
+            if statement.target.id not in live:
+                continue
+            live |= loaded_names(statement.value)
+            kept.append(statement)
+            continue
         is_write = isinstance(statement, gast.Assign) and any(isinstance(t, gast.Subscript) for t in statement.targets)
         if (
             targets

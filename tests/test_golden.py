@@ -37,7 +37,24 @@ def scalar_chain(t, k):
     return s / (s + k)
 
 
+def branch(x, t):
+    if np.sum(x) > t:
+        y = np.sin(x) * t
+    else:
+        y = x * x
+    return np.sum(y)
+
+
+def loop(W, x):
+    h = x
+    for i in range(3):
+        h = np.tanh(h @ W)
+    return np.sum(h**2)
+
+
 CASES = [
+    (branch, 0),
+    (loop, 0),
     (elementwise, (0, 1)),
     (two_layer, ("W1", "W2")),
     (unpack_and_index, 0),
@@ -59,6 +76,8 @@ def test_golden_source_computes_the_gradient(function, wrt):
     # The golden files are themselves checked: executed, they give correct gradients.
     rng = np.random.default_rng(3)
     shapes = {
+        "branch": [(4,), ()],
+        "loop": [(3, 3), (2, 3)],
         "elementwise": [(4,), (4,)],
         "two_layer": [(3, 5), (5, 2), (6, 3), (6, 2)],
         "unpack_and_index": [(4,)],

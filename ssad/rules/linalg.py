@@ -53,18 +53,24 @@ def _as_stacks(dy, a, b):
     return dy, a, b
 
 
+def _is_matrix(x):
+    # `.ndim` is an attribute read; np.ndim is a function call several times slower,
+    # and this test runs once per matrix product in generated loops.
+    return getattr(x, "ndim", None) == 2
+
+
 def matmul_left_adjoint(dy, a, b):
     """Adjoint of `a` in `a @ b`."""
-    if np.ndim(a) == 2 and np.ndim(b) == 2:
-        return dy @ _transpose(b)
+    if _is_matrix(a) and _is_matrix(b):
+        return dy @ b.T
     dy, a2, b2 = _as_stacks(dy, a, b)
     return np.reshape(unbroadcast(dy @ _transpose(b2), a2), np.shape(a))
 
 
 def matmul_right_adjoint(dy, a, b):
     """Adjoint of `b` in `a @ b`."""
-    if np.ndim(a) == 2 and np.ndim(b) == 2:
-        return _transpose(a) @ dy
+    if _is_matrix(a) and _is_matrix(b):
+        return a.T @ dy
     dy, a2, b2 = _as_stacks(dy, a, b)
     return np.reshape(unbroadcast(_transpose(a2) @ dy, b2), np.shape(b))
 
