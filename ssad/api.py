@@ -312,7 +312,7 @@ class _Variants:
         mask = tuple([type(a) in _SCALAR_TYPES for a in args])
         entry = self.by_mask.get(mask)
         if entry is None:
-            scalars = frozenset(name for name, is_scalar in zip(self.positional, mask) if is_scalar)
+            scalars = frozenset(name for name, is_scalar in zip(self.positional, mask, strict=False) if is_scalar)
             entry = compiled(self.f, self.wrt, self.variant, self.optimize, scalars) if scalars else self.general
             self.by_mask[mask] = entry
         return entry

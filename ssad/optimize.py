@@ -83,6 +83,13 @@ def propagate_copies(statements, candidates):
                         target.slice = _Rename(copies).visit(target.slice)
             else:
                 statement = _Rename(copies).visit(statement)
+        if (
+            isinstance(statement, gast.Assign)
+            and isinstance(statement.targets[0], gast.Name)
+            and isinstance(statement.value, gast.Name)
+            and statement.targets[0].id == statement.value.id
+        ):
+            continue  # `d_y = d_y` after renaming: nothing to do
         for target in assigned_names(statement):
             for key in [k for k, v in copies.items() if k == target or v == target]:
                 del copies[key]

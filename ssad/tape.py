@@ -193,66 +193,76 @@ def _popped(backward, primal, invariant, shares):
     `if` or loop left with no code and no needed pop disappears, so its test or
     range is not a read; the analysis repeats until nothing changes.
     """
-    popped = set()
+    analysis = _PopLiveness(primal, invariant, shares)
     while True:
-        found = set()
+        analysis.found = set()
+        analysis.live_in(backward, set())
+        if analysis.found <= analysis.popped:
+            return analysis.popped
+        analysis.popped |= analysis.found
 
-        def work(block):
-            for statement in block:
-                if isinstance(statement, Restore):
-                    if any((id(statement), n) in popped for n in statement.names):
-                        return True
-                elif isinstance(statement, Save) or is_marker(statement):
-                    continue
-                elif isinstance(statement, (gast.If, gast.For, gast.While)):
-                    if any(work(child) for child in _children(statement)):
-                        return True
-                else:
+
+class _PopLiveness:
+    def __init__(self, primal, invariant, shares):
+        self.primal = primal
+        self.invariant = invariant
+        self.shares = shares
+        self.popped = set()  # decided in earlier rounds
+        self.found = set()  # found needed in this round
+
+    def has_work(self, block):
+        """Whether `block` keeps any code or needed pop (else it is pruned)."""
+        for statement in block:
+            if isinstance(statement, Restore):
+                if any((id(statement), n) in self.popped for n in statement.names):
                     return True
-            return False
+            elif isinstance(statement, Save) or is_marker(statement):
+                continue
+            elif isinstance(statement, (gast.If, gast.For, gast.While)):
+                if any(self.has_work(child) for child in _children(statement)):
+                    return True
+            else:
+                return True
+        return False
 
-        def live_in(block, live_out):
-            live = set(live_out)
-            for statement in reversed(block):
-                if isinstance(statement, Restore):
-                    if statement.write is not None:
-                        # Restoring contents matters to every name that views the same memory.
-                        array = statement.names[0]
-                        if live & (shares.get(array, set()) | {array}):
-                            found.add((id(statement), array))
-                        continue
-                    for n in statement.names:
-                        if n in live and n not in invariant:
-                            found.add((id(statement), n))
-                            live.discard(n)
-                    continue
-                if isinstance(statement, Save) or is_marker(statement):
-                    continue
-                if isinstance(statement, gast.If):
-                    if work(statement.body) or work(statement.orelse):
-                        branches = live_in(statement.body, live) | live_in(statement.orelse, live)
-                        live = branches | (_loads(statement) & primal)
-                    continue
-                if isinstance(statement, (gast.For, gast.While)):
-                    if work(statement.body):
-                        loop_live = set(live)
-                        while True:
-                            inner = live_in(statement.body, loop_live)
-                            if inner <= loop_live:
-                                break
-                            loop_live |= inner
-                        live = loop_live | (_loads(statement) & primal)
-                    continue
+    def live_in(self, block, live_out):
+        live = set(live_out)
+        for statement in reversed(block):
+            if isinstance(statement, Restore):
+                self.restore(statement, live)
+            elif isinstance(statement, Save) or is_marker(statement):
+                continue
+            elif isinstance(statement, gast.If):
+                if self.has_work(statement.body) or self.has_work(statement.orelse):
+                    branches = self.live_in(statement.body, live) | self.live_in(statement.orelse, live)
+                    live = branches | (_loads(statement) & self.primal)
+            elif isinstance(statement, (gast.For, gast.While)):
+                if self.has_work(statement.body):
+                    loop_live = set(live)
+                    while True:
+                        inner = self.live_in(statement.body, loop_live)
+                        if inner <= loop_live:
+                            break
+                        loop_live |= inner
+                    live = loop_live | (_loads(statement) & self.primal)
+            else:
                 for target in getattr(statement, "targets", []):
                     if isinstance(target, gast.Name):
                         live.discard(target.id)
-                live |= _loads(statement) & primal
-            return live
+                live |= _loads(statement) & self.primal
+        return live
 
-        live_in(backward, set())
-        if found <= popped:
-            return popped
-        popped |= found
+    def restore(self, marker, live):
+        if marker.write is not None:
+            # Restoring contents matters to every name that views the same memory.
+            array = marker.names[0]
+            if live & (self.shares.get(array, set()) | {array}):
+                self.found.add((id(marker), array))
+            return
+        for n in marker.names:
+            if n in live and n not in self.invariant:
+                self.found.add((id(marker), n))
+                live.discard(n)
 
 
 def _maybe_unbound(program, markers, recorded):

@@ -189,3 +189,32 @@ def test_augmented_assignment_on_fresh_values_is_exact():
     x = np.array([0.3, -0.8, 1.1])
     gradient = ssad.grad(augmented_fresh_values)(x)
     np.testing.assert_allclose(gradient, 3.0 * (2.0 + np.cos(x)))
+
+
+def writes_into_argument(x):
+    x[0] = 2.0 * x[1]
+    return np.sum(x)
+
+
+def writes_into_a_copy(x):
+    x = x.copy()
+    x[0] = 2.0 * x[1]
+    return np.sum(x * x)
+
+
+def test_in_place_write_into_an_argument_is_refused_with_the_fix():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=r"x = x\.copy\(\)"):
+        ssad.grad(writes_into_argument)
+    x = np.array([1.0, 2.0, 3.0])
+    before = x.copy()
+    gradient = ssad.grad(writes_into_a_copy)(x)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_allclose(gradient, [0.0, 2 * 2 * 2.0 * 2.0 + 2 * 2.0, 2 * 3.0])
+
+
+def test_pullback_of_a_function_writing_in_place_runs_once():
+    value, pullback = ssad.vjp(writes_into_a_copy, np.array([1.0, 2.0, 3.0]))
+    first = pullback(1.0)
+    np.testing.assert_allclose(first[0], [0.0, 20.0, 6.0])
+    with pytest.raises(ssad.SsadError, match="already called"):
+        pullback(1.0)

@@ -47,7 +47,7 @@ def branch(x, t):
 
 def loop(W, x):
     h = x
-    for i in range(3):
+    for i in range(3):  # noqa: B007  (the loop of the design notes, index unused)
         h = np.tanh(h @ W)
     return np.sum(h**2)
 
