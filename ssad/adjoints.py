@@ -64,6 +64,7 @@ class StatementAdjoints:
         self.adjoint_names = {}
         self.containers = set()
         self.scalars = set()  # names known to hold scalars (see `shapes`)
+        self.calls = {}
 
     def helper(self, preferred, value):
         return self.namespace.bind(preferred, value)
@@ -96,6 +97,8 @@ class StatementAdjoints:
                 if self.activity.is_active(element):
                     item = gast.Subscript(value=name(dy), slice=constant(position), ctx=gast.Load())
                     self.contribute(element, item)
+        elif op.kind == primitives.USER_CALL:
+            self.user_call(statement, dy, target.id)
         elif op.kind == primitives.GETITEM:
             source = op.args[0]
             if self.activity.is_active(source):
@@ -213,6 +216,23 @@ class StatementAdjoints:
         self.out.append(assign(holder, rule_call))
         for i in active:
             self.contribute(op.args[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
+
+    def user_call(self, statement, dy, y):
+        """`d_a, d_b = backward_g(d_t, *t_saved)` for a call split by `reverse.split_call`."""
+        info = self.calls.get(id(statement))
+        if info is None:
+            return
+        saved, backward, wrt, bound = info
+        starred = gast.Starred(value=name(saved), ctx=gast.Load())
+        adjoints = gast.Call(func=name(backward), args=[name(dy), starred], keywords=[])
+        operands = {param: operand for param, operand in bound}
+        if len(wrt) == 1:
+            self.contribute(operands[wrt[0]], gast.Subscript(value=adjoints, slice=constant(0), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, adjoints))
+        for position, param in enumerate(wrt):
+            self.contribute(operands[param], gast.Subscript(value=name(holder), slice=constant(position), ctx=gast.Load()))
 
     def simplify(self, output, op, position, y):
         """Drop `unbroadcast` where the shape facts show shapes already match (see `shapes`)."""

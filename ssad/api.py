@@ -20,6 +20,7 @@ import numpy as np
 
 from . import activity as activity_pass
 from . import anf, emit, fence, parse
+from .calls import vjp_name
 from .errors import SsadError
 from .optimize import optimize as optimize_pass
 from .registry import REGISTRY
@@ -45,6 +46,8 @@ class Compiled:
     wrt: tuple  # parameter names differentiated
     positions: tuple  # their positions among the positional parameters (None if keyword-only)
     writes_in_place: bool = False  # x[i] = v restores arrays in place: a pullback runs once
+    tape_index: int = None  # position of the tape among the residuals (vjp), if any
+    callees: list = None  # (function, wrt) of the user functions the code calls
 
 
 # ----- wrt -----
@@ -172,9 +175,10 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
             return source
         scope = emit.compile_module(name, source, namespace.values)
         entry = _with_defaults(scope[name], f)
-        return Compiled(source, entry, None, wrt, _positions(f, wrt), program.writes_in_place)
+        return Compiled(source, entry, None, wrt, _positions(f, wrt), program.writes_in_place, None, gradient.callees)
 
     # vjp: a forward function that returns the value and what the backward one reads.
+    base = vjp_name(f, wrt)
     backward_name = program.namer.fresh(f"backward_{base}")
     backward_function = gast.FunctionDef(
         name=backward_name,
@@ -202,15 +206,6 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
         n.id for s in gradient.forward for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     ]
     saved = sorted(read & primal, key=order.index)
-    if gradient.tape is not None:
-        # A pullback may run many times: each run pops from its own copy of the tape.
-        tape = gradient.tape
-        copy_tape = gast.Assign(
-            targets=[gast.Name(id=tape, ctx=gast.Store(), annotation=None, type_comment=None)],
-            value=gast.Call(func=gast.Attribute(value=_name(tape), attr="copy", ctx=gast.Load()), args=[], keywords=[]),
-            type_comment=None,
-        )
-        backward_function.body.insert(0, copy_tape)
     backward_function.args.args = [
         gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in [gradient.seed] + saved
     ]
@@ -241,7 +236,11 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
         return source
     scope = emit.compile_module(f"vjp_{base}", source, namespace.values)
     entry = _with_defaults(scope[forward_name], f)
-    return Compiled(source, entry, scope[backward_name], wrt, _positions(f, wrt), program.writes_in_place)
+    tape_index = saved.index(gradient.tape) if gradient.tape in saved else None
+    return Compiled(
+        source, entry, scope[backward_name], wrt, _positions(f, wrt), program.writes_in_place, tape_index,
+        gradient.callees,
+    )
 
 
 def _snapshot(result, program):
@@ -276,6 +275,17 @@ _cache = weakref.WeakKeyDictionary()  # function -> {key: Compiled}
 _cache_lock = threading.RLock()
 
 
+_in_progress = threading.local()
+
+
+def compile_unless_in_progress(f, wrt, variant):
+    """Compile now, unless this very compilation is already under way (recursion)."""
+    building = getattr(_in_progress, "keys", set())
+    if (f, wrt, variant) in building:
+        return None
+    return compiled(f, wrt, variant)
+
+
 def compiled(f, wrt, variant, optimize=True, scalars=frozenset()):
     """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters)."""
     key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__)
@@ -286,7 +296,14 @@ def compiled(f, wrt, variant, optimize=True, scalars=frozenset()):
     with _cache_lock:
         entries = _cache.setdefault(f, {})
         if key not in entries:
-            entries[key] = _build(f, wrt, variant, optimize, scalars=scalars)
+            building = getattr(_in_progress, "keys", None)
+            if building is None:
+                building = _in_progress.keys = set()
+            building.add((f, wrt, variant))
+            try:
+                entries[key] = _build(f, wrt, variant, optimize, scalars=scalars)
+            finally:
+                building.discard((f, wrt, variant))
         return entries[key]
 
 
@@ -431,7 +448,10 @@ def vjp(f, *args, **kwargs):
                 "ssad.vjp again for another output adjoint"
             )
         runs.append(True)
-        adjoints = backward(d_value, *residuals)
+        saved = list(residuals)
+        if entry.tape_index is not None:  # each run pops from its own copy of the tape
+            saved[entry.tape_index] = saved[entry.tape_index].copy()
+        adjoints = backward(d_value, *saved)
         return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
 
     return value, pullback
@@ -457,7 +477,12 @@ def jacobian(f, wrt=0):
         for index in np.ndindex(value.shape):
             seed = np.zeros_like(value)
             seed[index] = 1.0
-            adjoints = entry.backward(seed if value.shape else 1.0, *residuals)
+            if entry.writes_in_place:  # the adjoint sweep restores arrays in place: run forward again
+                _, residuals = entry.function(*args, **kwargs)
+            saved = list(residuals)
+            if entry.tape_index is not None:
+                saved[entry.tape_index] = saved[entry.tape_index].copy()
+            adjoints = entry.backward(seed if value.shape else 1.0, *saved)
             for row, adjoint, x in zip(rows, adjoints, inputs, strict=True):
                 row.append(np.asarray(fit_gradient(adjoint, x), dtype=np.float64))
         blocks = tuple(
@@ -503,10 +528,29 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
         raise SsadError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
     names, _ = normalize_wrt(f, wrt)
     if stage is None or stage == "optimized":
-        source = compiled(f, names, GRAD, optimize).source if stage is None else _build(f, names, GRAD, True, stage)
+        entry = compiled(f, names, GRAD, optimize)
+        source = entry.source if stage is None else _build(f, names, GRAD, True, stage)
+        source += _callee_sources(entry)
     else:
         source = _build(f, names, GRAD, optimize, stage)
     return Shown(source, title=f"grad of {f.__qualname__}")
+
+
+def _callee_sources(entry):
+    """The generated code of every user function `entry` calls, transitively, once each."""
+    seen = set()
+    pending = list(entry.callees or [])
+    parts = []
+    while pending:
+        function, wrt = pending.pop(0)
+        if (function, wrt) in seen:
+            continue
+        seen.add((function, wrt))
+        callee = compiled(function, wrt, VJP)
+        header = f"# {function.__qualname__}, differentiated with respect to {', '.join(wrt)}"
+        parts.append(f"\n\n{header}\n{callee.source}")
+        pending.extend(callee.callees or [])
+    return "".join(parts)
 
 
 def stages(f, wrt=0):

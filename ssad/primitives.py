@@ -15,6 +15,7 @@ import gast
 import numpy as np
 
 from .errors import SourceError
+from .calls import transformable
 from .registry import REGISTRY
 
 BINARY = {
@@ -42,6 +43,7 @@ PRIMITIVE = "primitive"  # t = f(a, b), t = a + b, t = a.T
 GETITEM = "getitem"  # t = a[i]
 PACK = "pack"  # t = (a, b)
 INACTIVE = "inactive"  # comparisons: never carry a gradient
+USER_CALL = "call"  # t = g(a, b) where g is the user's own function (see `calls`)
 
 
 @dataclass
@@ -109,7 +111,10 @@ def operation(value, program):
         func = value.func
         if is_static(func, program):
             callee = static_value(func, program)
-            return Operation(PRIMITIVE, callee, list(value.args), keywords, name=gast_path(func))
+            kind = PRIMITIVE
+            if not REGISTRY.is_primitive(callee) and transformable(callee):
+                kind = USER_CALL
+            return Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
         # A method of a local value: `x.sum(axis=0)` is np.ndarray.sum(x, axis=0).
         member = getattr(np.ndarray, func.attr, None)
         return Operation(PRIMITIVE, member, [func.value] + list(value.args), keywords, name=f".{func.attr}()")

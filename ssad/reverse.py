@@ -24,11 +24,14 @@ zero. Each block of adjoint code is preceded by `# grad of: <source line>`.
 """
 
 import copy
+import inspect
 from dataclasses import dataclass
 
 import gast
 
+from . import primitives
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
+from .calls import handles, parameters_of_operands
 from .runtime import copy_adjoint
 from .shapes import scalar_names
 from .tape import Restore, Save, insert_tape
@@ -43,6 +46,7 @@ class Gradient:
     adjoints: dict  # parameter name -> name of its adjoint at the end of the sweep
     result_active: bool
     tape: str  # the tape's name in generated code, or None when nothing is recorded
+    callees: list  # (function, wrt) of the user functions the generated code calls
 
 
 def reverse(program, activity, wrt, scalar_params=()):
@@ -87,6 +91,8 @@ class _Reverse(StatementAdjoints):
         self.counters = {}  # id(loop) -> name of its trip counter
         self.seen = set(program.params)  # names assigned so far, in the order of the source
         self.loop_depth = 0
+        self.calls = {}  # id(statement) -> (saved name, backward name, wrt, [(param, operand)])
+        self.callees = []  # (function, wrt) of every user function called with active values
 
     def _container_names(self):
         """Names whose adjoint may be a tuple, list or dict: accumulate with add_adjoint."""
@@ -119,7 +125,7 @@ class _Reverse(StatementAdjoints):
                 self.materialize_zero(param, backward)
         adjoints = {param: self.adjoint[param] for param in wrt}
         forward, backward, tape = insert_tape(self, forward, backward)
-        return Gradient(program, forward, backward, seed, adjoints, result_active, tape)
+        return Gradient(program, forward, backward, seed, adjoints, result_active, tape, self.callees)
 
     # ----- the forward sweep -----
 
@@ -142,12 +148,14 @@ class _Reverse(StatementAdjoints):
         out = []
         for statement in statements:
             if isinstance(statement, gast.Assign):
+                original = statement  # the adjoint sweep finds its site by the ANF statement
+                statement = self.split_call(statement)
                 target = statement.targets[0]
                 if isinstance(target, gast.Subscript):
-                    save, _ = self.site(statement, [target.value.id], depth, write=target)
+                    save, _ = self.site(original, [target.value.id], depth, write=target)
                     out.append(save)
                 elif depth:
-                    save, _ = self.site(statement, _assigned_names([target]), depth)
+                    save, _ = self.site(original, _assigned_names([target]), depth)
                     out.append(save)
                 self.seen.update(_assigned_names([target]))
                 out.append(statement)
@@ -164,6 +172,33 @@ class _Reverse(StatementAdjoints):
             elif isinstance(statement, gast.Expr):
                 out.append(statement)
         return out
+
+    def split_call(self, statement):
+        """`t = g(a)` with active operands becomes `t, t_saved = forward_g(a)` (see `calls`)."""
+        target = statement.targets[0]
+        if not isinstance(target, gast.Name) or not isinstance(statement.value, gast.Call):
+            return statement
+        op = primitives.operation(statement.value, self.program)
+        if op.kind != primitives.USER_CALL or not self.activity.is_active(target):
+            return statement
+        positional, keywords = parameters_of_operands(op.primitive, len(op.args), list(op.keywords))
+        bound = list(zip(positional, op.args, strict=True)) + [(keywords[k], v) for k, v in op.keywords.items()]
+        order = list(inspect.signature(op.primitive).parameters)
+        active = sorted({p for p, operand in bound if self.activity.is_active(operand)}, key=order.index)
+        if not active:
+            return statement
+        wrt = tuple(active)
+        forward, backward = handles(op.primitive, wrt)
+        compile_callee(op.primitive, wrt)
+        self.callees.append((op.primitive, wrt))
+        saved = self.namer.fresh(f"{target.id}_saved")
+        self.calls[id(statement)] = (saved, self.helper(backward.__name__, backward), wrt, bound)
+        call = copy.deepcopy(statement.value)
+        call.func = name(self.helper(forward.__name__, forward))
+        split = gast.Assign(
+            targets=[gast.Tuple(elts=[store(target.id), store(saved)], ctx=gast.Store())], value=call, type_comment=None
+        )
+        return gast.copy_location(split, statement)
 
     def forward_loop(self, loop, depth):
         out = []
@@ -302,6 +337,13 @@ class _Reverse(StatementAdjoints):
             )
         rng = call(self.helper("reversed", reversed), iterations)
         return gast.For(target=copy.deepcopy(loop.target), iter=rng, body=[], orelse=[], type_comment=None)
+
+
+def compile_callee(function, wrt):
+    """Compile a callee's vjp now, so its errors surface with the caller's (not when recursing)."""
+    from .api import VJP, compile_unless_in_progress
+
+    compile_unless_in_progress(function, wrt, VJP)
 
 
 def _walk_statements(block):

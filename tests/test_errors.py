@@ -84,9 +84,19 @@ def test_missing_rule_names_function_call_site_and_remedy():
     assert "@ssad.adjoint(np.fft.fft)" in message
 
 
-def test_missing_rule_for_user_function_mentions_registration():
-    with pytest.raises(ssad.MissingRuleError, match=r"@ssad\.adjoint\(opaque\)"):
-        ssad.grad(calls_user_function)
+def test_missing_rule_for_a_builtin_callable_mentions_registration():
+    with pytest.raises(ssad.MissingRuleError, match=r"@ssad\.adjoint\(opaque_builtin\)"):
+        ssad.grad(calls_builtin_without_rule)
+
+
+def calls_builtin_without_rule(x):
+    y = opaque_builtin(x)
+    return np.sum(y)
+
+
+def test_a_user_function_with_source_is_differentiated():
+    x = np.array([0.5, -1.0])
+    np.testing.assert_allclose(ssad.grad(calls_user_function)(x), [2.0, 2.0])
 
 
 def test_unknown_method_of_an_active_value_is_an_error_not_a_zero():

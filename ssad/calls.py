@@ -1,0 +1,107 @@
+"""Calls to the user's own functions: each is differentiated by its own generated code.
+
+A call `t = g(a, b)` whose arguments are active, where `g` is a Python function with
+source and no adjoint rule, becomes in the caller's forward sweep
+
+    t, t_saved = forward_g(a, b)
+
+and in its adjoint sweep
+
+    d_a, d_b = backward_g(d_t, *t_saved)
+
+`forward_g` and `backward_g` are the two halves of `g`'s own vjp (see `api`),
+compiled once per (function, parameters that receive active values) and shared by
+every caller; `t_saved` holds what `backward_g` reads, `g`'s tape included. The
+halves are `Lazy` handles compiled on first use, so a function may call itself,
+directly or through others, to a depth the data decides.
+"""
+
+import inspect
+import sys
+import threading
+
+from .errors import SsadError
+
+_LIBRARY_PREFIXES = ("numpy", "scipy", "ssad")
+
+
+def transformable(f):
+    """Whether ssad differentiates calls to `f` by transforming its source."""
+    if not inspect.isfunction(f):
+        return False
+    module = getattr(f, "__module__", None) or ""
+    top = module.split(".")[0]
+    if top in _LIBRARY_PREFIXES or top in getattr(sys, "stdlib_module_names", ()):
+        return False
+    return True
+
+
+def parameters_of_operands(f, n_args, keyword_names):
+    """The parameter of `f` each operand of a call binds to: [name for each positional] + keywords."""
+    signature = inspect.signature(f)
+    placeholders = list(range(n_args))
+    try:
+        bound = signature.bind(*placeholders, **{k: ("kw", k) for k in keyword_names})
+    except TypeError as error:
+        raise SsadError(f"the call to {f.__qualname__} does not match its signature: {error}") from None
+    positional = [None] * n_args
+    keywords = {}
+    for param, value in bound.arguments.items():
+        if isinstance(value, int):
+            positional[value] = param
+        elif isinstance(value, tuple) and value and value[0] == "kw":
+            keywords[value[1]] = param
+        else:  # *args or **kwargs collected several operands
+            raise SsadError(
+                f"the call to {f.__qualname__} passes values through `*{param}` or `**{param}`; "
+                "name each parameter"
+            )
+    return positional, keywords
+
+
+def vjp_name(function, wrt):
+    """`layer` when differentiating all its positional parameters, else `layer_wrt_W`."""
+    code = function.__code__
+    positional = code.co_varnames[: code.co_argcount]
+    if tuple(wrt) == tuple(positional):
+        return function.__name__
+    return f"{function.__name__}_wrt_{'_'.join(wrt)}"
+
+
+class Lazy:
+    """One half (`forward` or `backward`) of a function's vjp, compiled on first call."""
+
+    def __init__(self, function, wrt, half):
+        self.function = function
+        self.wrt = wrt
+        self.half = half
+        self.__name__ = f"{half}_{vjp_name(function, wrt)}"
+        self._target = None
+
+    def __call__(self, *args, **kwargs):
+        target = self._target
+        if target is None:
+            from .api import VJP, compiled
+
+            entry = compiled(self.function, self.wrt, VJP)
+            target = entry.function if self.half == "forward" else entry.backward
+            self._target = target
+        return target(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<ssad {self.half} of {self.function.__qualname__} w.r.t. {', '.join(self.wrt)}>"
+
+
+_handles = {}
+_handles_lock = threading.Lock()
+
+
+def handles(function, wrt):
+    """The shared (forward, backward) Lazy pair of `function` w.r.t. parameters `wrt`."""
+    key = (function, wrt)
+    with _handles_lock:
+        pair = _handles.get(key)
+        if pair is None:
+            pair = (Lazy(function, wrt, "forward"), Lazy(function, wrt, "backward"))
+            _handles[key] = pair
+        return pair
