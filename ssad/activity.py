@@ -48,8 +48,22 @@ def _names(exprs):
     return {e.id for e in exprs if isinstance(e, gast.Name)}
 
 
+def list_mutation(statement):
+    """(list name, method, [operands]) for `items.append(v)`-like statements, else None."""
+    if not isinstance(statement, gast.Expr) or not isinstance(statement.value, gast.Call):
+        return None
+    func = statement.value.func
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in ("append", "extend", "insert"):
+        return func.value.id, func.attr, list(statement.value.args)
+    return None
+
+
 def flow(statement, program):
     """(targets, operands that carry gradient into them) of one simple statement, or None."""
+    mutation = list_mutation(statement)
+    if mutation is not None:
+        items, _, operands = mutation
+        return [items], _names(operands) | {items}
     if not isinstance(statement, gast.Assign):
         return None
     target = statement.targets[0]

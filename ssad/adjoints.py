@@ -24,7 +24,8 @@ from .emit import comment
 from .errors import MissingRuleError, SourceError
 from .inline import bind_arguments, instantiate, template_of
 from .registry import REGISTRY, primitive_name
-from .runtime import add_adjoint, add_at, copy_adjoint, pack_like, zero_at, zeros_like_value
+from .activity import list_mutation
+from .runtime import add_adjoint, add_at, add_attr, copy_adjoint, drop_last, pack_like, take_part, zero_at, zeros_like_value
 from .runtime import unbroadcast as unbroadcast_helper
 from .shapes import drop_unbroadcast
 
@@ -73,9 +74,18 @@ class StatementAdjoints:
 
     def statement_adjoint(self, statement):
         """Append the adjoint code of `statement` and consume its target's adjoint."""
+        mutation = list_mutation(statement)
+        if mutation is not None:
+            self.mutation_adjoint(statement, *mutation)
+            return
         if not isinstance(statement, gast.Assign):
             return
         target = statement.targets[0]
+        if isinstance(target, gast.Name) and isinstance(statement.value, gast.Call):
+            op = primitives.operation(statement.value, self.program)
+            if op.kind == primitives.POP:
+                self.pop_adjoint(statement, op)
+                return
         if isinstance(target, gast.Tuple):
             self.unpack(statement)
             return
@@ -99,12 +109,109 @@ class StatementAdjoints:
                     self.contribute(element, item)
         elif op.kind == primitives.USER_CALL:
             self.user_call(statement, dy, target.id)
+        elif op.kind == primitives.ATTRIBUTE:
+            source = op.args[0]
+            if self.activity.is_active(source):
+                self.attribute(source, op.keys[0], name(dy))
+        elif op.kind == primitives.DICT:
+            for key, value in zip(op.keys, op.args, strict=True):
+                if self.activity.is_active(value):
+                    self.contribute(value, gast.Subscript(value=name(dy), slice=constant(key), ctx=gast.Load()))
+        elif op.kind == primitives.CONSTRUCT:
+            fields = dict(zip(op.keys, op.args, strict=False))
+            fields.update(op.keywords)
+            for field_name, value in fields.items():
+                if self.activity.is_active(value):
+                    self.contribute(value, gast.Attribute(value=name(dy), attr=field_name, ctx=gast.Load()))
         elif op.kind == primitives.GETITEM:
             source = op.args[0]
             if self.activity.is_active(source):
                 self.scatter(source, statement.value.slice, name(dy))
         else:
             self.primitive(statement, op, dy, target.id)
+
+    def attribute(self, source, attr, d_part):
+        """t = source.attr: add d_part to that attribute of source's adjoint."""
+        primal = source.id
+        if primal in self.adjoint:
+            base = name(self.adjoint[primal])
+        else:
+            base = call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(source))
+        adjoint = self.adjoint.get(primal) or self.adjoint_names[primal]
+        self.out.append(assign(adjoint, call(self.helper("add_attr", add_attr), base, constant(attr), d_part)))
+        self.adjoint[primal] = adjoint
+        self.owned.discard(primal)
+
+    def pop_adjoint(self, statement, op):
+        """t = items.pop(i): the adjoint of items gets d_t back at i; items gets t back."""
+        target = statement.targets[0].id
+        items = op.args[0]
+        index = copy.deepcopy(op.args[1]) if len(op.args) > 1 else None
+        d_t = self.adjoint.pop(target, None)
+        self.owned.discard(target)
+        if items.id in self.adjoint or d_t is not None:
+            self.comment_for(statement)
+            zero = self.helper("zeros_like_value", zeros_like_value)
+            if items.id not in self.adjoint:
+                base = call(zero, copy.deepcopy(items))
+            elif items.id in self.owned:
+                base = name(self.adjoint[items.id])
+            else:
+                base = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint[items.id]))
+            d_value = name(d_t) if d_t is not None else call(zero, name(target))
+            adjoint = self.adjoint.get(items.id) or self.adjoint_names[items.id]
+            self.out.append(assign(adjoint, base))
+            method = "append" if index is None else "insert"
+            args = [d_value] if index is None else [index, d_value]
+            self.out.append(gast.Expr(value=gast.Call(
+                func=gast.Attribute(value=name(adjoint), attr=method, ctx=gast.Load()), args=args, keywords=[]
+            )))
+            self.adjoint[items.id] = adjoint
+            self.owned.add(items.id)
+        # Put the item back, so earlier code sees the list as it was.
+        args = [name(target)] if index is None else [copy.deepcopy(index), name(target)]
+        method = "append" if index is None else "insert"
+        self.out.append(gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=copy.deepcopy(items), attr=method, ctx=gast.Load()), args=args, keywords=[]
+        )))
+
+    def mutation_adjoint(self, statement, items, method, operands):
+        """items.append(v) / items.extend(vs) / items.insert(i, v), replayed in reverse."""
+        if items in self.adjoint:
+            self.comment_for(statement)
+            d_items = self.adjoint[items]
+            if items not in self.owned:
+                self.out.append(assign(d_items, call(self.helper("copy_adjoint", copy_adjoint), name(d_items))))
+                self.owned.add(items)
+            if method == "append":
+                taken = gast.Call(func=gast.Attribute(value=name(d_items), attr="pop", ctx=gast.Load()), args=[], keywords=[])
+                value = operands[0]
+            elif method == "insert":
+                taken = gast.Call(
+                    func=gast.Attribute(value=name(d_items), attr="pop", ctx=gast.Load()),
+                    args=[copy.deepcopy(operands[0])],
+                    keywords=[],
+                )
+                value = operands[1]
+            else:
+                length = call(self.helper("len", len), copy.deepcopy(operands[0]))
+                taken = call(self.helper("drop_last", drop_last), name(d_items), length)
+                value = operands[0]
+            if self.activity.is_active(value):
+                self.contribute(value, taken)
+            else:
+                self.out.append(gast.Expr(value=taken))
+        # Undo the change, so earlier code sees the list as it was.
+        if method == "append":
+            undo = gast.Call(func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[], keywords=[])
+        elif method == "insert":
+            undo = gast.Call(
+                func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[copy.deepcopy(operands[0])], keywords=[]
+            )
+        else:
+            length = call(self.helper("len", len), copy.deepcopy(operands[0]))
+            undo = call(self.helper("drop_last", drop_last), name(items), length)
+        self.out.append(gast.Expr(value=undo))
 
     def unpack(self, statement):
         names = [e.id for e in statement.targets[0].elts]
@@ -136,10 +243,8 @@ class StatementAdjoints:
         d_array = self.adjoint[array]
         value = statement.value
         if self.activity.is_active(value):
-            part = gast.Subscript(value=name(d_array), slice=copy.deepcopy(index), ctx=gast.Load())
-            np_name = self.helper("np", np)
-            copied = gast.Call(func=gast.Attribute(value=name(np_name), attr="copy", ctx=gast.Load()), args=[part], keywords=[])
-            self.contribute(value, self.unbroadcast(copied, value))
+            part = call(self.helper("take_part", take_part), name(d_array), copy.deepcopy(index))
+            self.contribute(value, self.unbroadcast(part, value))
         if array in self.owned:
             zero = gast.Subscript(value=name(d_array), slice=index, ctx=gast.Store())
             self.out.append(gast.Assign(targets=[zero], value=constant(0.0), type_comment=None))

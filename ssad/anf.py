@@ -163,6 +163,11 @@ class _Lowering:
             self.augmented(statement)
         elif isinstance(statement, gast.Expr):
             if isinstance(statement.value, gast.Call):
+                func = statement.value.func
+                if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and not self.is_static(func):
+                    # items.append(v): an in-place change of the list, refused where aliasing would matter
+                    self.check_not_shared(func.value.id, statement, f"{func.value.id}.{func.attr}(...)", write=True)
+                    self.writes_in_place = True
                 self.emit(gast.Expr(value=self.simple(statement.value)))
         elif isinstance(statement, gast.Return):
             result = self.atom(statement.value, name_hint="result")
@@ -555,6 +560,10 @@ class _Lowering:
             return gast.Tuple(elts=[self.atom(e) for e in expr.elts], ctx=gast.Load())
         if isinstance(expr, gast.List):
             return gast.List(elts=[self.atom(e) for e in expr.elts], ctx=gast.Load())
+        if isinstance(expr, gast.Dict):
+            return gast.Dict(
+                keys=[gast.Constant(value=k.value, kind=None) for k in expr.keys], values=[self.atom(v) for v in expr.values]
+            )
         raise self.parsed.unsupported(expr, f"`{type(expr).__name__}` expressions are not supported")
 
     def callee(self, func):

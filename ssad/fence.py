@@ -48,7 +48,6 @@ _EXPRESSION_MESSAGES = {
     gast.SetComp: "set comprehensions are not supported",
     gast.DictComp: "dict comprehensions are not supported yet",
     gast.GeneratorExp: "generator expressions are not supported yet; use array operations",
-    gast.Dict: "dict displays are not supported yet; pass arrays or tuples",
     gast.Set: "set displays are not supported",
     gast.NamedExpr: "assignment expressions (`:=`) are not supported; assign in a separate statement",
     gast.Starred: "starred expressions (`*args`) are not supported yet; pass arguments one by one",
@@ -58,7 +57,11 @@ _EXPRESSION_MESSAGES = {
     gast.JoinedStr: "f-strings are not supported yet; format outside the differentiated function",
 }
 
+# Methods of a named list that ssad replays in reverse (`items.append(v)`).
+LIST_MUTATIONS = {"append", "extend", "insert"}
+
 _ALLOWED_EXPRESSIONS = (
+    gast.Dict,
     gast.BoolOp,
     gast.IfExp,
     gast.Name,
@@ -150,11 +153,12 @@ class _Fence:
                 raise self.parsed.unsupported(statement, "an expression statement that is not a call has no effect; remove it")
             func = statement.value.func
             if isinstance(func, gast.Attribute) and not self._is_static(func):
-                raise self.parsed.unsupported(
-                    statement,
-                    f"calling the method `{func.attr}` for its side effect is not supported yet; "
-                    "use the value it returns",
-                )
+                if func.attr not in LIST_MUTATIONS or not isinstance(func.value, gast.Name):
+                    raise self.parsed.unsupported(
+                        statement,
+                        f"calling the method `{func.attr}` for its side effect is not supported; the "
+                        f"supported in-place methods are {', '.join(sorted(LIST_MUTATIONS))} on a named list",
+                    )
             self._check_expression(statement.value)
         elif isinstance(statement, gast.Pass):
             return
@@ -219,6 +223,13 @@ class _Fence:
                 raise self.parsed.unsupported(node, _EXPRESSION_MESSAGES[kind])
             if isinstance(node, gast.expr) and not isinstance(node, _ALLOWED_EXPRESSIONS):
                 raise self.parsed.unsupported(node, f"`{kind.__name__}` expressions are not supported")
+            if isinstance(node, gast.Dict):
+                for key in node.keys:
+                    if not isinstance(key, gast.Constant):
+                        raise self.parsed.unsupported(
+                            key if key is not None else node,
+                            "a dict display needs constant keys (`{'W': W}`); build other dicts with d[k] = v",
+                        )
             if isinstance(node, gast.Call):
                 for keyword in node.keywords:
                     if keyword.arg is None:

@@ -93,6 +93,8 @@ class Namer:
 
 
 def _identifier(text):
+    if text == "_":
+        return text
     text = re.sub(r"\W+", "_", text).strip("_")
     if not text:
         text = "t"
@@ -173,6 +175,8 @@ def _describe(expr, local=frozenset()):
             return f"{_describe(expr.value, local)}_{index.value}".replace("-", "neg")
         if isinstance(index, gast.Name):
             return f"{_describe(expr.value, local)}_at_{index.id}"
+        if isinstance(index, gast.Constant) and isinstance(index.value, str) and index.value.isidentifier():
+            return f"{_describe(expr.value, local)}_{index.value}"
         return f"{_describe(expr.value, local)}_part"
     if isinstance(expr, (gast.Tuple, gast.List)):
         return "_".join(_describe(e, local) for e in expr.elts) or "empty"

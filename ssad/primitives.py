@@ -8,6 +8,7 @@ methods and attributes of local values to the `np.ndarray` member of that name
 function share one rule table.
 """
 
+import dataclasses
 import operator
 from dataclasses import dataclass, field
 
@@ -44,6 +45,10 @@ GETITEM = "getitem"  # t = a[i]
 PACK = "pack"  # t = (a, b)
 INACTIVE = "inactive"  # comparisons: never carry a gradient
 USER_CALL = "call"  # t = g(a, b) where g is the user's own function (see `calls`)
+ATTRIBUTE = "attribute"  # t = p.W, an attribute of an object that is not an array
+DICT = "dict"  # t = {"W": a, "b": b}
+CONSTRUCT = "construct"  # t = Params(W=a, b=b), a namedtuple or dataclass
+POP = "pop"  # t = items.pop() / items.pop(i)
 
 
 @dataclass
@@ -53,6 +58,7 @@ class Operation:
     args: list = field(default_factory=list)  # positional operands; a method's receiver first
     keywords: dict = field(default_factory=dict)
     name: str = ""  # how the user wrote the callee, for messages
+    keys: list = field(default_factory=list)  # dict keys, attribute names or constructor fields
 
     def operands(self):
         return self.args + list(self.keywords.values())
@@ -103,8 +109,12 @@ def operation(value, program):
         return Operation(GETITEM, args=[value.value])
     if isinstance(value, (gast.Tuple, gast.List)):
         return Operation(PACK, args=list(value.elts))
+    if isinstance(value, gast.Dict):
+        return Operation(DICT, args=list(value.values), keys=[k.value for k in value.keys])
     if isinstance(value, gast.Attribute):
         member = getattr(np.ndarray, value.attr, None)
+        if member is None or not REGISTRY.is_primitive(member):
+            return Operation(ATTRIBUTE, args=[value.value], name=f".{value.attr}", keys=[value.attr])
         return Operation(PRIMITIVE, member, [value.value], name=f".{value.attr}")
     if isinstance(value, gast.Call):
         keywords = {k.arg: k.value for k in value.keywords}
@@ -112,13 +122,29 @@ def operation(value, program):
         if is_static(func, program):
             callee = static_value(func, program)
             kind = PRIMITIVE
-            if not REGISTRY.is_primitive(callee) and transformable(callee):
-                kind = USER_CALL
+            if not REGISTRY.is_primitive(callee):
+                if transformable(callee):
+                    kind = USER_CALL
+                elif record_fields(callee) is not None:
+                    return Operation(
+                        CONSTRUCT, callee, list(value.args), keywords, name=gast_path(func), keys=record_fields(callee)
+                    )
             return Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
+        if func.attr == "pop" and getattr(np.ndarray, "pop", None) is None:
+            return Operation(POP, args=[func.value] + list(value.args), name=".pop()")
         # A method of a local value: `x.sum(axis=0)` is np.ndarray.sum(x, axis=0).
         member = getattr(np.ndarray, func.attr, None)
         return Operation(PRIMITIVE, member, [func.value] + list(value.args), keywords, name=f".{func.attr}()")
     raise AssertionError(f"not an ANF value: {gast.dump(value)}")
+
+
+def record_fields(callee):
+    """The fields of a namedtuple class or dataclass (its constructor's parameters), else None."""
+    if isinstance(callee, type) and issubclass(callee, tuple) and hasattr(callee, "_fields"):
+        return list(callee._fields)
+    if isinstance(callee, type) and dataclasses.is_dataclass(callee):
+        return [f.name for f in dataclasses.fields(callee) if f.init]
+    return None
 
 
 def gast_path(expr):

@@ -236,7 +236,9 @@ class _Reverse(StatementAdjoints):
     def backward_block(self, statements, depth):
         saved_out, self.out = self.out, []
         for statement in reversed(statements):
-            if isinstance(statement, gast.Assign):
+            if isinstance(statement, gast.Expr):
+                self.statement_adjoint(statement)  # `items.append(v)` and friends
+            elif isinstance(statement, gast.Assign):
                 self.statement_adjoint(statement)
                 key = id(statement)
                 if key in self.sites:

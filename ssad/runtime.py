@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .errors import SsadError
+from .structure import add_adjoint, add_attr, is_namedtuple, zeros_like_value  # noqa: F401  (generated code reads them)
 
 
 def unbroadcast(g, x):
@@ -56,39 +57,6 @@ def _describe(value):
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape}"
     return f"a value of type {type(value).__name__}"
-
-
-def zeros_like_value(x):
-    """A zero adjoint with the structure of `x` (float 0.0 for Python numbers)."""
-    if x is None:  # a value not yet computed: its adjoint is never read
-        return 0.0
-    if isinstance(x, np.ndarray):
-        return np.zeros(x.shape, _float_dtype(x.dtype))
-    if isinstance(x, np.generic):
-        return _float_dtype(x.dtype).type(0.0)
-    if isinstance(x, (bool, numbers.Number)):
-        return 0.0
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*[zeros_like_value(v) for v in x])
-    if isinstance(x, (tuple, list)):
-        return type(x)(zeros_like_value(v) for v in x)
-    if isinstance(x, dict):
-        return {k: zeros_like_value(v) for k, v in x.items()}
-    return np.zeros(np.shape(x))
-
-
-def _float_dtype(dtype):
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
-
-
-def add_adjoint(a, b):
-    """a + b for adjoints that may be containers (tuples, lists, dicts) of arrays."""
-    if isinstance(a, (tuple, list)):
-        items = [add_adjoint(u, v) for u, v in zip(a, b, strict=True)]
-        return type(a)(*items) if hasattr(a, "_fields") else type(a)(items)
-    if isinstance(a, dict):
-        return {k: add_adjoint(a[k], b[k]) for k in a}
-    return a + b
 
 
 def pack_like(x, items):
@@ -169,13 +137,46 @@ def add_at(d_x, index, d_part):
 
 def zero_at(d_x, index):
     """A copy of the adjoint `d_x` with zeros at `index` (the adjoint of x before `x[index] = v`)."""
-    d_x = np.array(d_x, copy=True)
+    d_x = copy_adjoint(d_x)
     d_x[index] = 0.0
     return d_x
 
 
+_MISSING = object()
+
+
+def saved_part(container, index):
+    """What `container[index] = v` is about to overwrite: a copy for arrays, the item itself otherwise."""
+    if isinstance(container, np.ndarray):
+        return np.copy(container[index])
+    if isinstance(container, dict) and index not in container:
+        return _MISSING
+    return container[index]
+
+
+def restore_part(container, index, old):
+    """Undo `container[index] = v` with the value `saved_part` returned."""
+    if old is _MISSING:
+        del container[index]
+    else:
+        container[index] = old
+
+
+def take_part(d_x, index):
+    """The adjoint at `index` of the written value, as a copy the caller owns."""
+    part = d_x[index]
+    return np.copy(part) if isinstance(part, np.ndarray) else part
+
+
+def drop_last(items, count):
+    """Remove the last `count` items of a list (undoing `items.extend(...)`), returning them."""
+    dropped = items[len(items) - count :]
+    del items[len(items) - count :]
+    return dropped
+
+
 def copy_adjoint(d_x):
-    """A private, writable copy of an adjoint (arrays, lists), so it can be updated in place."""
+    """A private, writable copy of an adjoint (arrays, lists, dicts), so it can be updated in place."""
     if isinstance(d_x, np.ndarray):
         return np.array(d_x, copy=True)
     if isinstance(d_x, list):

@@ -1,12 +1,16 @@
-"""Giving gradients the structure of their inputs.
+"""Values with structure: zeros, sums and user-facing gradients of containers and objects.
 
-`fit_gradient(g, x)` turns the adjoint the generated code computed for input `x`
-into what a user expects: a float for a Python float or int, an array of the
-same shape and (floating) dtype for an array, a writable array never shared with
-the gradient's internals.
+Gradients have the structure of the inputs: a float for a float, an array of the same
+shape and (floating) dtype for an array, the same container for tuples, lists and
+dicts, the same type for namedtuples and dataclasses, and for other objects an object
+with the same attribute names (a `types.SimpleNamespace`). A leaf that is not a
+number or an array (a string, a function) has no gradient: `None`.
 """
 
+import copy
+import dataclasses
 import numbers
+import types
 
 import numpy as np
 
@@ -15,16 +19,112 @@ def _float_dtype(dtype):
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
+def is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def is_record(x):
+    """A dataclass instance or a plain object with attributes (not an array, not a number)."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return True
+    return (
+        hasattr(x, "__dict__")
+        and not isinstance(x, (np.ndarray, np.generic, numbers.Number, type, types.ModuleType))
+        and not callable(x)
+    )
+
+
+def fields_of(x):
+    if dataclasses.is_dataclass(x):
+        return [f.name for f in dataclasses.fields(x)]
+    return list(vars(x))
+
+
+def rebuild(x, values):
+    """An object like `x` (same type where possible) with attribute values `values` (a dict)."""
+    if dataclasses.is_dataclass(x):
+        new = copy.copy(x)
+        for name, value in values.items():
+            object.__setattr__(new, name, value)
+        return new
+    return types.SimpleNamespace(**values)
+
+
+def zeros_like_value(x):
+    """A zero adjoint with the structure of `x` (0.0 for Python numbers, None for non-numbers)."""
+    if x is None:  # a value not yet computed: its adjoint is never read
+        return 0.0
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, _float_dtype(x.dtype))
+    if isinstance(x, np.generic):
+        return _float_dtype(x.dtype).type(0.0)
+    if isinstance(x, (bool, numbers.Number)):
+        return 0.0
+    if is_namedtuple(x):
+        return type(x)(*[zeros_like_value(v) for v in x])
+    if isinstance(x, (tuple, list)):
+        return type(x)(zeros_like_value(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zeros_like_value(v) for k, v in x.items()}
+    if is_record(x):
+        return rebuild(x, {name: zeros_like_value(getattr(x, name)) for name in fields_of(x)})
+    return None
+
+
+def add_adjoint(a, b):
+    """a + b for adjoints that may be containers or objects (None is zero)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if is_namedtuple(a):
+        return type(a)(*[add_adjoint(u, v) for u, v in zip(a, b, strict=True)])
+    if isinstance(a, (tuple, list)):
+        return type(a)(add_adjoint(u, v) for u, v in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return {k: add_adjoint(a.get(k), b.get(k)) for k in {**a, **b}}
+    if is_record(a):
+        return rebuild(a, {name: add_adjoint(getattr(a, name), getattr(b, name)) for name in fields_of(a)})
+    return a + b
+
+
+def add_attr(d_x, name, d_part):
+    """The adjoint of the object `x` with `d_part` added to its attribute `name` (for t = x.name)."""
+    current = getattr(d_x, name)
+    if is_namedtuple(d_x):
+        return d_x._replace(**{name: add_adjoint(current, d_part)})
+    new = copy.copy(d_x)
+    object.__setattr__(new, name, add_adjoint(current, d_part))
+    return new
+
+
 def fit_gradient(g, x):
+    """The gradient `g` of input `x`, given x's structure and a user-facing type."""
     if isinstance(x, np.ndarray):
         dtype = _float_dtype(x.dtype)
         if type(g) is np.ndarray and g.shape == x.shape and g.dtype == dtype and g.flags.writeable:
             return g
+        if g is None:
+            return np.zeros(x.shape, dtype)
         return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
     if isinstance(x, np.generic):
-        return _float_dtype(x.dtype).type(g)
+        return _float_dtype(x.dtype).type(0.0 if g is None else g)
+    if isinstance(x, bool):
+        return None
     if isinstance(x, numbers.Real):
-        return float(g)
+        return 0.0 if g is None else float(g)
     if isinstance(x, numbers.Complex):
         return complex(g)
+    if g is None:
+        g = zeros_like_value(x)
+        if g is None:
+            return None
+    if is_namedtuple(x):
+        return type(x)(*[fit_gradient(u, v) for u, v in zip(g, x, strict=True)])
+    if isinstance(x, (tuple, list)):
+        return type(x)(fit_gradient(u, v) for u, v in zip(g, x, strict=True))
+    if isinstance(x, dict):
+        return {k: fit_gradient(g.get(k) if isinstance(g, dict) else None, v) for k, v in x.items()}
+    if is_record(x):
+        return rebuild(x, {name: fit_gradient(getattr(g, name, None), getattr(x, name)) for name in fields_of(x)})
     return g

@@ -16,12 +16,12 @@ import copy
 from dataclasses import dataclass
 
 import gast
-import numpy as np
 
 from . import primitives
+from .adjoints import index_value
 from .emit import is_marker
 from .registry import REGISTRY
-from .runtime import Tape
+from .runtime import Tape, restore_part, saved_part
 
 
 @dataclass(eq=False)
@@ -154,21 +154,25 @@ def insert_tape(reverse, forward, backward):
 
     markers = [s for s in _all_statements(forward) if isinstance(s, Save)]
     tape = program.namer.fresh("tape") if any(recorded(m) for m in markers) else None
-    np_name = reverse.helper("np", np) if tape and any(m.write is not None and recorded(m) for m in markers) else None
+    def index(marker):
+        return index_value(copy.deepcopy(marker.write.slice), program.namespace)
 
     def save(marker):
         if marker.write is not None:
-            part = gast.Subscript(value=_name(marker.names[0]), slice=copy.deepcopy(marker.write.slice), ctx=gast.Load())
-            copied = gast.Call(func=gast.Attribute(value=_name(np_name), attr="copy", ctx=gast.Load()), args=[part], keywords=[])
-            return [gast.Expr(value=_method(tape, "push", copied))] if recorded(marker) else []
+            if not recorded(marker):
+                return []
+            saver = reverse.helper("saved_part", saved_part)
+            part = gast.Call(func=_name(saver), args=[_name(marker.names[0]), index(marker)], keywords=[])
+            return [gast.Expr(value=_method(tape, "push", part))]
         return [gast.Expr(value=_method(tape, "push", _name(n))) for n in recorded(marker)]
 
     def restore(marker):
         if marker.write is not None:
             if not recorded(marker):
                 return []
-            target = gast.Subscript(value=_name(marker.names[0]), slice=copy.deepcopy(marker.write.slice), ctx=gast.Store())
-            return [gast.Assign(targets=[target], value=_method(tape, "pop"), type_comment=None)]
+            restorer = reverse.helper("restore_part", restore_part)
+            args = [_name(marker.names[0]), index(marker), _method(tape, "pop")]
+            return [gast.Expr(value=gast.Call(func=_name(restorer), args=args, keywords=[]))]
         return [
             gast.Assign(targets=[_name(n, store=True)], value=_method(tape, "pop"), type_comment=None)
             for n in reversed(recorded(marker))

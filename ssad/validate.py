@@ -73,6 +73,11 @@ class _Validator:
         elif isinstance(expr, (gast.Tuple, gast.List)):
             for part in expr.elts:
                 self.atom(part, statement)
+        elif isinstance(expr, gast.Dict):
+            for key, part in zip(expr.keys, expr.values, strict=True):
+                if not isinstance(key, gast.Constant):
+                    self.fail(statement, "dict keys are constants")
+                self.atom(part, statement)
         else:
             self.atom(expr, statement)
 

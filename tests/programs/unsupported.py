@@ -51,11 +51,6 @@ def uses_starred_call(x):
     return np.sum(*args)  # <- here
 
 
-def uses_dict(x):
-    d = {"a": x}  # <- here
-    return d["a"]
-
-
 def uses_walrus(x):
     y = (z := x * 2)  # <- here
     return y + z
@@ -97,12 +92,6 @@ def uses_varargs(*xs):  # <- here
     return xs[0]
 
 
-def uses_method_for_effect(x):
-    items = [x]
-    items.append(x)  # <- here
-    return items[0]
-
-
 def uses_undefined_name(x):
     return x * UNDEFINED_THING  # <- here  # noqa: F821
 
@@ -116,7 +105,6 @@ CASES = [
     uses_no_return,
     uses_global,
     uses_starred_call,
-    uses_dict,
     uses_walrus,
     uses_yield,
     uses_fstring,
@@ -125,7 +113,6 @@ CASES = [
     uses_del,
     uses_import,
     uses_varargs,
-    uses_method_for_effect,
 ]
 
 
