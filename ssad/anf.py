@@ -487,7 +487,50 @@ class _Lowering:
             return gast.Constant(value=-value if isinstance(expr.op, gast.USub) else value, kind=None)
         if isinstance(expr, (gast.IfExp, gast.BoolOp)):
             return self.choice(expr, name_hint)
+        if isinstance(expr, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
+            return self.comprehension(expr, name_hint)
+        if self.is_builtin_call(expr, "map") and len(expr.args) >= 2:
+            return self.comprehension(_map_as_comprehension(expr, self.namer), name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
+
+    def comprehension(self, expr, name_hint):
+        """`[f(v) for v in xs if c]` as a loop that appends (a dict comprehension assigns keys).
+
+        The comprehension's variables get fresh names: like Python's own scope for
+        them, they never touch the function's variables of the same name.
+        """
+        name = self.namer.fresh(name_hint or ("mapping" if isinstance(expr, gast.DictComp) else "items"))
+        renames = {}
+        for generator in expr.generators:
+            for node in gast.walk(generator.target):
+                if isinstance(node, gast.Name):
+                    renames[node.id] = self.namer.fresh(node.id)
+        rename = _Rename(renames)
+        origin = self.origin
+        if isinstance(expr, gast.DictComp):
+            start = gast.Dict(keys=[], values=[])
+            target = gast.Subscript(value=_name(name), slice=rename.visit(expr.key), ctx=gast.Store())
+            innermost = gast.Assign(targets=[target], value=rename.visit(expr.value), type_comment=None)
+        else:
+            start = gast.List(elts=[], ctx=gast.Load())
+            append = gast.Attribute(value=_name(name), attr="append", ctx=gast.Load())
+            innermost = gast.Expr(value=_call(append, rename.visit(expr.elt)))
+        body = [gast.copy_location(innermost, origin)]
+        for generator in reversed(expr.generators):
+            for condition in reversed(generator.ifs):
+                body = [gast.copy_location(gast.If(test=rename.visit(condition), body=body, orelse=[]), origin)]
+            loop = gast.For(
+                target=rename.visit(generator.target), iter=rename.visit(generator.iter), body=body, orelse=[], type_comment=None
+            )
+            body = [gast.copy_location(loop, origin)]
+        self.defined.add(name)
+        self.current[name] = name
+        self.emit_assign(name, start)
+        saved_origin = self.origin
+        self.block(body)
+        self.origin = saved_origin
+        del self.current[name]
+        return _name(name)
 
     def atom_of_simple(self, simple, name_hint=None):
         if isinstance(simple, (gast.Name, gast.Constant)) or self.is_static(simple):
@@ -534,7 +577,8 @@ class _Lowering:
 
     def simple(self, expr):
         """`expr` as one operation on atoms (emitting temporaries for its operands)."""
-        if isinstance(expr, (gast.Name, gast.Constant, gast.IfExp, gast.BoolOp)) or self.is_static(expr):
+        if isinstance(expr, (gast.Name, gast.Constant, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp,
+                             gast.DictComp)) or self.is_static(expr) or (self.is_builtin_call(expr, "map") and len(expr.args) >= 2):
             return self.atom(expr)
         if isinstance(expr, gast.BinOp):
             return gast.BinOp(left=self.atom(expr.left), op=expr.op, right=self.atom(expr.right))
@@ -589,6 +633,38 @@ class _Lowering:
         if isinstance(index, gast.Tuple):
             return gast.Tuple(elts=[self.index(e) for e in index.elts], ctx=gast.Load())
         return self.atom(index)
+
+
+class _Rename(gast.NodeTransformer):
+    """Rename the variables of a comprehension (a copy of the tree is returned)."""
+
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit(self, node):
+        return super().visit(copy.deepcopy(node)) if node is not None else None
+
+    def generic_visit(self, node):
+        return gast.NodeTransformer.generic_visit(self, node)
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            return gast.Name(id=self.renames[node.id], ctx=node.ctx, annotation=None, type_comment=None)
+        return node
+
+
+def _map_as_comprehension(expr, namer):
+    """`map(f, xs, ys)` as `[f(v, w) for v, w in zip(xs, ys)]` (a list, not an iterator)."""
+    function, iterables = expr.args[0], expr.args[1:]
+    names = [namer.fresh("item") for _ in iterables]
+    if len(iterables) == 1:
+        target, iterable = _name(names[0], store=True), iterables[0]
+    else:
+        target = gast.Tuple(elts=[_name(n, store=True) for n in names], ctx=gast.Store())
+        iterable = gast.Call(func=_name("zip"), args=list(iterables), keywords=[])
+    element = gast.Call(func=function, args=[_name(n) for n in names], keywords=[])
+    generator = gast.comprehension(target=target, iter=iterable, ifs=[], is_async=0)
+    return gast.ListComp(elt=element, generators=[generator])
 
 
 def _is_loop_exit(statement):

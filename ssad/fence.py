@@ -44,10 +44,7 @@ if hasattr(gast, "Match"):
 
 _EXPRESSION_MESSAGES = {
     gast.Lambda: "`lambda` is not supported yet; define the function at module level",
-    gast.ListComp: "list comprehensions are not supported yet; use array operations",
     gast.SetComp: "set comprehensions are not supported",
-    gast.DictComp: "dict comprehensions are not supported yet",
-    gast.GeneratorExp: "generator expressions are not supported yet; use array operations",
     gast.Set: "set displays are not supported",
     gast.NamedExpr: "assignment expressions (`:=`) are not supported; assign in a separate statement",
     gast.Starred: "starred expressions (`*args`) are not supported yet; pass arguments one by one",
@@ -61,6 +58,10 @@ _EXPRESSION_MESSAGES = {
 LIST_MUTATIONS = {"append", "extend", "insert"}
 
 _ALLOWED_EXPRESSIONS = (
+    gast.ListComp,
+    gast.GeneratorExp,
+    gast.DictComp,
+    gast.comprehension,
     gast.Dict,
     gast.BoolOp,
     gast.IfExp,

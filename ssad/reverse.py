@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import gast
 
 from . import primitives
+from .activity import list_mutation
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .calls import handles, parameters_of_operands
 from .runtime import copy_adjoint
@@ -359,9 +360,19 @@ def _indexed_names(block):
     """Names read or written by index inside `block` (their adjoints are updated in place)."""
     names = set()
     for statement in _walk_statements(block):
+        mutation = list_mutation(statement)
+        if mutation is not None:
+            names.add(mutation[0])
         if not isinstance(statement, gast.Assign):
             continue
         target, value = statement.targets[0], statement.value
+        if (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "pop"
+            and isinstance(value.func.value, gast.Name)
+        ):
+            names.add(value.func.value.id)
         if isinstance(target, gast.Subscript):
             names.add(target.value.id)
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):

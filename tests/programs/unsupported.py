@@ -32,11 +32,6 @@ def uses_with(x):
     return y
 
 
-def uses_comprehension(x):
-    ys = [v * 2 for v in x]  # <- here
-    return np.sum(ys)
-
-
 def uses_no_return(x):
     y = x * 2  # <- here  # noqa: F841
 
@@ -101,7 +96,6 @@ CASES = [
     uses_lambda,
     uses_try,
     uses_with,
-    uses_comprehension,
     uses_no_return,
     uses_global,
     uses_starred_call,
