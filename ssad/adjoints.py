@@ -109,6 +109,13 @@ class StatementAdjoints:
                     self.contribute(element, item)
         elif op.kind == primitives.USER_CALL:
             self.user_call(statement, dy, target.id)
+        elif op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
+            self.dynamic_call(statement, dy, target.id)
+        elif op.kind == primitives.CLOSURE:
+            for captured, value in op.keywords.items():
+                if self.activity.is_active(value):
+                    part = gast.Subscript(value=name(dy), slice=constant(captured), ctx=gast.Load())
+                    self.contribute(value, part)
         elif op.kind == primitives.ATTRIBUTE:
             source = op.args[0]
             if self.activity.is_active(source):
@@ -321,6 +328,23 @@ class StatementAdjoints:
         self.out.append(assign(holder, rule_call))
         for i in active:
             self.contribute(op.args[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
+
+    def dynamic_call(self, statement, dy, y):
+        """`adjoints = t_pullback(d_t)`: the function value's adjoint, then one per argument."""
+        info = self.calls.get(id(statement))
+        if info is None:
+            return
+        _, pullback, operands = info
+        adjoints = gast.Call(func=name(pullback), args=[name(dy)], keywords=[])
+        active = [i for i, operand in enumerate(operands) if self.activity.is_active(operand)]
+        if len(active) == 1:
+            (i,) = active
+            self.contribute(operands[i], gast.Subscript(value=adjoints, slice=constant(i), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, adjoints))
+        for i in active:
+            self.contribute(operands[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
 
     def user_call(self, statement, dy, y):
         """`d_a, d_b = backward_g(d_t, *t_saved)` for a call split by `reverse.split_call`."""

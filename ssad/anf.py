@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 import gast
 
+from . import closures as closures_module
+from .closures import closure, make_template
 from .inline import Namespace
 from .jumps import lower_jumps
 from .naming import Namer
@@ -178,6 +180,9 @@ class _Lowering:
             self.lower_for(statement)
         elif isinstance(statement, gast.While):
             self.lower_while(statement)
+        elif isinstance(statement, gast.FunctionDef):
+            value = self.function_value(statement, statement.name)
+            self.emit_assign(self.define(statement.name), value)
         elif isinstance(statement, gast.Break):
             self.emit(gast.Break())
         elif isinstance(statement, gast.Pass):
@@ -489,6 +494,8 @@ class _Lowering:
             return self.choice(expr, name_hint)
         if isinstance(expr, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self.comprehension(expr, name_hint)
+        if isinstance(expr, gast.Lambda):
+            return self.atom_of_simple(self.function_value(expr, name_hint or "function"), name_hint or "function")
         if self.is_builtin_call(expr, "map") and len(expr.args) >= 2:
             return self.comprehension(_map_as_comprehension(expr, self.namer), name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
@@ -577,6 +584,8 @@ class _Lowering:
 
     def simple(self, expr):
         """`expr` as one operation on atoms (emitting temporaries for its operands)."""
+        if isinstance(expr, gast.Lambda):
+            return self.function_value(expr, "function")
         if isinstance(expr, (gast.Name, gast.Constant, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp,
                              gast.DictComp)) or self.is_static(expr) or (self.is_builtin_call(expr, "map") and len(expr.args) >= 2):
             return self.atom(expr)
@@ -615,13 +624,52 @@ class _Lowering:
             return func
         if isinstance(func, gast.Attribute):
             return gast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=gast.Load())
-        if isinstance(func, gast.Name):
-            raise self.parsed.unsupported(
-                func,
-                f"calling `{func.id}`, a local variable, is not supported yet; call a function "
-                "defined at module level",
-            )
-        raise self.parsed.unsupported(func, "calling the result of an expression is not supported yet")
+        # A function value: a parameter, a nested def, a lambda, an item of a container.
+        return self.atom(func)
+
+    def function_value(self, node, name):
+        """`closure(g_template, x=x)` for a nested `def g` or a `lambda` (see `closures`)."""
+        inner_locals = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                inner_locals.add(extra.id)
+        body = [node.body] if isinstance(node, gast.Lambda) else node.body
+        for statement in body:
+            for child in gast.walk(statement):
+                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+                    inner_locals.add(child.id)
+        loaded = []
+        for statement in body:
+            for child in gast.walk(statement):
+                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and child.id not in loaded:
+                    loaded.append(child.id)
+        captured = [n for n in loaded if n not in inner_locals and (n in self.current or n == name)]
+        for captured_name in captured:
+            if captured_name != name and self.assigned_later(captured_name):
+                raise self.parsed.unsupported(
+                    node,
+                    f"the function {name} reads `{captured_name}`, which is assigned again later; ssad "
+                    "captures values when the function is made: pass the value as an argument instead",
+                )
+        template = make_template(node, name, captured, self.namespace.values, self.parsed.filename)
+        self.namespace.values[template.__name__] = template  # its own name, unique to this function
+        self.namer.reserve(template.__name__)
+        keywords = []
+        for captured_name in captured:
+            if captured_name == name and (name not in self.current):
+                value = gast.Attribute(value=_name(self.namespace.bind("closures", closures_module)), attr="SELF", ctx=gast.Load())
+            else:
+                value = self.load(captured_name)
+            keywords.append(gast.keyword(arg=captured_name, value=value))
+        helper = self.namespace.bind("closure", closure)
+        return gast.Call(func=_name(helper), args=[_name(template.__name__)], keywords=keywords)
+
+    def assigned_later(self, user_name):
+        for statements, position in self.context:
+            for statement in statements[position + 1 :]:
+                if _assigns(statement, user_name):
+                    return True
+        return any(_assigns(loop, user_name) for loop in self.loops)
 
     def index(self, index):
         if isinstance(index, gast.Slice):

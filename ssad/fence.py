@@ -22,8 +22,6 @@ from .parse import local_names
 # Statements and expressions a later issue of the project will add are rejected
 # with a message that says what to write instead today.
 _STATEMENT_MESSAGES = {
-    gast.FunctionDef: "a nested `def` is not supported yet; define the function at module level "
-    "and register an adjoint rule for it with @ssad.adjoint",
     gast.AsyncFunctionDef: "`async def` cannot be differentiated",
     gast.ClassDef: "a class definition inside a differentiated function is not supported; "
     "define the class outside the function",
@@ -43,7 +41,6 @@ if hasattr(gast, "Match"):
     _STATEMENT_MESSAGES[gast.Match] = "`match` statements are not supported; use array operations"
 
 _EXPRESSION_MESSAGES = {
-    gast.Lambda: "`lambda` is not supported yet; define the function at module level",
     gast.SetComp: "set comprehensions are not supported",
     gast.Set: "set displays are not supported",
     gast.NamedExpr: "assignment expressions (`:=`) are not supported; assign in a separate statement",
@@ -58,6 +55,7 @@ _EXPRESSION_MESSAGES = {
 LIST_MUTATIONS = {"append", "extend", "insert"}
 
 _ALLOWED_EXPRESSIONS = (
+    gast.Lambda,
     gast.ListComp,
     gast.GeneratorExp,
     gast.DictComp,
@@ -123,7 +121,9 @@ class _Fence:
         kind = type(statement)
         if kind in _STATEMENT_MESSAGES:
             raise self.parsed.unsupported(statement, _STATEMENT_MESSAGES[kind])
-        if isinstance(statement, gast.If):
+        if isinstance(statement, gast.FunctionDef):
+            self._check_nested(statement)
+        elif isinstance(statement, gast.If):
             self._check_expression(statement.test)
             self._check_block(statement.body)
             self._check_block(statement.orelse)
@@ -165,6 +165,20 @@ class _Fence:
             return
         else:
             raise self.parsed.unsupported(statement, f"`{kind.__name__}` statements are not supported")
+
+    def _check_nested(self, function):
+        """A nested `def`: no decorators, and a body ssad can differentiate."""
+        if function.decorator_list:
+            raise self.parsed.unsupported(function.decorator_list[0], "decorators on a nested `def` are not supported")
+        body = function.body
+        if body and _is_docstring(body[0]):
+            body = body[1:]
+        if not body or not _always_returns(body):
+            raise self.parsed.unsupported(
+                body[-1] if body else function,
+                f"the nested function {function.name} can reach its end without a `return`",
+            )
+        self._check_block(body)
 
     def _check_loop(self, loop):
         if loop.orelse:

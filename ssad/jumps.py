@@ -61,22 +61,30 @@ def _contains(statements, kinds, into_loops):
 
 
 def _walk(node, into_loops):
-    """gast.walk that does not descend into nested loops unless `into_loops`."""
+    """gast.walk that does not descend into nested functions, nor loops unless `into_loops`."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
         for child in gast.iter_child_nodes(current):
+            if isinstance(child, (gast.FunctionDef, gast.Lambda)):
+                continue
             if not into_loops and isinstance(child, (gast.For, gast.While)):
                 continue
             stack.append(child)
 
 
+def _own_nodes(node):
+    """The nodes of a function's body, not those of functions nested in it."""
+    for statement in node.body:
+        yield from _walk(statement, into_loops=True)
+
+
 def needs_lowering(node):
     body = node.body
-    returns = [n for n in gast.walk(node) if isinstance(n, gast.Return)]
+    returns = [n for n in _own_nodes(node) if isinstance(n, gast.Return)]
     early_return = len(returns) > 1 or (returns and returns[0] is not body[-1])
-    jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(node))
+    jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in _own_nodes(node))
     return early_return or jumps
 
 
@@ -86,7 +94,7 @@ def lower_jumps(node, namer):
         return
     context = _Context(namer)
     body = list(node.body)
-    returns = [n for n in gast.walk(node) if isinstance(n, gast.Return)]
+    returns = [n for n in _own_nodes(node) if isinstance(n, gast.Return)]
     if len(returns) > 1 or (returns and returns[0] is not body[-1]):
         context.result = namer.fresh("result")
         context.returned = namer.fresh("returned")

@@ -114,8 +114,10 @@ def local_names(node):
     for arg in _all_args(node.args):
         names.add(arg.id)
     for child in gast.walk(node):
-        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del)):
-            names.add(child.id)
+        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del, gast.Param)):
+            names.add(child.id)  # parameters of nested functions and lambdas too
+        elif isinstance(child, gast.FunctionDef):
+            names.add(child.name)
     return names
 
 

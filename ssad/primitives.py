@@ -17,6 +17,7 @@ import numpy as np
 
 from .errors import SourceError
 from .calls import transformable
+from .closures import closure
 from .registry import REGISTRY
 
 BINARY = {
@@ -49,6 +50,9 @@ ATTRIBUTE = "attribute"  # t = p.W, an attribute of an object that is not an arr
 DICT = "dict"  # t = {"W": a, "b": b}
 CONSTRUCT = "construct"  # t = Params(W=a, b=b), a namedtuple or dataclass
 POP = "pop"  # t = items.pop() / items.pop(i)
+CLOSURE = "closure"  # g = closure(g_template, x=x): a nested def or lambda (see `closures`)
+DYNAMIC_CALL = "dynamic call"  # t = f(a) where f is a function value
+METHOD_CALL = "method call"  # t = obj.method(a) on an object that is not an array
 
 
 @dataclass
@@ -121,6 +125,8 @@ def operation(value, program):
         func = value.func
         if is_static(func, program):
             callee = static_value(func, program)
+            if callee is closure:
+                return Operation(CLOSURE, callee, [], keywords, name="closure", keys=list(keywords))
             kind = PRIMITIVE
             if not REGISTRY.is_primitive(callee):
                 if transformable(callee):
@@ -130,8 +136,14 @@ def operation(value, program):
                         CONSTRUCT, callee, list(value.args), keywords, name=gast_path(func), keys=record_fields(callee)
                     )
             return Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
+        if isinstance(func, gast.Name):
+            return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=func.id)
         if func.attr == "pop" and getattr(np.ndarray, "pop", None) is None:
             return Operation(POP, args=[func.value] + list(value.args), name=".pop()")
+        if getattr(np.ndarray, func.attr, None) is None:
+            return Operation(
+                METHOD_CALL, None, [func.value] + list(value.args), keywords, name=f".{func.attr}()", keys=[func.attr]
+            )
         # A method of a local value: `x.sum(axis=0)` is np.ndarray.sum(x, axis=0).
         member = getattr(np.ndarray, func.attr, None)
         return Operation(PRIMITIVE, member, [func.value] + list(value.args), keywords, name=f".{func.attr}()")

@@ -33,6 +33,8 @@ from . import primitives
 from .activity import list_mutation
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .calls import handles, parameters_of_operands
+from .dynamic import call_forward, method_forward
+from .errors import SourceError
 from .runtime import copy_adjoint
 from .shapes import scalar_names
 from .tape import Restore, Save, insert_tape
@@ -106,8 +108,15 @@ class _Reverse(StatementAdjoints):
                 names.add(value.id)
             elif isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
                 names.add(value.value.id)
-            elif isinstance(value, (gast.Tuple, gast.List)) and isinstance(target, gast.Name):
+            elif isinstance(value, (gast.Tuple, gast.List, gast.Dict)) and isinstance(target, gast.Name):
                 names.add(target.id)
+            elif isinstance(value, gast.Call) and isinstance(target, gast.Name):
+                op = primitives.operation(value, self.program)
+                if op.kind == primitives.CLOSURE:
+                    names.add(target.id)  # a closure's adjoint is a dict of what it captured
+                elif op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL, primitives.ATTRIBUTE):
+                    if isinstance(op.args[0], gast.Name):
+                        names.add(op.args[0].id)
         return names
 
     def run(self, wrt):
@@ -180,6 +189,8 @@ class _Reverse(StatementAdjoints):
         if not isinstance(target, gast.Name) or not isinstance(statement.value, gast.Call):
             return statement
         op = primitives.operation(statement.value, self.program)
+        if op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
+            return self.split_dynamic_call(statement, op)
         if op.kind != primitives.USER_CALL or not self.activity.is_active(target):
             return statement
         positional, keywords = parameters_of_operands(op.primitive, len(op.args), list(op.keywords))
@@ -198,6 +209,33 @@ class _Reverse(StatementAdjoints):
         call.func = name(self.helper(forward.__name__, forward))
         split = gast.Assign(
             targets=[gast.Tuple(elts=[store(target.id), store(saved)], ctx=gast.Store())], value=call, type_comment=None
+        )
+        return gast.copy_location(split, statement)
+
+    def split_dynamic_call(self, statement, op):
+        """`t = f(a)` on a function value becomes `t, t_pullback = call_forward(f, a)` (see `dynamic`)."""
+        target = statement.targets[0]
+        if not self.activity.is_active(target) or not any(self.activity.is_active(a) for a in op.args):
+            return statement
+        for keyword, value in op.keywords.items():
+            if self.activity.is_active(value):
+                raise SourceError(
+                    f"the keyword argument `{keyword}=` of {op.name} carries a gradient; pass it positionally",
+                    *self.program.parsed.where(statement),
+                )
+        pullback = self.namer.fresh(f"{target.id}_pullback")
+        if op.kind == primitives.DYNAMIC_CALL:
+            helper = self.helper("call_forward", call_forward)
+            args = copy.deepcopy(op.args)
+        else:
+            helper = self.helper("method_forward", method_forward)
+            args = [copy.deepcopy(op.args[0]), constant(op.keys[0])] + copy.deepcopy(op.args[1:])
+        self.calls[id(statement)] = ("dynamic", pullback, op.args)
+        forward_call = gast.Call(func=name(helper), args=args, keywords=[])
+        split = gast.Assign(
+            targets=[gast.Tuple(elts=[store(target.id), store(pullback)], ctx=gast.Store())],
+            value=forward_call,
+            type_comment=None,
         )
         return gast.copy_location(split, statement)
 

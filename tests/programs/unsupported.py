@@ -6,18 +6,6 @@ The tests find each construct's line by the marker comment `# <- here`.
 import numpy as np
 
 
-def uses_nested_def(x):
-    def inner(y):  # <- here
-        return y * 2
-
-    return inner(x)
-
-
-def uses_lambda(x):
-    f = lambda y: y * 2  # <- here  # noqa: E731
-    return f(x)
-
-
 def uses_try(x):
     try:  # <- here
         y = x * 2
@@ -92,8 +80,6 @@ def uses_undefined_name(x):
 
 
 CASES = [
-    uses_nested_def,
-    uses_lambda,
     uses_try,
     uses_with,
     uses_no_return,
