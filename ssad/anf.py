@@ -44,6 +44,7 @@ import gast
 from . import closures as closures_module
 from .closures import closure, make_template
 from .inline import Namespace
+from .runtime import concat
 from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names
@@ -117,6 +118,7 @@ class _Lowering:
         self.loops = []  # enclosing user loop statements
         self.writes_in_place = False
         self.numbers = set()  # names known to hold Python numbers (never share memory)
+        self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
         arguments = parsed.node.args
         parameters = [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
         self.sharing = Sharing(parameters)
@@ -311,6 +313,10 @@ class _Lowering:
             self.numbers.add(name)
         else:
             self.numbers.discard(name)
+        if _makes_sequence(value, self):
+            self.sequences.add(name)
+        else:
+            self.sequences.discard(name)
         self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers, self.is_static)
         self.emit(gast.Assign(targets=[_name(name, store=True)], value=value, type_comment=None))
 
@@ -460,6 +466,9 @@ class _Lowering:
             and self.namespace.values.get(expr.func.id) is getattr(builtins, name)
         )
 
+    def is_sequence(self, atom):
+        return isinstance(atom, gast.Name) and atom.id in self.sequences
+
     def is_number(self, value):
         """Whether `value` is known to be a Python number (so `x = value` shares nothing)."""
         if isinstance(value, gast.Constant):
@@ -590,7 +599,12 @@ class _Lowering:
                              gast.DictComp)) or self.is_static(expr) or (self.is_builtin_call(expr, "map") and len(expr.args) >= 2):
             return self.atom(expr)
         if isinstance(expr, gast.BinOp):
-            return gast.BinOp(left=self.atom(expr.left), op=expr.op, right=self.atom(expr.right))
+            left, right = self.atom(expr.left), self.atom(expr.right)
+            if isinstance(expr.op, gast.Add) and (self.is_sequence(left) or self.is_sequence(right)):
+                # `xs + ys` on lists or tuples joins them: not arithmetic
+                helper = self.namespace.bind("concat", concat)
+                return _call(_name(helper), left, right)
+            return gast.BinOp(left=left, op=expr.op, right=right)
         if isinstance(expr, gast.UnaryOp):
             if _is_negative_literal(expr):
                 return self.atom(expr)
@@ -713,6 +727,20 @@ def _map_as_comprehension(expr, namer):
     element = gast.Call(func=function, args=[_name(n) for n in names], keywords=[])
     generator = gast.comprehension(target=target, iter=iterable, ifs=[], is_async=0)
     return gast.ListComp(elt=element, generators=[generator])
+
+
+def _makes_sequence(value, lowering):
+    """Whether `value` is known to produce a list or tuple."""
+    if isinstance(value, (gast.List, gast.Tuple)):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in lowering.sequences
+    if isinstance(value, gast.Call):
+        if lowering.is_builtin_call(value, "list") or lowering.is_builtin_call(value, "tuple"):
+            return True
+        func = value.func
+        return isinstance(func, gast.Name) and lowering.namespace.values.get(func.id) is concat
+    return False
 
 
 def _is_loop_exit(statement):

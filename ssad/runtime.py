@@ -186,6 +186,11 @@ def copy_adjoint(d_x):
     return d_x
 
 
+def concat(a, b):
+    """`a + b` for two lists or two tuples (sequence concatenation, not arithmetic)."""
+    return a + b
+
+
 class Tape(list):
     """The stack the forward sweep pushes onto and the backward sweep pops from.
 

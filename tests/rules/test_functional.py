@@ -10,7 +10,9 @@ from ssad.registry import REGISTRY
 from ..conftest import assert_gradient_matches
 
 CASES = []
-CHECKED_ELSEWHERE = [functools.partial]
+from ssad.runtime import concat  # noqa: E402
+
+CHECKED_ELSEWHERE = [functools.partial, concat, list, tuple]
 
 
 def scaled_by_partial(x, w):
@@ -30,3 +32,32 @@ def test_partial_hands_gradients_to_its_bound_arguments():
 def test_partial_rule_gives_no_gradient_to_the_function():
     rule = REGISTRY.adjoint_rule(functools.partial)
     assert rule((1.0, 2.0), None, np.add, 3.0, 4.0) == (None, 1.0, 2.0)
+
+
+def test_sequence_rules_against_finite_differences():
+    from ssad.runtime import concat
+    from ssad.testing import numerical_gradient
+
+    a, b = [0.5, -1.0], [2.0]
+    d = [0.3, -0.7, 1.1]
+    d_a, d_b = REGISTRY.adjoint_rule(concat)(d, concat(a, b), a, b)
+    assert d_a == [0.3, -0.7] and d_b == [1.1]
+    rows = np.array([[1.0, 2.0], [3.0, -4.0]])
+    (d_rows,) = REGISTRY.adjoint_rule(list)([np.ones(2), 2 * np.ones(2)], list(rows), rows)
+    expected = numerical_gradient(lambda r: float(np.sum(np.ones(2) * r[0] + 2 * r[1])), rows)
+    np.testing.assert_allclose(d_rows, expected, rtol=1e-6)
+    (d_pair,) = REGISTRY.adjoint_rule(tuple)([1.5, 2.5], (0.1, 0.2), (0.1, 0.2))
+    assert d_pair == (1.5, 2.5)
+
+
+def joins_sequences(x, y):
+    parts = [x, x * 2.0] + [np.sin(y)]
+    pair = tuple(parts)
+    return np.sum(parts[1] * parts[2]) + np.sum(list(pair)[0])
+
+
+def test_joined_sequences_carry_gradients():
+    rng = np.random.default_rng(4)
+    args = (rng.standard_normal(3), rng.standard_normal(3))
+    for position in (0, 1):
+        assert_gradient_matches(joins_sequences, args, position, ssad.grad(joins_sequences, wrt=position)(*args))
