@@ -6,12 +6,11 @@ import numpy as np
 
 import ssad
 from ssad.registry import REGISTRY
+from ssad.runtime import concat
 
 from ..conftest import assert_gradient_matches
 
 CASES = []
-from ssad.runtime import concat  # noqa: E402
-
 CHECKED_ELSEWHERE = [functools.partial, concat, list, tuple]
 
 
@@ -35,7 +34,6 @@ def test_partial_rule_gives_no_gradient_to_the_function():
 
 
 def test_sequence_rules_against_finite_differences():
-    from ssad.runtime import concat
     from ssad.testing import numerical_gradient
 
     a, b = [0.5, -1.0], [2.0]
