@@ -147,6 +147,8 @@ def _describe(expr, local=frozenset()):
         value = expr.value
         if isinstance(value, bool) or value is None:
             return str(value)
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e6:
+            value = int(value)  # 2.0 reads as 2 in a name
         if isinstance(value, (int, float)):
             text = repr(value).replace("-", "neg").replace(".", "_").replace("+", "")
             return text
@@ -155,7 +157,10 @@ def _describe(expr, local=frozenset()):
         if isinstance(expr.op, gast.Pow) and isinstance(expr.right, gast.Constant) and expr.right.value == 2:
             return f"{_describe(expr.left, local)}_squared"
         word = _OPERATOR_WORDS.get(type(expr.op), "op")
-        return f"{_describe(expr.left, local)}_{word}_{_describe(expr.right, local)}"
+        left, right = expr.left, expr.right
+        if isinstance(expr.op, (gast.Mult, gast.Add)) and isinstance(left, gast.Constant) and not isinstance(right, gast.Constant):
+            left, right = right, left  # `2.0 * x` is named x_times_2, as a person would
+        return f"{_describe(left, local)}_{word}_{_describe(right, local)}"
     if isinstance(expr, gast.UnaryOp):
         return f"{_UNARY_WORDS.get(type(expr.op), 'op')}_{_describe(expr.operand, local)}"
     if isinstance(expr, gast.Compare):
