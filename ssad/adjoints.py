@@ -111,6 +111,15 @@ class StatementAdjoints:
             self.user_call(statement, dy, target.id)
         elif op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
             self.dynamic_call(statement, dy, target.id)
+        elif op.kind == primitives.PARTIAL:
+            bound = gast.Subscript(value=name(dy), slice=constant(0), ctx=gast.Load())
+            for position, value in enumerate(op.args[1:]):
+                if self.activity.is_active(value):
+                    self.contribute(value, gast.Subscript(value=copy.deepcopy(bound), slice=constant(position), ctx=gast.Load()))
+            table = gast.Subscript(value=name(dy), slice=constant(1), ctx=gast.Load())
+            for keyword, value in op.keywords.items():
+                if self.activity.is_active(value):
+                    self.contribute(value, gast.Subscript(value=copy.deepcopy(table), slice=constant(keyword), ctx=gast.Load()))
         elif op.kind == primitives.CLOSURE:
             for captured, value in op.keywords.items():
                 if self.activity.is_active(value):
@@ -330,14 +339,15 @@ class StatementAdjoints:
             self.contribute(op.args[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
 
     def dynamic_call(self, statement, dy, y):
-        """`adjoints = t_pullback(d_t)`: the function value's adjoint, then one per argument."""
+        """`adjoints = t_pullback(d_t)`: the function value's adjoint, one per argument, then keywords."""
         info = self.calls.get(id(statement))
         if info is None:
             return
-        _, pullback, operands = info
+        _, pullback, operands, keywords = info
         adjoints = gast.Call(func=name(pullback), args=[name(dy)], keywords=[])
         active = [i for i, operand in enumerate(operands) if self.activity.is_active(operand)]
-        if len(active) == 1:
+        active_keywords = [k for k, v in keywords.items() if self.activity.is_active(v)]
+        if len(active) == 1 and not active_keywords:
             (i,) = active
             self.contribute(operands[i], gast.Subscript(value=adjoints, slice=constant(i), ctx=gast.Load()))
             return
@@ -345,6 +355,9 @@ class StatementAdjoints:
         self.out.append(assign(holder, adjoints))
         for i in active:
             self.contribute(operands[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
+        for keyword in active_keywords:
+            table = gast.Subscript(value=name(holder), slice=constant(len(operands)), ctx=gast.Load())
+            self.contribute(keywords[keyword], gast.Subscript(value=table, slice=constant(keyword), ctx=gast.Load()))
 
     def user_call(self, statement, dy, y):
         """`d_a, d_b = backward_g(d_t, *t_saved)` for a call split by `reverse.split_call`."""
@@ -433,6 +446,12 @@ class StatementAdjoints:
                 *where,
             )
         label = primitive_name(op.primitive)
+        if isinstance(op.primitive, type):
+            return MissingRuleError(
+                f"constructing a {op.primitive.__name__} from values that carry gradients is not "
+                "supported; pass the object in as an argument, or make it a namedtuple or a dataclass",
+                *where,
+            )
         has_source = hasattr(op.primitive, "__code__")
         hint = (
             "Calls to your own functions are not transformed yet: register an adjoint for it"

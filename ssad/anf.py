@@ -209,7 +209,10 @@ class _Lowering:
     def assign(self, target, value, resolved=False):
         """`target = value`; a `resolved` value already reads the current names (no reloading)."""
         if isinstance(target, gast.Name):
-            simple = value if resolved else self.simple(value)
+            if not resolved and isinstance(value, gast.Lambda):
+                simple = self.function_value(value, target.id)  # `sq = lambda t: t * t` is named sq
+            else:
+                simple = value if resolved else self.simple(value)
             self.emit_assign(self.define(target.id), simple)
             return
         if isinstance(target, gast.Subscript):
@@ -417,6 +420,11 @@ class _Lowering:
                 return inner(gast.BinOp(left=last, op=gast.Sub(), right=index))
 
             return length, element
+        if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Attribute) and iterable.func.attr in (
+            "items", "values", "keys"
+        ):
+            # dict views cannot be indexed: walk a list of them
+            iterable = gast.Call(func=self.builtin("list"), args=[iterable], keywords=[])
         items = self.atom(iterable)
         length = self.atom_of_simple(_call(self.builtin("len"), items), name_hint=f"length_{_short(items)}")
 
@@ -665,9 +673,9 @@ class _Lowering:
                     f"the function {name} reads `{captured_name}`, which is assigned again later; ssad "
                     "captures values when the function is made: pass the value as an argument instead",
                 )
-        template = make_template(node, name, captured, self.namespace.values, self.parsed.filename)
-        self.namespace.values[template.__name__] = template  # its own name, unique to this function
-        self.namer.reserve(template.__name__)
+        template_name = self.namer.fresh(f"{name}_template")  # unique in this generated module
+        template = make_template(node, template_name, captured, self.namespace.values, self.parsed.filename)
+        self.namespace.values[template_name] = template
         keywords = []
         for captured_name in captured:
             if captured_name == name and (name not in self.current):

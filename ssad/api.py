@@ -20,7 +20,7 @@ import numpy as np
 
 from . import activity as activity_pass
 from . import anf, emit, fence, parse
-from .calls import vjp_name
+from .calls import function_label, vjp_name
 from .errors import SsadError
 from .optimize import optimize as optimize_pass
 from .registry import REGISTRY
@@ -153,7 +153,7 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
     def finish(statements):
         return optimize_pass(statements, namespace, backward_names) if do_optimize else statements
 
-    base = f.__name__
+    base = function_label(f)
     if variant in (GRAD, VALUE_AND_GRAD):
         name = program.namer.fresh(f"{variant}_{base}")
         function = _signature(program, name)

@@ -59,13 +59,19 @@ def parameters_of_operands(f, n_args, keyword_names):
     return positional, keywords
 
 
+def function_label(function):
+    """An identifier for `function` in generated names (`lambda_12` for a lambda on line 12)."""
+    name = function.__name__
+    return name if name.isidentifier() else f"lambda_{function.__code__.co_firstlineno}"
+
+
 def vjp_name(function, wrt):
     """`layer` when differentiating all its positional parameters, else `layer_wrt_W`."""
     code = function.__code__
     positional = code.co_varnames[: code.co_argcount]
     if tuple(wrt) == tuple(positional):
-        return function.__name__
-    return f"{function.__name__}_wrt_{'_'.join(wrt)}"
+        return function_label(function)
+    return f"{function_label(function)}_wrt_{'_'.join(wrt)}"
 
 
 class Lazy:

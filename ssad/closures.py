@@ -59,11 +59,11 @@ _SELF = _Self()
 
 def closure(template, **captured):
     """The value of a nested `def` or `lambda`: `template` with `captured` values."""
-    return Closure(template, captured, template.__name__.removesuffix("_template"))
+    return Closure(template, captured, template.__name__.rsplit("_template", 1)[0])
 
 
 def make_template(node, name, captured, namespace, filename):
-    """A real function for the nested function `node` (a gast FunctionDef or Lambda).
+    """A real function named `name` for the nested function `node` (a gast FunctionDef or Lambda).
 
     Its source is registered in linecache under a filename of its own, so ssad reads
     it like any other function; `captured` names become keyword-only parameters.
@@ -87,7 +87,7 @@ def make_template(node, name, captured, namespace, filename):
         defaults=list(args.defaults),
     )
     function = gast.FunctionDef(
-        name=f"{name}_template", args=arguments, body=body, decorator_list=[], returns=None,
+        name=name, args=arguments, body=body, decorator_list=[], returns=None,
         type_comment=None, type_params=[],
     )
     module = gast.Module(body=[function], type_ignores=[])
@@ -98,7 +98,7 @@ def make_template(node, name, captured, namespace, filename):
     scope = dict(namespace)
     scope.setdefault("__builtins__", builtins)
     exec(compile(source, label, "exec"), scope)  # noqa: S102 - source ssad generated itself
-    return scope[f"{name}_template"]
+    return scope[name]
 
 
 SELF = _SELF

@@ -2,10 +2,11 @@
 
 `apply(f, x)` calls whatever `f` holds: a NumPy function, one of the user's own
 functions, a closure, a `functools.partial`, a bound method. The forward sweep
-calls `call_forward(f, *args)`, which returns the value and a pullback; the
-adjoint sweep calls `pullback(d_value)`, which returns the adjoint of the
-function value itself (what a closure captured, a partial's arguments, a method's
-`self`; None for a plain function) followed by one adjoint per argument.
+calls `call_forward(f, *args, **kwargs)`, which returns the value and a pullback;
+the adjoint sweep calls `pullback(d_value)`, which returns the adjoint of the
+function value itself (what a closure captured, a partial's bound arguments, a
+method's `self`; None for a plain function), one adjoint per positional argument,
+and last a dict with the adjoints of the keyword arguments.
 """
 
 import functools
@@ -15,78 +16,99 @@ from .errors import MissingRuleError
 from .registry import REGISTRY, primitive_name
 
 
-def call_forward(function, *args):
-    """(function(*args), pullback) for a function value known only when the code runs."""
-    from .api import VJP, compiled
-    from .calls import transformable
+class _RuleKeywords(dict):
+    """Keyword adjoints of a rule call: rules differentiate positional arguments only."""
+
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def __missing__(self, key):
+        raise MissingRuleError(
+            f"the adjoint rule of {primitive_name(self.function)} gives gradients to positional "
+            f"arguments only; pass `{key}` positionally"
+        )
+
+
+def call_forward(function, *args, **kwargs):
+    """(function(*args, **kwargs), pullback) for a function value known only when the code runs."""
     from .closures import Closure
 
     if isinstance(function, functools.partial):
-        inner = function.func
-        bound = len(function.args)
-        if function.keywords:
-            raise MissingRuleError(
-                f"calling functools.partial({getattr(inner, '__name__', inner)!r}, ...) with keyword "
-                "arguments on differentiated values is not supported; bind them positionally"
-            )
-        value, inner_pullback = call_forward(inner, *function.args, *args)
-
-        def partial_pullback(d_value):
-            adjoints = inner_pullback(d_value)
-            return (tuple(adjoints[1 : 1 + bound]),) + tuple(adjoints[1 + bound :])
-
-        return value, partial_pullback
+        return _partial_forward(function, args, kwargs)
     if inspect.ismethod(function):
-        value, inner_pullback = call_forward(function.__func__, function.__self__, *args)
+        value, inner_pullback = call_forward(function.__func__, function.__self__, *args, **kwargs)
 
         def method_pullback(d_value):
             adjoints = inner_pullback(d_value)
-            return (adjoints[1],) + tuple(adjoints[2:])
+            return adjoints[1:]  # self's adjoint stands for the bound method's
 
         return value, method_pullback
     if isinstance(function, Closure):
-        template = function.template
-        names = _positional(template)[: len(args)]
-        captured = tuple(function.captured)
-        entry = compiled(template, tuple(names) + captured, VJP)
-        value, residuals = entry.function(*args, **function.captured)
-        backward = entry.backward
-
-        def closure_pullback(d_value):
-            adjoints = backward(d_value, *residuals)
-            d_captured = dict(zip(captured, adjoints[len(names) :], strict=True))
-            return (d_captured,) + tuple(adjoints[: len(names)])
-
-        return value, closure_pullback
+        return _compiled_forward(function.template, args, kwargs, function.captured)
     rule = REGISTRY.adjoint_rule(function)
     if rule is not None:
-        value = function(*args)
+        value = function(*args, **kwargs)
 
         def rule_pullback(d_value):
-            adjoints = rule(d_value, value, *args)
-            return (None,) + tuple(adjoints) + (None,) * (len(args) - len(adjoints))
+            adjoints = tuple(rule(d_value, value, *args, **kwargs))
+            adjoints += (None,) * (len(args) - len(adjoints))
+            return (None,) + adjoints + (_RuleKeywords(function),)
 
         return value, rule_pullback
     if REGISTRY.is_nondifferentiable(function):
-        value = function(*args)
-        return value, lambda d_value: (None,) * (len(args) + 1)
+        value = function(*args, **kwargs)
+        return value, lambda d_value: (None,) * (len(args) + 1) + ({k: None for k in kwargs},)
+    from .calls import transformable
+
     if transformable(function):
-        names = _positional(function)[: len(args)]
-        entry = compiled(function, tuple(names), VJP)
-        value, residuals = entry.function(*args)
-        backward = entry.backward
-
-        def function_pullback(d_value):
-            return (None,) + tuple(backward(d_value, *residuals))
-
-        return value, function_pullback
+        return _compiled_forward(function, args, kwargs, {})
     raise MissingRuleError(
         f"no adjoint rule for {primitive_name(function)}, called through a variable with values "
         f"that carry gradients; register one with @ssad.adjoint({getattr(function, '__name__', 'f')})"
     )
 
 
-def method_forward(receiver, method, *args):
+def _compiled_forward(function, args, kwargs, captured):
+    """A call to the user's function (or a closure's template), differentiated by its own vjp."""
+    from .api import VJP, compiled
+
+    names = _positional(function)[: len(args)]
+    keywords = [k for k in kwargs if k in inspect.signature(function).parameters]
+    wrt = tuple(names) + tuple(keywords) + tuple(captured)
+    entry = compiled(function, wrt, VJP)
+    value, residuals = entry.function(*args, **kwargs, **captured)
+    backward = entry.backward
+
+    def compiled_pullback(d_value):
+        adjoints = backward(d_value, *residuals)
+        positional = tuple(adjoints[: len(names)])
+        keyword = dict(zip(keywords, adjoints[len(names) : len(names) + len(keywords)], strict=True))
+        d_function = dict(zip(captured, adjoints[len(names) + len(keywords) :], strict=True)) if captured else None
+        return (d_function,) + positional + (keyword,)
+
+    return value, compiled_pullback
+
+
+def _partial_forward(function, args, kwargs):
+    bound = len(function.args)
+    bound_keywords = dict(function.keywords)
+    value, inner_pullback = call_forward(function.func, *function.args, *args, **{**bound_keywords, **kwargs})
+
+    def partial_pullback(d_value):
+        adjoints = inner_pullback(d_value)
+        positional = adjoints[1:-1]
+        keyword = adjoints[-1]
+        if isinstance(keyword, _RuleKeywords):
+            # a rule differentiates no keyword: reading one that carries a gradient raises
+            return (tuple(positional[:bound]), keyword), *positional[bound:], keyword
+        d_partial = (tuple(positional[:bound]), {k: keyword[k] for k in bound_keywords if k not in kwargs})
+        return (d_partial,) + tuple(positional[bound:]) + ({k: keyword[k] for k in kwargs},)
+
+    return value, partial_pullback
+
+
+def method_forward(receiver, method, *args, **kwargs):
     """(receiver.method(*args), pullback): the method's `self` gets an adjoint like any argument."""
     function = getattr(type(receiver), method, None)
     if function is None and not hasattr(receiver, method):
@@ -96,25 +118,22 @@ def method_forward(receiver, method, *args):
         )
     if function is None:
         bound = getattr(receiver, method)  # an attribute holding a function value
-        value, pullback = call_forward(bound, *args)
+        value, pullback = call_forward(bound, *args, **kwargs)
 
         def attribute_pullback(d_value):
-            adjoints = pullback(d_value)
-            from .structure import zeros_like_value
+            from .structure import add_attr, zeros_like_value
 
+            adjoints = pullback(d_value)
             d_receiver = zeros_like_value(receiver)
             if d_receiver is not None and adjoints[0] is not None:
-                from .structure import add_attr
-
                 d_receiver = add_attr(d_receiver, method, adjoints[0])
             return (d_receiver,) + tuple(adjoints[1:])
 
         return value, attribute_pullback
-    value, pullback = call_forward(function, receiver, *args)
+    value, pullback = call_forward(function, receiver, *args, **kwargs)
 
     def receiver_pullback(d_value):
-        adjoints = pullback(d_value)
-        return (adjoints[1],) + tuple(adjoints[2:])
+        return pullback(d_value)[1:]
 
     return value, receiver_pullback
 

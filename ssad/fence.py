@@ -188,8 +188,11 @@ class _Fence:
         if isinstance(loop, gast.For):
             self._check_loop_target(loop.target)
             iterable = loop.iter
-            if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Attribute) and not self._is_static(
-                iterable.func
+            if (
+                isinstance(iterable, gast.Call)
+                and isinstance(iterable.func, gast.Attribute)
+                and not self._is_static(iterable.func)
+                and iterable.func.attr not in ("items", "values", "keys")
             ):
                 raise self.parsed.unsupported(
                     iterable,

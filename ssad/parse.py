@@ -61,11 +61,6 @@ def require_python_function(f):
             f"ssad differentiates Python functions defined with `def`; got {f!r}. "
             "For a builtin or C function, register a rule with @ssad.adjoint instead."
         )
-    if f.__name__ == "<lambda>":
-        raise SsadError(
-            f"cannot differentiate the lambda at {f.__code__.co_filename}:"
-            f"{f.__code__.co_firstlineno} on its own: define it with `def`."
-        )
 
 
 def parse_function(f):
@@ -82,8 +77,16 @@ def parse_function(f):
     source = "".join(source_lines)
     dedented = textwrap.dedent(source)
     col_offset = _indent_width(source_lines[0]) - _indent_width(dedented.splitlines(True)[0])
-    module = gast.parse(dedented)
+    try:
+        module = gast.parse(dedented)
+    except SyntaxError:
+        raise SsadError(
+            f"cannot parse the source of {f.__qualname__} on its own (at {f.__code__.co_filename}:"
+            f"{f.__code__.co_firstlineno}); define it with `def` at the start of a line"
+        ) from None
     node = module.body[0]
+    if f.__name__ == "<lambda>":
+        node = _lambda_as_def(module, f)
     if not isinstance(node, gast.FunctionDef):
         raise SsadError(f"the source of {f.__qualname__} is not a `def` statement")
     node.decorator_list = []
@@ -104,6 +107,34 @@ def parse_function(f):
     return parsed
 
 
+def _lambda_as_def(module, f):
+    """The one lambda of `module` that is `f`, as `def lambda_<line>(...): return ...`."""
+    code = f.__code__
+    parameters = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    candidates = [
+        n
+        for n in gast.walk(module)
+        if isinstance(n, gast.Lambda)
+        and [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == parameters
+    ]
+    if len(candidates) != 1:
+        raise SsadError(
+            f"cannot tell which lambda at {code.co_filename}:{code.co_firstlineno} is being "
+            "differentiated; define it with `def`"
+        )
+    lam = candidates[0]
+    function = gast.FunctionDef(
+        name=f"lambda_{code.co_firstlineno}",
+        args=lam.args,
+        body=[gast.copy_location(gast.Return(value=lam.body), lam)],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    return gast.copy_location(function, lam)
+
+
 def _indent_width(line):
     return len(line) - len(line.lstrip())
 
@@ -116,8 +147,8 @@ def local_names(node):
     for child in gast.walk(node):
         if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del, gast.Param)):
             names.add(child.id)  # parameters of nested functions and lambdas too
-        elif isinstance(child, gast.FunctionDef):
-            names.add(child.name)
+        elif isinstance(child, gast.FunctionDef) and child is not node:
+            names.add(child.name)  # a nested def binds its name; the function's own name is global
     return names
 
 

@@ -9,6 +9,8 @@ function share one rule table.
 """
 
 import dataclasses
+import functools
+import inspect
 import operator
 from dataclasses import dataclass, field
 
@@ -17,7 +19,7 @@ import numpy as np
 
 from .errors import SourceError
 from .calls import transformable
-from .closures import closure
+from .closures import Closure, closure
 from .registry import REGISTRY
 
 BINARY = {
@@ -53,6 +55,7 @@ POP = "pop"  # t = items.pop() / items.pop(i)
 CLOSURE = "closure"  # g = closure(g_template, x=x): a nested def or lambda (see `closures`)
 DYNAMIC_CALL = "dynamic call"  # t = f(a) where f is a function value
 METHOD_CALL = "method call"  # t = obj.method(a) on an object that is not an array
+PARTIAL = "partial"  # p = functools.partial(f, a, k=b): its adjoint is (bound args, bound keywords)
 
 
 @dataclass
@@ -127,6 +130,8 @@ def operation(value, program):
             callee = static_value(func, program)
             if callee is closure:
                 return Operation(CLOSURE, callee, [], keywords, name="closure", keys=list(keywords))
+            if callee is functools.partial:
+                return Operation(PARTIAL, callee, list(value.args), keywords, name=gast_path(func))
             kind = PRIMITIVE
             if not REGISTRY.is_primitive(callee):
                 if transformable(callee):
@@ -135,9 +140,14 @@ def operation(value, program):
                     return Operation(
                         CONSTRUCT, callee, list(value.args), keywords, name=gast_path(func), keys=record_fields(callee)
                     )
+                elif isinstance(callee, (functools.partial, Closure)) or inspect.ismethod(callee):
+                    # A function value held in a global: dispatched when it runs (see `dynamic`).
+                    return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=gast_path(func))
             return Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
         if isinstance(func, gast.Name):
             return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=func.id)
+        if func.attr in ("items", "values", "keys") and not value.args:
+            return Operation(PRIMITIVE, getattr(dict, func.attr), [func.value], name=f".{func.attr}()")
         if func.attr == "pop" and getattr(np.ndarray, "pop", None) is None:
             return Operation(POP, args=[func.value] + list(value.args), name=".pop()")
         if getattr(np.ndarray, func.attr, None) is None:

@@ -25,6 +25,8 @@ zero. Each block of adjoint code is preceded by `# grad of: <source line>`.
 
 import copy
 import inspect
+
+import numpy as np
 from dataclasses import dataclass
 
 import gast
@@ -34,6 +36,7 @@ from .activity import list_mutation
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .calls import handles, parameters_of_operands
 from .dynamic import call_forward, method_forward
+from .runtime import concat
 from .errors import SourceError
 from .runtime import copy_adjoint
 from .shapes import scalar_names
@@ -98,26 +101,44 @@ class _Reverse(StatementAdjoints):
         self.callees = []  # (function, wrt) of every user function called with active values
 
     def _container_names(self):
-        """Names whose adjoint may be a tuple, list or dict: accumulate with add_adjoint."""
+        """Names whose adjoint may be a container (tuple, list, dict, object, closure).
+
+        Their adjoints accumulate with `add_adjoint`; every other adjoint is a number or
+        an array and accumulates with `+` (or `+=` in place).
+        """
         names = set()
-        for statement in _walk_statements(self.program.body):
+        numeric = set()  # names that operators or NumPy primitives produced
+        program = self.program
+        for statement in _walk_statements(program.body):
+            mutation = list_mutation(statement)
+            if mutation is not None:
+                names.add(mutation[0])
+                names |= {a.id for a in mutation[2] if isinstance(a, gast.Name)}
             if not isinstance(statement, gast.Assign):
                 continue
             target, value = statement.targets[0], statement.value
             if isinstance(target, gast.Tuple):
                 names.add(value.id)
-            elif isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-                names.add(value.value.id)
-            elif isinstance(value, (gast.Tuple, gast.List, gast.Dict)) and isinstance(target, gast.Name):
+                continue
+            if isinstance(target, gast.Subscript):
+                names.add(target.value.id)
+                continue
+            op = primitives.operation(value, program)
+            if op.kind == primitives.GETITEM or op.kind == primitives.ATTRIBUTE or op.kind == primitives.POP:
+                names |= {a.id for a in op.args[:1] if isinstance(a, gast.Name)}
+            elif op.kind in (primitives.PACK, primitives.DICT, primitives.CLOSURE, primitives.CONSTRUCT, primitives.PARTIAL):
                 names.add(target.id)
-            elif isinstance(value, gast.Call) and isinstance(target, gast.Name):
-                op = primitives.operation(value, self.program)
-                if op.kind == primitives.CLOSURE:
-                    names.add(target.id)  # a closure's adjoint is a dict of what it captured
-                elif op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL, primitives.ATTRIBUTE):
-                    if isinstance(op.args[0], gast.Name):
-                        names.add(op.args[0].id)
-        return names
+            elif op.kind in (primitives.USER_CALL, primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
+                # a callee may return, or take, anything
+                names.add(target.id)
+                names |= {a.id for a in op.operands() if isinstance(a, gast.Name)}
+            elif op.kind == primitives.PRIMITIVE:
+                if op.primitive in _SEQUENCE_PRIMITIVES or op.primitive in (dict.items, dict.values):
+                    names.add(target.id)
+                    names |= {a.id for a in op.args if isinstance(a, gast.Name)}
+                else:
+                    numeric.add(target.id)
+        return names - numeric
 
     def run(self, wrt):
         program = self.program
@@ -215,14 +236,8 @@ class _Reverse(StatementAdjoints):
     def split_dynamic_call(self, statement, op):
         """`t = f(a)` on a function value becomes `t, t_pullback = call_forward(f, a)` (see `dynamic`)."""
         target = statement.targets[0]
-        if not self.activity.is_active(target) or not any(self.activity.is_active(a) for a in op.args):
+        if not self.activity.is_active(target) or not any(self.activity.is_active(a) for a in op.operands()):
             return statement
-        for keyword, value in op.keywords.items():
-            if self.activity.is_active(value):
-                raise SourceError(
-                    f"the keyword argument `{keyword}=` of {op.name} carries a gradient; pass it positionally",
-                    *self.program.parsed.where(statement),
-                )
         pullback = self.namer.fresh(f"{target.id}_pullback")
         if op.kind == primitives.DYNAMIC_CALL:
             helper = self.helper("call_forward", call_forward)
@@ -230,8 +245,9 @@ class _Reverse(StatementAdjoints):
         else:
             helper = self.helper("method_forward", method_forward)
             args = [copy.deepcopy(op.args[0]), constant(op.keys[0])] + copy.deepcopy(op.args[1:])
-        self.calls[id(statement)] = ("dynamic", pullback, op.args)
-        forward_call = gast.Call(func=name(helper), args=args, keywords=[])
+        self.calls[id(statement)] = ("dynamic", pullback, op.args, op.keywords)
+        keywords = [gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()]
+        forward_call = gast.Call(func=name(helper), args=args, keywords=keywords)
         split = gast.Assign(
             targets=[gast.Tuple(elts=[store(target.id), store(pullback)], ctx=gast.Store())],
             value=forward_call,
@@ -378,6 +394,9 @@ class _Reverse(StatementAdjoints):
             )
         rng = call(self.helper("reversed", reversed), iterations)
         return gast.For(target=copy.deepcopy(loop.target), iter=rng, body=[], orelse=[], type_comment=None)
+
+
+_SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack}
 
 
 def compile_callee(function, wrt):

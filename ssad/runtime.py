@@ -121,16 +121,16 @@ def add_at(d_x, index, d_part):
     if isinstance(d_x, list):
         if isinstance(index, slice):
             for position, d in zip(range(len(d_x))[index], d_part, strict=True):
-                d_x[position] = d_x[position] + d
+                d_x[position] = add_adjoint(d_x[position], d)
         else:
-            d_x[index] = d_x[index] + d_part
+            d_x[index] = add_adjoint(d_x[index], d_part)
         return d_x
     if isinstance(d_x, tuple):
         items = list(d_x)
         add_at(items, index, d_part)
         return type(d_x)(*items) if hasattr(d_x, "_fields") else tuple(items)
     if isinstance(d_x, dict):
-        d_x[index] = d_x[index] + d_part
+        d_x[index] = add_adjoint(d_x.get(index), d_part)
         return d_x
     raise SsadError(f"cannot index an adjoint of type {type(d_x).__name__}")
 

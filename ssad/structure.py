@@ -68,6 +68,9 @@ def zeros_like_value(x):
         return {k: zeros_like_value(v) for k, v in x.items()}
     if is_record(x):
         return rebuild(x, {name: zeros_like_value(getattr(x, name)) for name in fields_of(x)})
+    captured = getattr(x, "captured", None)
+    if isinstance(captured, dict) and hasattr(x, "template"):  # a closure: its adjoint is a dict
+        return {name: zeros_like_value(value) for name, value in captured.items() if value is not x}
     return None
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import gast
 
 from . import primitives
+from .activity import list_mutation
 from .adjoints import index_value
 from .emit import is_marker
 from .registry import REGISTRY
@@ -97,6 +98,16 @@ def loop_invariants(program, forward):
         if not isinstance(loop, (gast.For, gast.While)):
             continue
         assigned = _stores(loop.body, writes=True) | ({loop.target.id} if isinstance(loop, gast.For) else set())
+        assigned |= {m[0] for m in map(list_mutation, _all_statements(loop.body)) if m is not None}
+        assigned |= {
+            s.value.func.value.id
+            for s in _all_statements(loop.body)
+            if isinstance(s, gast.Assign)
+            and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Attribute)
+            and s.value.func.attr == "pop"
+            and isinstance(s.value.func.value, gast.Name)
+        }
         counts = {}
         for statement in _all_statements(loop.body):
             if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
@@ -134,6 +145,8 @@ def _stores_outside_loops(block):
 
 
 def _pure(value, program):
+    if isinstance(value, (gast.List, gast.Dict)):
+        return False  # a new mutable container each iteration: not the same value
     op = primitives.operation(value, program)
     if op.kind in (primitives.COPY, primitives.CONSTANT, primitives.INACTIVE, primitives.PACK, primitives.GETITEM):
         return True

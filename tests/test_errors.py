@@ -143,11 +143,16 @@ def test_bad_wrt():
         ssad.grad(vector_output, wrt=(0, "x"))
 
 
-def test_builtin_and_lambda_are_refused_clearly():
+def test_builtin_is_refused_clearly_and_a_lambda_is_differentiated():
     with pytest.raises(ssad.SsadError, match="register a rule"):
         ssad.grad(math.sin)
-    with pytest.raises(ssad.SsadError, match="lambda"):
-        ssad.grad(lambda x: x * 2)
+    assert ssad.grad(lambda x: x * 2.0 + np.sin(x))(0.5) == pytest.approx(2.0 + np.cos(0.5))
+
+
+def test_two_lambdas_on_one_line_are_refused_with_the_place():
+    pair = (lambda x: x * 2.0, lambda x: x * 3.0)  # noqa: E731
+    with pytest.raises(ssad.SsadError, match="which lambda"):
+        ssad.grad(pair[0])
 
 
 def test_function_without_source():

@@ -11,7 +11,7 @@ from ssad.runtime import concat
 from ..conftest import assert_gradient_matches
 
 CASES = []
-CHECKED_ELSEWHERE = [functools.partial, concat, list, tuple]
+CHECKED_ELSEWHERE = [functools.partial, concat, list, tuple, dict.items, dict.values]
 
 
 def scaled_by_partial(x, w):
@@ -30,7 +30,7 @@ def test_partial_hands_gradients_to_its_bound_arguments():
 
 def test_partial_rule_gives_no_gradient_to_the_function():
     rule = REGISTRY.adjoint_rule(functools.partial)
-    assert rule((1.0, 2.0), None, np.add, 3.0, 4.0) == (None, 1.0, 2.0)
+    assert rule(((1.0, 2.0), {}), None, np.add, 3.0, 4.0) == (None, 1.0, 2.0)
 
 
 def test_sequence_rules_against_finite_differences():
@@ -59,3 +59,20 @@ def test_joined_sequences_carry_gradients():
     args = (rng.standard_normal(3), rng.standard_normal(3))
     for position in (0, 1):
         assert_gradient_matches(joins_sequences, args, position, ssad.grad(joins_sequences, wrt=position)(*args))
+
+
+def over_items(params, x):
+    total = 0.0
+    for name, value in params.items():
+        total = total + np.sum(np.sin(value * x))
+    return total + sum(np.sum(v) for v in params.values())
+
+
+def test_dict_views_carry_gradients_to_their_dict():
+    params = {"a": np.array([0.3, -0.2]), "b": np.array([1.1, 0.4])}
+    x = np.array([0.5, 1.5])
+    gradient = ssad.grad(over_items)(params, x)
+    for key in params:
+        expected = np.cos(params[key] * x) * x + 1.0
+        np.testing.assert_allclose(gradient[key], expected, rtol=1e-12)
+    assert REGISTRY.is_nondifferentiable(dict.keys)
