@@ -25,9 +25,9 @@ zero. Each block of adjoint code is preceded by `# grad of: <source line>`.
 
 import copy
 import inspect
+from dataclasses import dataclass
 
 import numpy as np
-from dataclasses import dataclass
 
 import gast
 
@@ -37,7 +37,6 @@ from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .calls import handles, parameters_of_operands
 from .dynamic import call_forward, method_forward
 from .runtime import concat
-from .errors import SourceError
 from .runtime import copy_adjoint
 from .shapes import scalar_names
 from .tape import Restore, Save, insert_tape

@@ -63,7 +63,7 @@ def test_joined_sequences_carry_gradients():
 
 def over_items(params, x):
     total = 0.0
-    for name, value in params.items():
+    for _name, value in params.items():
         total = total + np.sum(np.sin(value * x))
     return total + sum(np.sum(v) for v in params.values())
 
