@@ -369,16 +369,31 @@ def grad(f, wrt=0, *, optimize=True):
     of its input: a float for a float, an array of the same shape and dtype for an
     array. Raises SsadError at call time when `f` returns a non-scalar; use `vjp`.
     """
-    _check_function(f, "grad")
-    names, is_tuple = normalize_wrt(f, wrt)
-    return _gradient_wrapper(f, _Variants(f, names, GRAD, optimize), is_tuple, with_value=False)
+    return _wrapper(f, wrt, optimize, with_value=False)
 
 
 def value_and_grad(f, wrt=0, *, optimize=True):
     """Like `grad`, but the function returns `(f(...), gradient)`."""
-    _check_function(f, "value_and_grad")
+    return _wrapper(f, wrt, optimize, with_value=True)
+
+
+_wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_value, version): wrapper}
+
+
+def _wrapper(f, wrt, optimize, with_value):
+    """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
+    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version)
+    try:
+        return _wrappers[f][key]
+    except (KeyError, TypeError):
+        pass
+    _check_function(f, "value_and_grad" if with_value else "grad")
     names, is_tuple = normalize_wrt(f, wrt)
-    return _gradient_wrapper(f, _Variants(f, names, VALUE_AND_GRAD, optimize), is_tuple, with_value=True)
+    variant = VALUE_AND_GRAD if with_value else GRAD
+    made = _gradient_wrapper(f, _Variants(f, names, variant, optimize), is_tuple, with_value=with_value)
+    with _cache_lock:
+        _wrappers.setdefault(f, {})[key] = made
+    return made
 
 
 def _gradient_wrapper(f, variants, is_tuple, with_value):
