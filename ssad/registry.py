@@ -32,8 +32,18 @@ component (zeros materialized, never ``None``).
 Tangent rules
 -------------
 A tangent rule gives forward mode: ``rule(tangents, y, *args, **kwargs)`` returns
-the tangent of ``y``, where ``tangents`` holds one tangent per positional argument
-(``None`` where the argument carries none).
+the tangent of ``y`` (shaped like ``y``; a tuple for a primitive that returns a
+tuple), where ``tangents[i]`` is the tangent of positional argument ``i``, shaped
+like it, and zero where that argument carries none (non-float arguments such as an
+``axis`` get ``None``)::
+
+    @tangent(np.sin)
+    def sin_tangent(tangents, y, x):
+        return tangents[0] * np.cos(x)
+
+Like adjoint rules, a body of assignments and one ``return`` is inlined into the
+generated code; a zero tangent is then a literal ``0.0`` that folds away
+(``0.0 * x`` is dropped, as symbolic zeros are).
 
 Non-differentiable primitives
 -----------------------------
@@ -146,9 +156,14 @@ def adjoint(primitive):
 def tangent(primitive):
     """Register a forward-mode rule: ``rule(tangents, y, *args, **kwargs) -> tangent_of_y``.
 
-    ``tangents`` is a tuple with the tangent of each positional argument (``None``
-    where that argument carries no tangent); the rule returns the tangent of the
-    primitive's result ``y``. Used as a decorator; returns the rule unchanged.
+    ``tangents[i]`` is the tangent of positional argument ``i``, shaped like it (zero
+    where it carries none; ``None`` for non-float arguments); the rule returns the
+    tangent of the primitive's result ``y``, shaped like ``y``. Used as a decorator;
+    returns the rule unchanged::
+
+        @ssad.tangent(my_softplus)
+        def my_softplus_tangent(tangents, y, x):
+            return tangents[0] / (1 + np.exp(-x))
     """
 
     def register(rule):

@@ -38,6 +38,14 @@ def unbroadcast(g, x):
     return g
 
 
+def broadcast_like(t, y):
+    """The tangent `t` spread to the shape of the result `y` it is the tangent of."""
+    shape = getattr(y, "shape", ())
+    if getattr(t, "shape", ()) == shape:
+        return t
+    return np.broadcast_to(t, shape)
+
+
 def seed(result):
     """The adjoint seed of a scalar result: 1.0 (in its dtype). Non-scalars are refused."""
     if type(result) is float:

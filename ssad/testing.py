@@ -154,3 +154,52 @@ def tape_records(gradient, *args, **kwargs):
         if len(tape):
             raise AssertionError(f"the tape holds {len(tape)} values after the call")
     return log
+
+
+def check_tangent(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
+    """Check the registered tangent rule of `primitive` at `args` against central differences.
+
+    For every float positional argument, alone (the other tangents zero) and all
+    together, a random tangent `dx` is drawn and the rule's output compared with
+    (f(x + eps dx) - f(x - eps dx)) / (2 eps), component by component for tuple
+    outputs. Raises AssertionError naming the worst mismatch; returns nothing.
+    """
+    rule = REGISTRY.tangent_rule(primitive)
+    name = primitive_name(primitive)
+    if rule is None:
+        raise AssertionError(f"no tangent rule is registered for {name}")
+    rng = np.random.default_rng(seed)
+    floats = [i for i, a in enumerate(args) if _is_float_input(a)]
+    if not floats:
+        raise AssertionError(f"check_tangent({name}) checked no argument: pass at least one float input")
+    y = primitive(*args, **kwargs)
+    directions = {i: _random_like(args[i], rng) for i in floats}
+    eps = 1e-6
+    for chosen in [[i] for i in floats] + ([floats] if len(floats) > 1 else []):
+        tangents = tuple(
+            directions[i] if i in chosen else (np.zeros_like(np.asarray(a, dtype=np.float64)) if i in floats else None)
+            for i, a in enumerate(args)
+        )
+        got = rule(tangents, y, *args, **kwargs)
+
+        def moved(step, chosen=chosen):
+            shifted = list(args)
+            for i in chosen:
+                shifted[i] = np.asarray(args[i], dtype=np.float64) + step * np.asarray(directions[i])
+                if np.ndim(args[i]) == 0:
+                    shifted[i] = float(shifted[i])
+            return primitive(*shifted, **kwargs)
+
+        up, down = moved(eps), moved(-eps)
+        label = f"{name} tangent of argument(s) {chosen}"
+        if isinstance(y, tuple):
+            if not isinstance(got, tuple) or len(got) != len(y):
+                raise AssertionError(f"{label}: expected a tuple of {len(y)} tangents, got {type(got).__name__}")
+            for k, (u, d, g) in enumerate(zip(up, down, got, strict=True)):
+                expected = (np.asarray(u, dtype=np.float64) - np.asarray(d, dtype=np.float64)) / (2 * eps)
+                if not np.issubdtype(np.asarray(y[k]).dtype, np.floating):
+                    continue  # an integer component (a sign) has no tangent
+                assert_close(f"{label}, component {k}", g if g is not None else np.zeros_like(expected), expected, rtol, atol)
+        else:
+            expected = (np.asarray(up, dtype=np.float64) - np.asarray(down, dtype=np.float64)) / (2 * eps)
+            assert_close(label, got, expected, rtol, atol)
