@@ -6,7 +6,7 @@
 """
 
 from . import rules as _rules  # noqa: F401  (registers the built-in rules)
-from .api import grad, jacobian, show, stages, value_and_grad, vjp
+from .api import grad, jacobian, jvp, show, stages, value_and_grad, vjp
 from .errors import MissingRuleError, SsadError, UnsupportedSyntaxError
 from .registry import adjoint, nondifferentiable, tangent
 from .runtime import stop_gradient
@@ -24,6 +24,7 @@ __all__ = [
     "check_grads",
     "grad",
     "jacobian",
+    "jvp",
     "nondifferentiable",
     "show",
     "stages",

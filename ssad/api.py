@@ -24,6 +24,8 @@ from .calls import function_label, vjp_name
 from .errors import SsadError
 from .optimize import optimize as optimize_pass
 from .registry import REGISTRY
+from .forward import forward as forward_pass
+from .forward import tangent_parameter
 from .reverse import reverse
 from .runtime import copy_adjoint
 from .runtime import seed as seed_helper
@@ -32,6 +34,7 @@ from .structure import fit_gradient
 GRAD = "grad"
 VALUE_AND_GRAD = "value_and_grad"
 VJP = "vjp"
+JVP = "jvp"
 
 STAGES = ("parse", "anf", "activity", "reverse", "optimized")
 
@@ -133,6 +136,8 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
     analysis = activity_pass.analyze(program, wrt)
     if stage == "activity":
         return _activity_report(program, analysis)
+    if variant == JVP:
+        return _build_jvp(f, program, wrt, analysis, optimize, stage)
     namespace = program.namespace
     gradient = reverse(program, analysis, wrt, scalars)
     result = program.result
@@ -241,6 +246,44 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
         source, entry, scope[backward_name], wrt, _positions(f, wrt), program.writes_in_place, tape_index,
         gradient.callees,
     )
+
+
+def _build_jvp(f, program, wrt, analysis, optimize, stage):
+    """`jvp_f(<f's parameters>, *, d_x=...)` returning `(value, tangent of the value)`."""
+    tangents = forward_pass(program, wrt, analysis.active)
+    namespace = program.namespace
+    name = program.namer.fresh(f"jvp_{vjp_name(f, wrt) if wrt else function_label(f)}")
+    function = _signature(program, name)
+    prologue = []
+    taken = set(program.params)
+    for param in wrt:
+        keyword = tangent_parameter(param)
+        if keyword in taken:
+            raise SsadError(
+                f"{f.__qualname__} has a parameter named {keyword}, which forward mode needs for the "
+                f"tangent of {param}; rename it"
+            )
+        function.args.kwonlyargs.append(gast.Name(id=keyword, ctx=gast.Param(), annotation=None, type_comment=None))
+        function.args.kw_defaults.append(None)
+        variable = tangents.names[param]
+        if variable != keyword:  # the user's code has a variable named like the keyword
+            prologue.append(gast.Assign(
+                targets=[gast.Name(id=variable, ctx=gast.Store(), annotation=None, type_comment=None)],
+                value=_name(keyword),
+                type_comment=None,
+            ))
+    returned = gast.Tuple(elts=[_snapshot(copy.deepcopy(program.result), program), tangents.result_tangent], ctx=gast.Load())
+    body = prologue + tangents.body + [gast.Return(value=returned)]
+    tangent_names = {
+        n.id for s in tangents.body for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+    function.body = optimize_pass(body, namespace, tangent_names) if optimize and stage != "reverse" else body
+    source = emit.to_source([function])
+    if stage is not None:
+        return source
+    scope = emit.compile_module(name, source, namespace.values)
+    entry = _with_defaults(scope[name], f)
+    return Compiled(source, entry, None, wrt, _positions(f, wrt), program.writes_in_place, None, tangents.callees)
 
 
 def _snapshot(result, program):
@@ -472,6 +515,26 @@ def vjp(f, *args, **kwargs):
     return value, pullback
 
 
+def jvp(f, primals, tangents):
+    """`(f(*primals), tangent of the output)` by forward mode (not by reverse mode).
+
+    `tangents` has one tangent per primal, shaped like it (None for an argument
+    that carries none).
+    """
+    _check_function(f, "jvp")
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise SsadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents")
+    positional, _ = _parameters(f)
+    if len(primals) > len(positional):
+        raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(primals)}")
+    wrt = tuple(n for n, t in zip(positional, tangents, strict=False) if t is not None)
+    entry = compiled(f, wrt, JVP)
+    keywords = {tangent_parameter(n): t for n, t in zip(positional, tangents, strict=False) if t is not None}
+    value, tangent = entry.function(*primals, **keywords)
+    return value, tangent
+
+
 def jacobian(f, wrt=0):
     """A function returning the Jacobian of `f`'s array output with respect to `wrt`.
 
@@ -537,11 +600,16 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
     code after that pipeline stage instead, for debugging the compiler.
     """
     _check_function(f, "show")
-    if mode != "reverse":
-        raise SsadError(f"show(mode={mode!r}): only mode='reverse' is available in this version")
+    if mode not in ("reverse", "forward"):
+        raise SsadError(f"show(mode={mode!r}): mode is 'reverse' or 'forward'")
     if stage is not None and stage not in STAGES:
         raise SsadError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
     names, _ = normalize_wrt(f, wrt)
+    if mode == "forward":
+        if stage is None:
+            entry = compiled(f, names, JVP, optimize)
+            return Shown(entry.source + _callee_sources(entry, JVP), title=f"jvp of {f.__qualname__}")
+        return Shown(_build(f, names, JVP, optimize, stage), title=f"jvp of {f.__qualname__}")
     if stage is None or stage == "optimized":
         entry = compiled(f, names, GRAD, optimize)
         source = entry.source if stage is None else _build(f, names, GRAD, True, stage)
@@ -551,7 +619,7 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
     return Shown(source, title=f"grad of {f.__qualname__}")
 
 
-def _callee_sources(entry):
+def _callee_sources(entry, variant=None):
     """The generated code of every user function `entry` calls, transitively, once each."""
     seen = set()
     pending = list(entry.callees or [])
@@ -561,7 +629,7 @@ def _callee_sources(entry):
         if (function, wrt) in seen:
             continue
         seen.add((function, wrt))
-        callee = compiled(function, wrt, VJP)
+        callee = compiled(function, wrt, variant or VJP)
         header = f"# {function.__qualname__}, differentiated with respect to {', '.join(wrt)}"
         parts.append(f"\n\n{header}\n{callee.source}")
         pending.extend(callee.callees or [])

@@ -141,3 +141,92 @@ def method_forward(receiver, method, *args, **kwargs):
 def _positional(function):
     code = function.__code__
     return list(code.co_varnames[: code.co_argcount])
+
+
+# ----- forward mode -----
+
+
+def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tangents=None):
+    """(function(*primals, **keywords), its tangent) for a function value known only when it runs.
+
+    `tangents` holds one tangent per primal and `keyword_tangents` one per keyword
+    (None for none); `d_function` is the tangent of the function value itself (what
+    a closure captured, a partial's bound arguments), or None.
+    """
+    from .closures import Closure
+    from .structure import zeros_like_value
+
+    keywords = dict(keywords or {})
+    keyword_tangents = dict(keyword_tangents or {})
+    if isinstance(function, functools.partial):
+        bound_tangents = d_function[0] if d_function is not None else (None,) * len(function.args)
+        bound_keyword_tangents = d_function[1] if d_function is not None else {}
+        return call_jvp(
+            function.func,
+            None,
+            tuple(function.args) + tuple(primals),
+            tuple(bound_tangents) + tuple(tangents),
+            {**function.keywords, **keywords},
+            {**bound_keyword_tangents, **keyword_tangents},
+        )
+    if inspect.ismethod(function):
+        return call_jvp(
+            function.__func__, None, (function.__self__,) + tuple(primals), (d_function,) + tuple(tangents),
+            keywords, keyword_tangents,
+        )
+    if isinstance(function, Closure):
+        captured_tangents = d_function or {}
+        return _compiled_jvp(
+            function.template, primals, tangents, keywords, keyword_tangents, function.captured, captured_tangents
+        )
+    rule = REGISTRY.tangent_rule(function)
+    if rule is not None:
+        if any(t is not None for t in keyword_tangents.values()):
+            raise MissingRuleError(
+                f"the tangent rule of {primitive_name(function)} differentiates positional arguments "
+                "only; pass the keyword argument positionally"
+            )
+        value = function(*primals, **keywords)
+        filled = tuple(t if t is not None else zeros_like_value(p) for p, t in zip(primals, tangents, strict=True))
+        return value, rule(filled, value, *primals, **keywords)
+    if REGISTRY.is_nondifferentiable(function):
+        value = function(*primals, **keywords)
+        return value, zeros_like_value(value)
+    from .calls import transformable
+
+    if transformable(function):
+        return _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, {}, {})
+    raise MissingRuleError(
+        f"no tangent rule for {primal_label(function)}, called through a variable with values that "
+        f"carry tangents; register one with @ssad.tangent({getattr(function, '__name__', 'f')})"
+    )
+
+
+def primal_label(function):
+    return primitive_name(function)
+
+
+def _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, captured, captured_tangents):
+    from .api import JVP, compiled
+    from .forward import tangent_parameter
+
+    names = _positional(function)[: len(primals)]
+    given = {n: t for n, t in zip(names, tangents, strict=True) if t is not None}
+    given.update({k: t for k, t in keyword_tangents.items() if t is not None})
+    given.update({k: t for k, t in captured_tangents.items() if t is not None and k in captured})
+    order = list(inspect.signature(function).parameters)
+    entry = compiled(function, tuple(sorted(given, key=order.index)), JVP)
+    tangent_keywords = {tangent_parameter(n): t for n, t in given.items()}
+    return entry.function(*primals, **keywords, **captured, **tangent_keywords)
+
+
+def method_jvp(receiver, d_receiver, method, primals, tangents, keywords=None, keyword_tangents=None):
+    """(receiver.method(*primals), its tangent); `self` carries the tangent `d_receiver`."""
+    function = getattr(type(receiver), method, None)
+    if function is None:
+        bound = getattr(receiver, method)
+        d_bound = getattr(d_receiver, method, None) if d_receiver is not None else None
+        return call_jvp(bound, d_bound, primals, tangents, keywords, keyword_tangents)
+    return call_jvp(
+        function, None, (receiver,) + tuple(primals), (d_receiver,) + tuple(tangents), keywords, keyword_tangents
+    )

@@ -71,18 +71,23 @@ class Namespace:
 _MISSING = object()
 
 
-def template_of(rule):
-    """The rule's Template, or None when the rule must be called instead of inlined."""
+def template_of(rule, single=False):
+    """The rule's Template, or None when the rule must be called instead of inlined.
+
+    An adjoint rule returns a tuple literal (one output per argument); a tangent rule
+    (`single`) returns one expression, its only output.
+    """
+    key = (rule, single)
     with _templates_lock:
-        if rule in _templates:
-            return _templates[rule]
-    template = _build_template(rule)
+        if key in _templates:
+            return _templates[key]
+    template = _build_template(rule, single)
     with _templates_lock:
-        _templates[rule] = template
+        _templates[key] = template
     return template
 
 
-def _build_template(rule):
+def _build_template(rule, single=False):
     try:
         source = textwrap.dedent(inspect.getsource(rule))
         node = gast.parse(source).body[0]
@@ -106,12 +111,22 @@ def _build_template(rule):
     for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         if default is not None:
             defaults[arg.id] = default
+    for key, default in list(defaults.items()):
+        if (
+            isinstance(default, gast.UnaryOp)
+            and isinstance(default.op, gast.USub)
+            and isinstance(default.operand, gast.Constant)
+            and isinstance(default.operand.value, (int, float))
+        ):
+            defaults[key] = gast.Constant(value=-default.operand.value, kind=None)  # `axis=-1`
     if any(not isinstance(d, gast.Constant) for d in defaults.values()):
         return None
     body = list(node.body)
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # docstring
-    if not body or not isinstance(body[-1], gast.Return) or not isinstance(body[-1].value, gast.Tuple):
+    if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
+        return None
+    if not single and not isinstance(body[-1].value, gast.Tuple):
         return None
     for statement in body[:-1]:
         if not (
@@ -123,13 +138,14 @@ def _build_template(rule):
     for child in gast.walk(node):
         if isinstance(child, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp, gast.NamedExpr)):
             return None
-    return Template(params, defaults, body[:-1], list(body[-1].value.elts), rule.__globals__, ignored)
+    outputs = [body[-1].value] if single else list(body[-1].value.elts)
+    return Template(params, defaults, body[:-1], outputs, rule.__globals__, ignored)
 
 
-def bind_arguments(rule, primitive_name, arg_count, keyword_names):
-    """Map the rule's parameters to the call: {param: ("dy"|"y"|index|keyword)}."""
+def bind_arguments(rule, primitive_name, arg_count, keyword_names, first="dy"):
+    """Map the rule's parameters to the call: {param: (first|"y"|index|keyword)}."""
     signature = inspect.signature(rule)
-    placeholders = ["dy", "y"] + list(range(arg_count))
+    placeholders = [first, "y"] + list(range(arg_count))
     try:
         bound = signature.bind(*placeholders, **{k: ("kw", k) for k in keyword_names})
     except TypeError as error:
@@ -218,12 +234,74 @@ def _loaded(expr):
 # ----- constant folding of substituted expressions -----
 
 
+ZERO = "__ssad_zero__"  # the symbolic zero tangent, substituted into inlined tangent rules
+
+# Functions linear in their first argument: a zero there makes the result zero.
+_LINEAR_IN_FIRST = {
+    "broadcast_like", "broadcast_to", "reshape", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
+    "ravel", "sum", "mean", "cumsum", "flip", "fliplr", "flipud", "roll", "take", "diag", "diagonal", "triu",
+    "tril", "real", "conj", "conjugate", "negative", "positive", "copy", "atleast_1d", "atleast_2d",
+    "atleast_3d", "tile", "repeat", "pad", "trace", "unbroadcast", "rot90", "asarray", "array", "sort",
+}
+# Functions linear in every array argument (bilinear products): a zero anywhere makes zero.
+_PRODUCTS = {"dot", "matmul", "outer", "inner", "tensordot", "kron", "vdot", "multiply", "cross"}
+
+
+def is_zero(node):
+    return isinstance(node, gast.Name) and node.id == ZERO
+
+
+def _zero():
+    return gast.Name(id=ZERO, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _called_name(func):
+    if isinstance(func, gast.Attribute):
+        return func.attr
+    if isinstance(func, gast.Name):
+        return func.id
+    return None
+
+
 class _Fold(gast.NodeTransformer):
-    """Fold arithmetic on literals and the identities x*1, 1*x, x**1, x+0, 0+x, x-0, x/1."""
+    """Fold arithmetic on literals, the identities x*1, 1*x, x**1, x+0, 0+x, x-0, x/1, and
+    the symbolic zero tangent: 0*x, x@0, 0/x, -0, linear functions of 0 are 0; x+0 is x."""
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        value, index = node.value, node.slice
+        if isinstance(value, gast.Tuple) and isinstance(index, gast.Constant) and isinstance(index.value, int):
+            if -len(value.elts) <= index.value < len(value.elts):
+                return value.elts[index.value]  # (a, b)[0] is a
+        if is_zero(value):
+            return _zero()
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        called = _called_name(node.func)
+        if node.args and is_zero(node.args[0]) and called in _LINEAR_IN_FIRST:
+            return _zero()
+        if called in _PRODUCTS and any(is_zero(a) for a in node.args):
+            return _zero()
+        if called == "einsum" and any(is_zero(a) for a in node.args[1:]):
+            return _zero()
+        return node
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
         left, right = node.left, node.right
+        if is_zero(left) or is_zero(right):
+            if isinstance(node.op, (gast.Mult, gast.MatMult)):
+                return _zero()
+            if isinstance(node.op, gast.Div) and is_zero(left):
+                return _zero()
+            if isinstance(node.op, gast.Add):
+                return right if is_zero(left) else left
+            if isinstance(node.op, gast.Sub):
+                if is_zero(right):
+                    return left
+                return gast.UnaryOp(op=gast.USub(), operand=right)
         if _number(left) and _number(right):
             try:
                 value = _apply(node.op, left.value, right.value)
@@ -252,6 +330,8 @@ class _Fold(gast.NodeTransformer):
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
+        if is_zero(node.operand) and isinstance(node.op, (gast.USub, gast.UAdd)):
+            return _zero()
         if isinstance(node.op, gast.USub) and _number(node.operand):
             return gast.Constant(value=-node.operand.value, kind=None)
         if isinstance(node.op, gast.Not) and isinstance(node.operand, gast.Constant):
@@ -335,3 +415,13 @@ def _apply(op, a, b):
 
 def fold(node):
     return _Fold().visit(node)
+
+
+class _Materialize(gast.NodeTransformer):
+    def visit_Name(self, node):
+        return gast.Constant(value=0.0, kind=None) if node.id == ZERO else node
+
+
+def materialize_zeros(node):
+    """Symbolic zeros left where they cannot fold away become the literal 0.0."""
+    return _Materialize().visit(node)

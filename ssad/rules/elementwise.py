@@ -5,6 +5,12 @@ shapes that broadcast together. Complex inputs are not supported, except by the
 trivial rules of ``np.real`` and ``np.conj``. Every rule of a binary function sums
 each adjoint back to its input's shape with `unbroadcast`.
 
+Each adjoint rule has a tangent (forward-mode) rule right after it, its exact
+transpose: ``<adjoint(dy), t> == <dy, tangent(t)>``. The tangent rule of a binary
+function spreads its result to the output's shape with `broadcast_like`, and the
+conventions below hold in both modes (a tie of ``maximum`` gives the mean of the
+two tangents, for example).
+
 Conventions where the derivative does not exist, chosen so that no rule turns a
 finite input into NaN:
 
@@ -27,8 +33,8 @@ Rounding, sign and comparison functions are registered as non-differentiable.
 
 import numpy as np
 
-from ..registry import adjoint, nondifferentiable
-from ..runtime import unbroadcast
+from ..registry import adjoint, nondifferentiable, tangent
+from ..runtime import broadcast_like, unbroadcast
 
 # ----- Trigonometric -----
 
@@ -38,9 +44,19 @@ def sin_adjoint(dy, y, x):
     return (dy * np.cos(x),)
 
 
+@tangent(np.sin)
+def sin_tangent(tangents, y, x):
+    return tangents[0] * np.cos(x)
+
+
 @adjoint(np.cos)
 def cos_adjoint(dy, y, x):
     return (-dy * np.sin(x),)
+
+
+@tangent(np.cos)
+def cos_tangent(tangents, y, x):
+    return -tangents[0] * np.sin(x)
 
 
 @adjoint(np.tan)
@@ -48,9 +64,19 @@ def tan_adjoint(dy, y, x):
     return (dy * (1 + y * y),)
 
 
+@tangent(np.tan)
+def tan_tangent(tangents, y, x):
+    return tangents[0] * (1 + y * y)
+
+
 @adjoint(np.arcsin)
 def arcsin_adjoint(dy, y, x):
     return (dy / np.sqrt((1 - x) * (1 + x)),)
+
+
+@tangent(np.arcsin)
+def arcsin_tangent(tangents, y, x):
+    return tangents[0] / np.sqrt((1 - x) * (1 + x))
 
 
 @adjoint(np.arccos)
@@ -58,9 +84,19 @@ def arccos_adjoint(dy, y, x):
     return (-dy / np.sqrt((1 - x) * (1 + x)),)
 
 
+@tangent(np.arccos)
+def arccos_tangent(tangents, y, x):
+    return -tangents[0] / np.sqrt((1 - x) * (1 + x))
+
+
 @adjoint(np.arctan)
 def arctan_adjoint(dy, y, x):
     return (dy / (1 + x * x),)
+
+
+@tangent(np.arctan)
+def arctan_tangent(tangents, y, x):
+    return tangents[0] / (1 + x * x)
 
 
 @adjoint(np.arctan2)
@@ -70,10 +106,20 @@ def arctan2_adjoint(dy, y, x1, x2):
     return (unbroadcast(dy * x2 / r2, x1), unbroadcast(-dy * x1 / r2, x2))
 
 
+@tangent(np.arctan2)
+def arctan2_tangent(tangents, y, x1, x2):
+    return broadcast_like((tangents[0] * x2 - tangents[1] * x1) / (x1 * x1 + x2 * x2), y)
+
+
 @adjoint(np.hypot)
 def hypot_adjoint(dy, y, x1, x2):
     scale = dy / np.where(y == 0, 1.0, y)
     return (unbroadcast(scale * x1, x1), unbroadcast(scale * x2, x2))
+
+
+@tangent(np.hypot)
+def hypot_tangent(tangents, y, x1, x2):
+    return broadcast_like((tangents[0] * x1 + tangents[1] * x2) / np.where(y == 0, 1.0, y), y)
 
 
 @adjoint(np.sinc)
@@ -82,16 +128,33 @@ def sinc_adjoint(dy, y, x):
     return (dy * (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x),)
 
 
+@tangent(np.sinc)
+def sinc_tangent(tangents, y, x):
+    return tangents[0] * (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x)
+
+
 @adjoint(np.deg2rad)
 @adjoint(np.radians)
 def deg2rad_adjoint(dy, y, x):
     return (dy * (np.pi / 180),)
 
 
+@tangent(np.deg2rad)
+@tangent(np.radians)
+def deg2rad_tangent(tangents, y, x):
+    return tangents[0] * (np.pi / 180)
+
+
 @adjoint(np.rad2deg)
 @adjoint(np.degrees)
 def rad2deg_adjoint(dy, y, x):
     return (dy * (180 / np.pi),)
+
+
+@tangent(np.rad2deg)
+@tangent(np.degrees)
+def rad2deg_tangent(tangents, y, x):
+    return tangents[0] * (180 / np.pi)
 
 
 # ----- Hyperbolic -----
@@ -102,9 +165,19 @@ def sinh_adjoint(dy, y, x):
     return (dy * np.cosh(x),)
 
 
+@tangent(np.sinh)
+def sinh_tangent(tangents, y, x):
+    return tangents[0] * np.cosh(x)
+
+
 @adjoint(np.cosh)
 def cosh_adjoint(dy, y, x):
     return (dy * np.sinh(x),)
+
+
+@tangent(np.cosh)
+def cosh_tangent(tangents, y, x):
+    return tangents[0] * np.sinh(x)
 
 
 @adjoint(np.tanh)
@@ -112,9 +185,19 @@ def tanh_adjoint(dy, y, x):
     return (dy * (1 - y * y),)
 
 
+@tangent(np.tanh)
+def tanh_tangent(tangents, y, x):
+    return tangents[0] * (1 - y * y)
+
+
 @adjoint(np.arcsinh)
 def arcsinh_adjoint(dy, y, x):
     return (dy / np.hypot(x, 1.0),)
+
+
+@tangent(np.arcsinh)
+def arcsinh_tangent(tangents, y, x):
+    return tangents[0] / np.hypot(x, 1.0)
 
 
 @adjoint(np.arccosh)
@@ -122,9 +205,19 @@ def arccosh_adjoint(dy, y, x):
     return (dy / np.sqrt((x - 1) * (x + 1)),)
 
 
+@tangent(np.arccosh)
+def arccosh_tangent(tangents, y, x):
+    return tangents[0] / np.sqrt((x - 1) * (x + 1))
+
+
 @adjoint(np.arctanh)
 def arctanh_adjoint(dy, y, x):
     return (dy / ((1 - x) * (1 + x)),)
+
+
+@tangent(np.arctanh)
+def arctanh_tangent(tangents, y, x):
+    return tangents[0] / ((1 - x) * (1 + x))
 
 
 # ----- Exponents and logarithms -----
@@ -135,9 +228,19 @@ def exp_adjoint(dy, y, x):
     return (dy * y,)
 
 
+@tangent(np.exp)
+def exp_tangent(tangents, y, x):
+    return tangents[0] * y
+
+
 @adjoint(np.exp2)
 def exp2_adjoint(dy, y, x):
     return (dy * y * np.log(2.0),)
+
+
+@tangent(np.exp2)
+def exp2_tangent(tangents, y, x):
+    return tangents[0] * y * np.log(2.0)
 
 
 @adjoint(np.expm1)
@@ -145,9 +248,19 @@ def expm1_adjoint(dy, y, x):
     return (dy * (y + 1),)
 
 
+@tangent(np.expm1)
+def expm1_tangent(tangents, y, x):
+    return tangents[0] * (y + 1)
+
+
 @adjoint(np.log)
 def log_adjoint(dy, y, x):
     return (dy / x,)
+
+
+@tangent(np.log)
+def log_tangent(tangents, y, x):
+    return tangents[0] / x
 
 
 @adjoint(np.log2)
@@ -155,14 +268,29 @@ def log2_adjoint(dy, y, x):
     return (dy / (x * np.log(2.0)),)
 
 
+@tangent(np.log2)
+def log2_tangent(tangents, y, x):
+    return tangents[0] / (x * np.log(2.0))
+
+
 @adjoint(np.log10)
 def log10_adjoint(dy, y, x):
     return (dy / (x * np.log(10.0)),)
 
 
+@tangent(np.log10)
+def log10_tangent(tangents, y, x):
+    return tangents[0] / (x * np.log(10.0))
+
+
 @adjoint(np.log1p)
 def log1p_adjoint(dy, y, x):
     return (dy / (1 + x),)
+
+
+@tangent(np.log1p)
+def log1p_tangent(tangents, y, x):
+    return tangents[0] / (1 + x)
 
 
 @adjoint(np.logaddexp)
@@ -171,9 +299,19 @@ def logaddexp_adjoint(dy, y, x1, x2):
     return (unbroadcast(dy * np.exp(x1 - y), x1), unbroadcast(dy * np.exp(x2 - y), x2))
 
 
+@tangent(np.logaddexp)
+def logaddexp_tangent(tangents, y, x1, x2):
+    return broadcast_like(tangents[0] * np.exp(x1 - y) + tangents[1] * np.exp(x2 - y), y)
+
+
 @adjoint(np.logaddexp2)
 def logaddexp2_adjoint(dy, y, x1, x2):
     return (unbroadcast(dy * np.exp2(x1 - y), x1), unbroadcast(dy * np.exp2(x2 - y), x2))
+
+
+@tangent(np.logaddexp2)
+def logaddexp2_tangent(tangents, y, x1, x2):
+    return broadcast_like(tangents[0] * np.exp2(x1 - y) + tangents[1] * np.exp2(x2 - y), y)
 
 
 # ----- Powers and roots -----
@@ -184,9 +322,19 @@ def sqrt_adjoint(dy, y, x):
     return (dy / (2 * y),)
 
 
+@tangent(np.sqrt)
+def sqrt_tangent(tangents, y, x):
+    return tangents[0] / (2 * y)
+
+
 @adjoint(np.cbrt)
 def cbrt_adjoint(dy, y, x):
     return (dy / (3 * y * y),)
+
+
+@tangent(np.cbrt)
+def cbrt_tangent(tangents, y, x):
+    return tangents[0] / (3 * y * y)
 
 
 @adjoint(np.square)
@@ -194,9 +342,19 @@ def square_adjoint(dy, y, x):
     return (dy * 2 * x,)
 
 
+@tangent(np.square)
+def square_tangent(tangents, y, x):
+    return tangents[0] * 2 * x
+
+
 @adjoint(np.reciprocal)
 def reciprocal_adjoint(dy, y, x):
     return (-dy * y * y,)
+
+
+@tangent(np.reciprocal)
+def reciprocal_tangent(tangents, y, x):
+    return -tangents[0] * y * y
 
 
 @adjoint(np.power)
@@ -208,12 +366,37 @@ def power_adjoint(dy, y, x1, x2):
     return (unbroadcast(d_x1, x1), unbroadcast(d_x2, x2))
 
 
+@tangent(np.power)
+def power_tangent(tangents, y, x1, x2):
+    # The guards of the adjoint: slope 0 in x1 where x2 == 0, log(x1) only where x1 > 0.
+    slope1 = x2 * np.power(x1, x2 - 1 + (x2 == 0))
+    return broadcast_like(tangents[0] * slope1 + _exponent_term(tangents[1], y, x1), y)
+
+
+def _exponent_term(t, y, base):
+    """``t * y * log(base)``: the exponent's part of the tangent of ``base ** exponent``.
+
+    ``log(base)`` is taken only where ``base > 0`` (0 elsewhere, as in the adjoint).
+    A constant exponent adds nothing and costs no logarithm: its tangent is None
+    (an integer exponent) or a zero made concrete as the Python float 0.0.
+    """
+    if t is None or (type(t) is float and t == 0.0):
+        return 0.0
+    return t * y * np.log(np.where(base > 0, base, 1.0))
+
+
 @adjoint(np.float_power)
 def float_power_adjoint(dy, y, x1, x2):
     # As for np.power, in float64.
     d_x1 = dy * x2 * np.float_power(x1, x2 - 1 + (x2 == 0))
     d_x2 = dy * y * np.log(np.where(x1 > 0, x1, 1.0))
     return (unbroadcast(d_x1, x1), unbroadcast(d_x2, x2))
+
+
+@tangent(np.float_power)
+def float_power_tangent(tangents, y, x1, x2):
+    slope1 = x2 * np.float_power(x1, x2 - 1 + (x2 == 0))
+    return broadcast_like(tangents[0] * slope1 + _exponent_term(tangents[1], y, x1), y)
 
 
 # ----- Arithmetic -----
@@ -224,14 +407,29 @@ def add_adjoint(dy, y, x1, x2):
     return (unbroadcast(dy, x1), unbroadcast(dy, x2))
 
 
+@tangent(np.add)
+def add_tangent(tangents, y, x1, x2):
+    return broadcast_like(tangents[0] + tangents[1], y)
+
+
 @adjoint(np.subtract)
 def subtract_adjoint(dy, y, x1, x2):
     return (unbroadcast(dy, x1), unbroadcast(-dy, x2))
 
 
+@tangent(np.subtract)
+def subtract_tangent(tangents, y, x1, x2):
+    return broadcast_like(tangents[0] - tangents[1], y)
+
+
 @adjoint(np.multiply)
 def multiply_adjoint(dy, y, x1, x2):
     return (unbroadcast(dy * x2, x1), unbroadcast(dy * x1, x2))
+
+
+@tangent(np.multiply)
+def multiply_tangent(tangents, y, x1, x2):
+    return broadcast_like(tangents[0] * x2 + x1 * tangents[1], y)
 
 
 # np.true_divide is np.divide; registering both keeps older NumPy versions covered.
@@ -241,14 +439,30 @@ def divide_adjoint(dy, y, x1, x2):
     return (unbroadcast(dy / x2, x1), unbroadcast(-dy * y / x2, x2))
 
 
+@tangent(np.divide)
+@tangent(np.true_divide)
+def divide_tangent(tangents, y, x1, x2):
+    return broadcast_like((tangents[0] - tangents[1] * y) / x2, y)
+
+
 @adjoint(np.negative)
 def negative_adjoint(dy, y, x):
     return (-dy,)
 
 
+@tangent(np.negative)
+def negative_tangent(tangents, y, x):
+    return -tangents[0]
+
+
 @adjoint(np.positive)
 def positive_adjoint(dy, y, x):
     return (dy,)
+
+
+@tangent(np.positive)
+def positive_tangent(tangents, y, x):
+    return tangents[0]
 
 
 @adjoint(np.abs)
@@ -258,9 +472,21 @@ def abs_adjoint(dy, y, x):
     return (dy * np.sign(x),)
 
 
+@tangent(np.abs)
+@tangent(np.absolute)
+@tangent(np.fabs)
+def abs_tangent(tangents, y, x):
+    return tangents[0] * np.sign(x)
+
+
 @adjoint(np.real)
 def real_adjoint(dy, y, val):
     return (dy,)
+
+
+@tangent(np.real)
+def real_tangent(tangents, y, val):
+    return tangents[0]
 
 
 @adjoint(np.conj)
@@ -269,6 +495,14 @@ def real_adjoint(dy, y, val):
 @adjoint(np.ndarray.conjugate)
 def conj_adjoint(dy, y, x):
     return (np.conj(dy),)
+
+
+@tangent(np.conj)
+@tangent(np.conjugate)
+@tangent(np.ndarray.conj)
+@tangent(np.ndarray.conjugate)
+def conj_tangent(tangents, y, x):
+    return np.conj(tangents[0])
 
 
 # ----- Selection -----
@@ -284,12 +518,28 @@ def extremum_adjoint(dy, y, x1, x2):
     return (unbroadcast(dy * share1, x1), unbroadcast(dy * (1 - share1), x2))
 
 
+@tangent(np.maximum)
+@tangent(np.minimum)
+@tangent(np.fmax)
+@tangent(np.fmin)
+def extremum_tangent(tangents, y, x1, x2):
+    # The tangent of the input the result equals; the mean of both at ties.
+    share1 = (y == x1) - 0.5 * (x1 == x2)
+    return broadcast_like(tangents[0] * share1 + tangents[1] * (1 - share1), y)
+
+
 @adjoint(np.where)
 def where_adjoint(dy, y, condition, a, b):
     # np.where's arguments are positional-only; `a` and `b` are its x and y.
     d_a = np.where(condition, dy, 0.0)
     d_b = np.where(condition, 0.0, dy)
     return (None, unbroadcast(d_a, a), unbroadcast(d_b, b))
+
+
+@tangent(np.where)
+def where_tangent(tangents, y, condition, a, b):
+    # Selected, never multiplied: the tangent of the branch not taken cannot leak.
+    return np.where(condition, tangents[1], tangents[2])
 
 
 @adjoint(np.clip)
@@ -308,6 +558,24 @@ def clip_adjoint(dy, y, a, *bounds, **keyword_bounds):
     return (d_a,) + tuple(unbroadcast(d, bound) for d, bound in zip(d_bounds, bounds, strict=False))  # fewer bounds than two when passed by keyword
 
 
+@tangent(np.clip)
+@tangent(np.ndarray.clip)
+def clip_tangent(tangents, y, a, *bounds, **keyword_bounds):
+    """Tangent of ``np.clip(a, a_min, a_max)`` and ``a.clip(min, max)``.
+
+    The tangent of ``a`` inside the bounds (bounds included), that of the bound
+    ``a`` was clipped to elsewhere. Bounds passed by keyword carry no tangent.
+    """
+    t_lower = _bound_tangent(tangents, 1)
+    t_upper = _bound_tangent(tangents, 2)
+    return np.where(y == a, tangents[0], np.where(y > a, t_lower, np.where(y < a, t_upper, 0.0)))
+
+
+def _bound_tangent(tangents, position):
+    """The tangent of a clip bound: 0.0 for one passed by keyword, or passed as None."""
+    return tangents[position] if position < len(tangents) and tangents[position] is not None else 0.0
+
+
 # ----- Casts -----
 
 
@@ -316,6 +584,13 @@ def astype_adjoint(dy, y, x, dtype=None, order="K", casting="unsafe", subok=True
     # The gradient flows through the cast, back in the input's precision.
     grad_dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else None
     return (np.asarray(dy, dtype=grad_dtype),)
+
+
+@tangent(np.ndarray.astype)
+def astype_tangent(tangents, y, x, dtype=None, order="K", casting="unsafe", subok=True, copy=True):
+    # The tangent flows through the cast, in the result's precision.
+    tangent_dtype = y.dtype if np.issubdtype(y.dtype, np.floating) else None
+    return np.asarray(tangents[0], dtype=tangent_dtype)
 
 
 # ----- Non-differentiable -----

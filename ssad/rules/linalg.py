@@ -20,6 +20,14 @@ Conventions
   the derivative with respect to single entries is not symmetric; the rule returns
   the symmetrized gradient instead (the usual convention): ``dA`` is symmetric and
   ``sum(dA * E)`` is the derivative along any symmetric perturbation ``E``.
+- Every rule with an adjoint also has a tangent (forward-mode) rule, its exact
+  transpose: ``<adjoint(dy), t> == <dy, tangent(t)>``. The tangent of ``slogdet`` is
+  a tuple ``(zeros like sign, tangent of logabsdet)``. The tangent of ``cholesky`` is
+  meant for symmetric perturbations; it reads a tangent ``E`` as its symmetric part
+  ``(E + E^T) / 2`` (the transpose of the symmetrized adjoint), so along a symmetric
+  ``E`` it is the derivative of ``cholesky(a + s E)``. A float ``ord`` of a vector
+  p-norm passed positionally has a tangent (d norm / d p) although the adjoint gives
+  it no gradient.
 """
 
 import numbers
@@ -29,8 +37,8 @@ import string
 import numpy as np
 
 from ..errors import SsadError
-from ..registry import adjoint
-from ..runtime import unbroadcast
+from ..registry import adjoint, tangent
+from ..runtime import broadcast_like, unbroadcast
 from .reductions import _share_among_ties
 
 # ----- Helpers: products and contractions -----
@@ -174,15 +182,19 @@ def _trace_adjoint(dy, a, offset, axis1, axis2):
 # ----- Helpers: einsum -----
 
 
-def _einsum_labels(subscripts, operands):
-    """The labels of each operand and of the output, with '...' spelled out as letters
-    not used elsewhere, and the output made explicit for implicit subscripts."""
+def _require_string_subscripts(subscripts):
     if not isinstance(subscripts, str):
         raise SsadError(
             "the einsum rule needs the subscripts as a string, as in "
             "np.einsum('ij,jk->ik', a, b); rewrite the sublist form "
             "np.einsum(a, [0, 1], b, [1, 2]) that way."
         )
+
+
+def _einsum_labels(subscripts, operands):
+    """The labels of each operand and of the output, with '...' spelled out as letters
+    not used elsewhere, and the output made explicit for implicit subscripts."""
+    _require_string_subscripts(subscripts)
     spec = subscripts.replace(" ", "")
     inputs, arrow, output = spec.partition("->")
     terms = inputs.split(",")
@@ -233,6 +245,20 @@ def _einsum_adjoint(dy, k, labels, output, spare, operands, optimize):
     return np.einsum(",".join(terms) + "->" + target, *args, optimize=optimize)
 
 
+def _einsum_tangent(y, subscripts, operands, tangents, optimize):
+    """Tangent of np.einsum(subscripts, *operands): the sum over the operands of the same
+    einsum with that operand replaced by its tangent. A missing tangent (None, or the
+    float 0.0 of a zero tangent) contributes nothing."""
+    _require_string_subscripts(subscripts)
+    total = 0.0
+    for k, t in enumerate(tangents):
+        if t is None or (type(t) is float and t == 0.0):
+            continue
+        replaced = operands[:k] + (t,) + operands[k + 1 :]
+        total = total + np.einsum(subscripts, *replaced, optimize=optimize)
+    return broadcast_like(total, y)
+
+
 # ----- Helpers: norms -----
 
 
@@ -252,7 +278,8 @@ def _vector_norm_gradient(x, m, ord, axis):
         return np.sign(x) * _share_among_ties(np.ones_like(m), m, np.abs(x), axis)
     if ord == 0:
         return np.zeros_like(x)
-    return np.sign(x) * (np.abs(x) / _safe(m)) ** (ord - 1)
+    # sign(x) is 0 where x is; _safe keeps 0 ** (ord - 1) (inf for ord < 1) out
+    return np.sign(x) * _safe(np.abs(x) / _safe(m)) ** (ord - 1)
 
 
 def _matrix_norm_gradient(x, m, ord, rows, cols):
@@ -273,24 +300,56 @@ def _matrix_norm_gradient(x, m, ord, rows, cols):
         u, vh = u[..., -1:], vh[..., -1:, :]
     elif ord != "nuc":
         raise SsadError(f"np.linalg.norm: no gradient rule for the matrix norm ord={ord!r}")
-    return np.moveaxis(u @ vh, (-2, -1), (rows, cols))
+    # at a zero norm (a zero matrix; for ord=-2 a singular one) the subgradient is zero
+    return np.where(m == 0, 0, np.moveaxis(u @ vh, (-2, -1), (rows, cols)))
+
+
+def _norm_axes(x, ord, axis):
+    """The axes np.linalg.norm(x, ord, axis) reduces, and whether it is a vector norm."""
+    if axis is None:
+        return tuple(range(x.ndim)), ord is None or x.ndim == 1
+    axes = tuple(int(i) % x.ndim for i in (axis if isinstance(axis, tuple) else (axis,)))
+    return axes, len(axes) == 1
+
+
+def _norm_gradient(y, x, ord, axes, vector, keepdims):
+    """d norm / d x for y = np.linalg.norm(x, ord, axis, keepdims), shaped like `x`."""
+    m = np.asarray(y) if keepdims else np.expand_dims(y, axes)
+    if vector:
+        return _vector_norm_gradient(x, m, ord, axes if len(axes) > 1 else axes[0])
+    return _matrix_norm_gradient(x, m, ord, *axes)
 
 
 def _norm_adjoint(dy, y, x, ord, axis, keepdims):
     """Adjoint of `x` in np.linalg.norm(x, ord, axis, keepdims)."""
     x = np.asarray(x)
-    if axis is None:
-        axes = tuple(range(x.ndim))
-        vector = ord is None or x.ndim == 1
-    else:
-        axes = tuple(int(i) % x.ndim for i in (axis if isinstance(axis, tuple) else (axis,)))
-        vector = len(axes) == 1
+    axes, vector = _norm_axes(x, ord, axis)
     dtype = np.result_type(dy, x.dtype, 1.0)
     g = np.asarray(dy, dtype) if keepdims else np.expand_dims(np.asarray(dy, dtype), axes)
+    return g * _norm_gradient(y, x, ord, axes, vector, keepdims)
+
+
+def _norm_tangent(tangents, y, x, ord, axis, keepdims):
+    """Tangent of y = np.linalg.norm(x, ord, axis, keepdims) along the tangents of `x`
+    and, for a vector p-norm with a float `ord` passed positionally, of `ord`."""
+    x = np.asarray(x)
+    axes, vector = _norm_axes(x, ord, axis)
+    d_y = np.sum(tangents[0] * _norm_gradient(y, x, ord, axes, vector, keepdims), axis=axes, keepdims=keepdims)
+    d_ord = tangents[1] if len(tangents) > 1 else None
+    if d_ord is None or not np.any(d_ord) or not vector or not isinstance(ord, numbers.Real):
+        return d_y
+    if ord == 0 or np.isinf(ord):
+        return d_y  # special cases, not members of the family of p-norms
+    return d_y + d_ord * _p_norm_order_derivative(y, x, ord, axes, keepdims)
+
+
+def _p_norm_order_derivative(y, x, p, axes, keepdims):
+    """d N / d p for the vector p-norm N = (sum |x_i|^p)^(1/p) along `axes`: with
+    r = |x| / N (so that sum r^p = 1), dN/dp = (N / p) sum r^p ln r. Zero elements
+    contribute nothing (the limit for p > 0); a zero norm gives zero."""
     m = np.asarray(y) if keepdims else np.expand_dims(y, axes)
-    if vector:
-        return g * _vector_norm_gradient(x, m, ord, axes if len(axes) > 1 else axes[0])
-    return g * _matrix_norm_gradient(x, m, ord, *axes)
+    r = _safe(np.abs(x) / _safe(m))
+    return y * np.sum(np.where(x == 0, 0, r**p * np.log(r)), axis=axes, keepdims=keepdims) / p
 
 
 # ----- Helpers: solves and factorizations -----
@@ -317,6 +376,16 @@ def _cholesky_adjoint(d_low, low):
     return (s + _transpose(s)) / 2
 
 
+def _cholesky_tangent(d_a, low):
+    """Tangent dL of the lower Cholesky factor L = `low` along the tangent `d_a` of `a`:
+    with X = L^-1 E L^-T for E the symmetric part of `d_a`, dL = L Phi(X), where Phi
+    keeps the lower triangle of X and halves its diagonal."""
+    n = np.shape(low)[-1]
+    low_inv = np.linalg.inv(low)
+    x = low_inv @ ((d_a + _transpose(d_a)) / 2) @ _transpose(low_inv)
+    return low @ (np.tril(x) * (1 - 0.5 * np.eye(n, dtype=np.asarray(low).dtype)))
+
+
 # ----- Products -----
 
 
@@ -326,15 +395,32 @@ def dot_adjoint(dy, y, a, b, out=None):
     return (dot_left_adjoint(dy, a, b), dot_right_adjoint(dy, a, b))
 
 
+@tangent(np.dot)
+@tangent(np.ndarray.dot)
+def dot_tangent(tangents, y, a, b, out=None):
+    return np.dot(tangents[0], b) + np.dot(a, tangents[1])
+
+
 @adjoint(np.matmul)
 @adjoint(operator.matmul)
 def matmul_adjoint(dy, y, x1, x2, out=None):
     return (matmul_left_adjoint(dy, x1, x2), matmul_right_adjoint(dy, x1, x2))
 
 
+@tangent(np.matmul)
+@tangent(operator.matmul)
+def matmul_tangent(tangents, y, x1, x2, out=None):
+    return tangents[0] @ x2 + x1 @ tangents[1]
+
+
 @adjoint(np.vdot)
 def vdot_adjoint(dy, y, a, b):
     return (np.reshape(dy * b, np.shape(a)), np.reshape(dy * a, np.shape(b)))
+
+
+@tangent(np.vdot)
+def vdot_tangent(tangents, y, a, b):
+    return np.vdot(tangents[0], b) + np.vdot(a, tangents[1])
 
 
 @adjoint(np.inner)
@@ -343,14 +429,29 @@ def inner_adjoint(dy, y, a, b):
     return (_tensordot_left(dy, a, b, axes), _tensordot_right(dy, a, b, axes))
 
 
+@tangent(np.inner)
+def inner_tangent(tangents, y, a, b):
+    return np.inner(tangents[0], b) + np.inner(a, tangents[1])
+
+
 @adjoint(np.outer)
 def outer_adjoint(dy, y, a, b, out=None):
     return (np.reshape(dy @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ dy, np.shape(b)))
 
 
+@tangent(np.outer)
+def outer_tangent(tangents, y, a, b, out=None):
+    return np.outer(tangents[0], b) + np.outer(a, tangents[1])
+
+
 @adjoint(np.kron)
 def kron_adjoint(dy, y, a, b):
     return (_kron_left(dy, a, b), _kron_right(dy, a, b))
+
+
+@tangent(np.kron)
+def kron_tangent(tangents, y, a, b):
+    return np.kron(tangents[0], b) + np.kron(a, tangents[1])
 
 
 # ----- Contractions -----
@@ -362,6 +463,11 @@ def tensordot_adjoint(dy, y, a, b, axes=2):
     return (_tensordot_left(dy, a, b, pairs), _tensordot_right(dy, a, b, pairs))
 
 
+@tangent(np.tensordot)
+def tensordot_tangent(tangents, y, a, b, axes=2):
+    return np.tensordot(tangents[0], b, axes) + np.tensordot(a, tangents[1], axes)
+
+
 @adjoint(np.einsum)
 def einsum_adjoint(dy, y, subscripts, *operands, out=None, optimize=False, **kwargs):
     labels, output, spare = _einsum_labels(subscripts, operands)
@@ -370,10 +476,21 @@ def einsum_adjoint(dy, y, subscripts, *operands, out=None, optimize=False, **kwa
     return (None,) + tuple(grads)
 
 
+@tangent(np.einsum)
+def einsum_tangent(tangents, y, subscripts, *operands, out=None, optimize=False, **kwargs):
+    return _einsum_tangent(y, subscripts, operands, tangents[1:], optimize)
+
+
 @adjoint(np.trace)
 @adjoint(np.ndarray.trace)
 def trace_adjoint(dy, y, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return (_trace_adjoint(dy, a, offset, axis1, axis2),)
+
+
+@tangent(np.trace)
+@tangent(np.ndarray.trace)
+def trace_tangent(tangents, y, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return np.trace(tangents[0], offset, axis1, axis2)
 
 
 # ----- Norms -----
@@ -382,6 +499,11 @@ def trace_adjoint(dy, y, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 @adjoint(np.linalg.norm)
 def norm_adjoint(dy, y, x, ord=None, axis=None, keepdims=False):
     return (_norm_adjoint(dy, y, x, ord, axis, keepdims),)
+
+
+@tangent(np.linalg.norm)
+def norm_tangent(tangents, y, x, ord=None, axis=None, keepdims=False):
+    return _norm_tangent(tangents, y, x, ord, axis, keepdims)
 
 
 # ----- Inverses, determinants and solves -----
@@ -393,9 +515,19 @@ def inv_adjoint(dy, y, a):
     return (-(y_t @ dy @ y_t),)
 
 
+@tangent(np.linalg.inv)
+def inv_tangent(tangents, y, a):
+    return -(y @ tangents[0] @ y)
+
+
 @adjoint(np.linalg.det)
 def det_adjoint(dy, y, a):
     return (np.expand_dims(dy * y, (-2, -1)) * _transpose(np.linalg.inv(a)),)
+
+
+@tangent(np.linalg.det)
+def det_tangent(tangents, y, a):
+    return y * np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1)
 
 
 @adjoint(np.linalg.slogdet)
@@ -403,11 +535,24 @@ def slogdet_adjoint(dy, y, a):
     return (np.expand_dims(dy[1], (-2, -1)) * _transpose(np.linalg.inv(a)),)
 
 
+@tangent(np.linalg.slogdet)
+def slogdet_tangent(tangents, y, a):
+    return (np.zeros_like(y[0]), np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1))
+
+
 @adjoint(np.linalg.solve)
 def solve_adjoint(dy, y, a, b):
     d_b = np.linalg.solve(_transpose(a), _as_columns(dy, a, b))
     d_a = -(d_b @ _transpose(_as_columns(y, a, b)))
     return (unbroadcast(d_a, a), unbroadcast(np.reshape(d_b, np.shape(y)), b))
+
+
+@tangent(np.linalg.solve)
+def solve_tangent(tangents, y, a, b):
+    # d(a^-1 b) = a^-1 (db - da y), with vectors as columns; the reshape of db (not a
+    # helper call) lets a zero tangent of b fold away
+    rhs = np.reshape(tangents[1], np.shape(_as_columns(b, a, b))) - tangents[0] @ _as_columns(y, a, b)
+    return np.reshape(np.linalg.solve(a, rhs), np.shape(y))
 
 
 # ----- Factorizations -----
@@ -418,3 +563,10 @@ def cholesky_adjoint(dy, y, a, upper=False):
     low = _transpose(y) if upper else y
     d_low = _transpose(dy) if upper else dy
     return (_cholesky_adjoint(d_low, low),)
+
+
+@tangent(np.linalg.cholesky)
+def cholesky_tangent(tangents, y, a, upper=False):
+    # for symmetric perturbations: a tangent is read as its symmetric part
+    d_low = _cholesky_tangent(tangents[0], _transpose(y) if upper else y)
+    return _transpose(d_low) if upper else d_low

@@ -20,19 +20,28 @@ Conventions
   adjoint (any choice is a valid subgradient).
 - The keyword-only ``where=`` (and ``initial=`` for ``prod``) is not supported: a
   call that passes it fails inside the rule instead of giving a wrong gradient.
+- Every rule with an adjoint also has a tangent (forward-mode) rule, its exact
+  transpose: ``<adjoint(dy), t> == <dy, tangent(t)>``. So the tangent of ``max``/``min``
+  at a tie is the mean of the tied elements' tangents, and the tangents of ``prod`` and
+  ``cumprod`` are exact with zeros too.
 """
 
 import numpy as np
 
-from ..registry import adjoint, nondifferentiable
+from ..registry import adjoint, nondifferentiable, tangent
 
 # ----- Helpers -----
+
+
+def _as_float(g, a):
+    """`g` as an array in the float dtype shared by `g` and `a`."""
+    return np.asarray(g, dtype=np.result_type(g, np.asarray(a).dtype, 1.0))
 
 
 def _expand(g, a, axis, keepdims):
     """`g`, shaped like a reduction of `a` over `axis`, with the reduced axes put back
     as length 1 so that it broadcasts against `a`; in the float dtype of `g` and `a`."""
-    g = np.asarray(g, dtype=np.result_type(g, np.asarray(a).dtype, 1.0))
+    g = _as_float(g, a)
     if axis is None or keepdims:
         return g
     return np.expand_dims(g, axis)
@@ -105,6 +114,33 @@ def _cumprod_adjoint(g, a, axis):
     return np.moveaxis(grad / np.where(before, x, 1), -1, axis)
 
 
+def _cumprod_tangent(t, a, axis):
+    """Tangent of `np.cumprod(a, axis)` along the tangent `t` of `a`, exact with zeros
+    (the transpose of `_cumprod_adjoint`).
+
+    With y = cumprod(x) along a slice, z the position of its first zero and q the
+    cumulative product with x_z replaced by 1: dy_i = q_i sum_{j<=i} t_j / x_j for
+    i < z, and dy_i = q_i t_z for i >= z (every other term holds the factor x_z = 0).
+    Only nonzero x_j are divided by.
+    """
+    x = np.asarray(a)
+    t = np.broadcast_to(t, x.shape)
+    if axis is None:
+        x, t, axis = x.reshape(-1), np.reshape(t, -1), 0
+    x = np.moveaxis(x, axis, -1)
+    t = np.moveaxis(t, axis, -1)
+    n = x.shape[-1]
+    position = np.arange(n)
+    is_zero = x == 0
+    first_zero = np.where(is_zero.any(axis=-1), is_zero.argmax(axis=-1), n)[..., None]
+    at_zero = position == first_zero
+    before = position < first_zero
+    relative = np.cumsum(np.where(before, t / np.where(before, x, 1), 0), axis=-1)
+    t_at_zero = np.take_along_axis(np.concatenate([t, np.zeros_like(t[..., :1])], axis=-1), first_zero, axis=-1)
+    q = np.cumprod(np.where(at_zero, 1, x), axis=-1)
+    return np.moveaxis(q * np.where(before, relative, t_at_zero), -1, axis)
+
+
 def _unsort(g, a, axis, kind):
     """`g`, shaped like `np.sort(a, axis)`, moved back to the positions the elements
     had in `a`."""
@@ -118,6 +154,14 @@ def _unsort(g, a, axis, kind):
     return grad
 
 
+def _sort_like(t, a, axis, kind):
+    """`t`, shaped like `a`, permuted the way `np.sort(a, axis)` permutes `a` (the
+    transpose of `_unsort`: the same `np.argsort` decides the order of equal elements)."""
+    if axis is None:
+        return np.ravel(t)[np.argsort(a, axis=None, kind=kind)]
+    return np.take_along_axis(t, np.argsort(a, axis=axis, kind=kind), axis=axis)
+
+
 # ----- Sums and means -----
 
 
@@ -129,11 +173,23 @@ def sum_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, initi
     return (np.broadcast_to(dy if axis is None or keepdims else np.expand_dims(dy, axis), np.shape(a)),)
 
 
+@tangent(np.sum)
+@tangent(np.ndarray.sum)
+def sum_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    return np.sum(tangents[0], axis=axis, keepdims=keepdims)
+
+
 @adjoint(np.mean)
 @adjoint(np.ndarray.mean)
 def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
     spread = dy if axis is None or keepdims else np.expand_dims(dy, axis)
     return (np.broadcast_to(spread / (np.size(a) / np.size(y)), np.shape(a)),)
+
+
+@tangent(np.mean)
+@tangent(np.ndarray.mean)
+def mean_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.mean(tangents[0], axis=axis, keepdims=keepdims)
 
 
 # ----- Products -----
@@ -143,6 +199,12 @@ def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
 @adjoint(np.ndarray.prod)
 def prod_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
     return (_expand(dy, a, axis, keepdims) * _product_of_others(a, axis),)
+
+
+@tangent(np.prod)
+@tangent(np.ndarray.prod)
+def prod_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.sum(tangents[0] * _product_of_others(a, axis), axis=axis, keepdims=keepdims)
 
 
 # ----- Extrema (ties share the gradient evenly) -----
@@ -159,12 +221,33 @@ def extremum_adjoint(dy, y, a, axis=None, out=None, keepdims=False, initial=None
     return (_share_among_ties(_expand(dy, a, axis, keepdims), extremum, a, axis),)
 
 
+@tangent(np.max)
+@tangent(np.amax)
+@tangent(np.ndarray.max)
+@tangent(np.min)
+@tangent(np.amin)
+@tangent(np.ndarray.min)
+def extremum_tangent(tangents, y, a, axis=None, out=None, keepdims=False, initial=None):
+    # the mean of the tangents of the elements that tie for the extremum
+    shared = _share_among_ties(_as_float(tangents[0], a), _expand(y, a, axis, keepdims), a, axis)
+    return np.sum(shared, axis=axis, keepdims=keepdims)
+
+
 @adjoint(np.ptp)
 def ptp_adjoint(dy, y, a, axis=None, out=None, keepdims=False):
     g = _expand(dy, a, axis, keepdims)
     top = np.max(a, axis, keepdims=True)
     bottom = np.min(a, axis, keepdims=True)
     return (_share_among_ties(g, top, a, axis) - _share_among_ties(g, bottom, a, axis),)
+
+
+@tangent(np.ptp)
+def ptp_tangent(tangents, y, a, axis=None, out=None, keepdims=False):
+    t = _as_float(tangents[0], a)
+    top = np.max(a, axis, keepdims=True)
+    bottom = np.min(a, axis, keepdims=True)
+    spread = _share_among_ties(t, top, a, axis) - _share_among_ties(t, bottom, a, axis)
+    return np.sum(spread, axis=axis, keepdims=keepdims)
 
 
 # ----- Spread -----
@@ -177,12 +260,26 @@ def var_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=Fals
     return (_expand(dy, a, axis, keepdims) * centered * (2 / (np.size(a) / np.size(y) - ddof)),)
 
 
+@tangent(np.var)
+@tangent(np.ndarray.var)
+def var_tangent(tangents, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis, keepdims=True)
+    return np.sum(centered * tangents[0], axis=axis, keepdims=keepdims) * (2 / (np.size(a) / np.size(y) - ddof))
+
+
 @adjoint(np.std)
 @adjoint(np.ndarray.std)
 def std_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis, keepdims=True)
     spread = _expand(y, a, axis, keepdims) * (np.size(a) / np.size(y) - ddof)
     return (_expand(dy, a, axis, keepdims) * centered / spread,)
+
+
+@tangent(np.std)
+@tangent(np.ndarray.std)
+def std_tangent(tangents, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis, keepdims=True)
+    return np.sum(centered * tangents[0], axis=axis, keepdims=keepdims) / (y * (np.size(a) / np.size(y) - ddof))
 
 
 # ----- Scans -----
@@ -194,10 +291,22 @@ def cumsum_adjoint(dy, y, a, axis=None, dtype=None, out=None):
     return (np.reshape(_reverse_cumsum(dy, axis), np.shape(a)),)
 
 
+@tangent(np.cumsum)
+@tangent(np.ndarray.cumsum)
+def cumsum_tangent(tangents, y, a, axis=None, dtype=None, out=None):
+    return np.cumsum(tangents[0], axis=axis)
+
+
 @adjoint(np.cumprod)
 @adjoint(np.ndarray.cumprod)
 def cumprod_adjoint(dy, y, a, axis=None, dtype=None, out=None):
     return (np.reshape(_cumprod_adjoint(dy, a, axis), np.shape(a)),)
+
+
+@tangent(np.cumprod)
+@tangent(np.ndarray.cumprod)
+def cumprod_tangent(tangents, y, a, axis=None, dtype=None, out=None):
+    return _cumprod_tangent(tangents[0], a, axis)
 
 
 # ----- Sorting -----
@@ -206,6 +315,11 @@ def cumprod_adjoint(dy, y, a, axis=None, dtype=None, out=None):
 @adjoint(np.sort)
 def sort_adjoint(dy, y, a, axis=-1, kind=None, order=None, stable=None):
     return (_unsort(dy, a, axis, kind),)
+
+
+@tangent(np.sort)
+def sort_tangent(tangents, y, a, axis=-1, kind=None, order=None, stable=None):
+    return _sort_like(tangents[0], a, axis, kind)
 
 
 # ----- Indices, counts and tests (no gradient) -----

@@ -23,6 +23,12 @@ Conventions where the derivative does not exist:
 - ``a % b``: d/da = 1 and d/db = -floor(a / b), away from the jumps where ``a / b``
   is an integer.
 
+Each adjoint rule has a tangent (forward-mode) rule right after it, its exact
+transpose (``<adjoint(dy), t> == <dy, tangent(t)>``), with the same conventions: at a
+tie of ``max``/``min`` the tangent is the mean of the tied arguments' tangents. The
+tangent of a list, tuple or array argument of ``max``, ``min`` and ``sum`` holds one
+tangent per item.
+
 Comparisons, identity tests, integer conversions and rounding are registered as
 non-differentiable.
 """
@@ -32,8 +38,9 @@ import operator
 
 import numpy as np
 
-from ..registry import adjoint, nondifferentiable
-from ..runtime import unbroadcast
+from ..registry import adjoint, nondifferentiable, tangent
+from ..runtime import broadcast_like, unbroadcast
+from .elementwise import _exponent_term
 
 # ----- math: trigonometric -----
 
@@ -43,9 +50,19 @@ def sin_adjoint(dy, y, x):
     return (dy * math.cos(x),)
 
 
+@tangent(math.sin)
+def sin_tangent(tangents, y, x):
+    return tangents[0] * math.cos(x)
+
+
 @adjoint(math.cos)
 def cos_adjoint(dy, y, x):
     return (-dy * math.sin(x),)
+
+
+@tangent(math.cos)
+def cos_tangent(tangents, y, x):
+    return -tangents[0] * math.sin(x)
 
 
 @adjoint(math.tan)
@@ -53,9 +70,19 @@ def tan_adjoint(dy, y, x):
     return (dy * (1 + y * y),)
 
 
+@tangent(math.tan)
+def tan_tangent(tangents, y, x):
+    return tangents[0] * (1 + y * y)
+
+
 @adjoint(math.asin)
 def asin_adjoint(dy, y, x):
     return (dy / math.sqrt((1 - x) * (1 + x)),)
+
+
+@tangent(math.asin)
+def asin_tangent(tangents, y, x):
+    return tangents[0] / math.sqrt((1 - x) * (1 + x))
 
 
 @adjoint(math.acos)
@@ -63,9 +90,19 @@ def acos_adjoint(dy, y, x):
     return (-dy / math.sqrt((1 - x) * (1 + x)),)
 
 
+@tangent(math.acos)
+def acos_tangent(tangents, y, x):
+    return -tangents[0] / math.sqrt((1 - x) * (1 + x))
+
+
 @adjoint(math.atan)
 def atan_adjoint(dy, y, x):
     return (dy / (1 + x * x),)
+
+
+@tangent(math.atan)
+def atan_tangent(tangents, y, x):
+    return tangents[0] / (1 + x * x)
 
 
 @adjoint(math.atan2)
@@ -75,11 +112,26 @@ def atan2_adjoint(dy, y, a, b):
     return (dy * b / r2, -dy * a / r2)
 
 
+@tangent(math.atan2)
+def atan2_tangent(tangents, y, a, b):
+    return (tangents[0] * b - tangents[1] * a) / (a * a + b * b)
+
+
 @adjoint(math.hypot)
 def hypot_adjoint(dy, y, *coordinates):
     # hypot takes any number of coordinates; at the origin every slope is 0.
     scale = dy / (y or 1.0)
     return tuple(scale * c for c in coordinates)
+
+
+@tangent(math.hypot)
+def hypot_tangent(tangents, y, *coordinates):
+    return _dot(tangents, coordinates) / (y or 1.0)
+
+
+def _dot(tangents, values):
+    """The sum of tangent * value over the arguments (an argument's tangent may be None)."""
+    return sum((t * v for t, v in zip(tangents, values, strict=True) if t is not None), 0.0)
 
 
 # ----- math: hyperbolic -----
@@ -90,14 +142,29 @@ def sinh_adjoint(dy, y, x):
     return (dy * math.cosh(x),)
 
 
+@tangent(math.sinh)
+def sinh_tangent(tangents, y, x):
+    return tangents[0] * math.cosh(x)
+
+
 @adjoint(math.cosh)
 def cosh_adjoint(dy, y, x):
     return (dy * math.sinh(x),)
 
 
+@tangent(math.cosh)
+def cosh_tangent(tangents, y, x):
+    return tangents[0] * math.sinh(x)
+
+
 @adjoint(math.tanh)
 def tanh_adjoint(dy, y, x):
     return (dy * (1 - y * y),)
+
+
+@tangent(math.tanh)
+def tanh_tangent(tangents, y, x):
+    return tangents[0] * (1 - y * y)
 
 
 # ----- math: exponents, logarithms, powers -----
@@ -108,9 +175,19 @@ def exp_adjoint(dy, y, x):
     return (dy * y,)
 
 
+@tangent(math.exp)
+def exp_tangent(tangents, y, x):
+    return tangents[0] * y
+
+
 @adjoint(math.expm1)
 def expm1_adjoint(dy, y, x):
     return (dy * (y + 1),)
+
+
+@tangent(math.expm1)
+def expm1_tangent(tangents, y, x):
+    return tangents[0] * (y + 1)
 
 
 @adjoint(math.log)
@@ -122,9 +199,23 @@ def log_adjoint(dy, y, x, base=None):
     return (dy / (x * log_base), -dy * y / (base * log_base))
 
 
+@tangent(math.log)
+def log_tangent(tangents, y, x, base=None):
+    # y = log(x) / log(base) moves with the base too, when one is passed. Without a
+    # base, the integers 0 and 1 fold away where the rule is inlined.
+    base_term = 0 if base is None else tangents[1] * y / base
+    log_base = 1 if base is None else math.log(base)
+    return (tangents[0] / x - base_term) / log_base
+
+
 @adjoint(math.log1p)
 def log1p_adjoint(dy, y, x):
     return (dy / (1 + x),)
+
+
+@tangent(math.log1p)
+def log1p_tangent(tangents, y, x):
+    return tangents[0] / (1 + x)
 
 
 @adjoint(math.log2)
@@ -132,14 +223,29 @@ def log2_adjoint(dy, y, x):
     return (dy / (x * math.log(2.0)),)
 
 
+@tangent(math.log2)
+def log2_tangent(tangents, y, x):
+    return tangents[0] / (x * math.log(2.0))
+
+
 @adjoint(math.log10)
 def log10_adjoint(dy, y, x):
     return (dy / (x * math.log(10.0)),)
 
 
+@tangent(math.log10)
+def log10_tangent(tangents, y, x):
+    return tangents[0] / (x * math.log(10.0))
+
+
 @adjoint(math.sqrt)
 def sqrt_adjoint(dy, y, x):
     return (dy / (2 * y),)
+
+
+@tangent(math.sqrt)
+def sqrt_tangent(tangents, y, x):
+    return tangents[0] / (2 * y)
 
 
 @adjoint(math.pow)
@@ -150,9 +256,28 @@ def math_pow_adjoint(dy, y, base, exp):
     return (d_base, d_exp)
 
 
+@tangent(math.pow)
+def math_pow_tangent(tangents, y, base, exp):
+    return tangents[0] * exp * base ** (exp - 1 + (exp == 0)) + _math_exponent_term(tangents[1], y, base)
+
+
+def _math_exponent_term(t, y, base):
+    """``t * y * log(base)`` where ``base > 0``, else 0.0: the exponent's part of the
+    tangent of ``math.pow(base, exp)``. A constant exponent (tangent None for an
+    integer, or zero) costs no logarithm."""
+    if t is None or t == 0 or not base > 0:
+        return 0.0
+    return t * y * math.log(base)
+
+
 @adjoint(math.erf)
 def erf_adjoint(dy, y, x):
     return (dy * (2 / math.sqrt(math.pi)) * math.exp(-x * x),)
+
+
+@tangent(math.erf)
+def erf_tangent(tangents, y, x):
+    return tangents[0] * (2 / math.sqrt(math.pi)) * math.exp(-x * x)
 
 
 # ----- Builtins -----
@@ -165,6 +290,13 @@ def abs_adjoint(dy, y, x):
     return (dy * np.sign(x),)
 
 
+@tangent(abs)
+@tangent(operator.abs)
+@tangent(math.fabs)
+def abs_tangent(tangents, y, x):
+    return tangents[0] * np.sign(x)
+
+
 @adjoint(operator.pow)
 def pow_adjoint(dy, y, a, b):
     # As np.power: works on scalars and arrays alike. The exponent is raised to 0
@@ -172,6 +304,13 @@ def pow_adjoint(dy, y, a, b):
     d_a = dy * b * a ** (b - 1 + (b == 0))
     d_b = dy * y * np.log(np.where(a > 0, a, 1.0))
     return (unbroadcast(d_a, a), unbroadcast(d_b, b))
+
+
+@tangent(operator.pow)
+def pow_tangent(tangents, y, a, b):
+    # The guards of the adjoint: slope 0 in a where b == 0, log(a) only where a > 0.
+    slope_a = b * a ** (b - 1 + (b == 0))
+    return broadcast_like(tangents[0] * slope_a + _exponent_term(tangents[1], y, a), y)
 
 
 @adjoint(pow)
@@ -185,9 +324,22 @@ def builtin_pow_adjoint(dy, y, *positional, base=None, exp=None, mod=None):
     return pow_adjoint(dy, y, base_value, exp_value)[: len(positional)]
 
 
+@tangent(pow)
+def builtin_pow_tangent(tangents, y, *positional, base=None, exp=None, mod=None):
+    """Tangent of ``pow(base, exp)``; arguments passed by keyword carry no tangent."""
+    base_value, exp_value = (positional + tuple(v for v in (base, exp) if v is not None))[:2]
+    padded = tuple(tangents) + (0.0,) * (2 - len(positional))
+    return pow_tangent(padded, y, base_value, exp_value)
+
+
 @adjoint(float)
 def float_adjoint(dy, y, x):
     return (dy,)
+
+
+@tangent(float)
+def float_tangent(tangents, y, x):
+    return tangents[0]
 
 
 @adjoint(max)
@@ -210,6 +362,30 @@ def max_min_adjoint(dy, y, *args, key=None, default=None):
     return (type(items)(d_items),)
 
 
+@tangent(max)
+@tangent(min)
+def max_min_tangent(tangents, y, *args, key=None, default=None):
+    """Tangent of ``max(a, b, ...)`` and ``max(items)`` (and of ``min``).
+
+    The mean of the tangents of the arguments equal to the result; for the
+    one-argument form ``tangents[0]`` holds one tangent per item.
+    """
+    items = args[0] if len(args) == 1 else args
+    item_tangents = _tangents_of_items(tangents[0], items) if len(args) == 1 else tangents
+    tied = [t for item, t in zip(items, item_tangents, strict=True) if item == y]
+    return _total(tied) / (len(tied) or 1)
+
+
+def _tangents_of_items(t, items):
+    """One tangent per item of a list, tuple or array argument whose tangent is `t`.
+
+    None (no tangent) or a scalar zero stands for a zero tangent of every item.
+    """
+    if t is None or (not isinstance(t, (list, tuple)) and np.ndim(t) == 0):
+        return [0.0] * len(items)
+    return list(t)
+
+
 @adjoint(sum)
 def sum_adjoint(dy, y, iterable, *positional_start, start=0):
     """Adjoint of ``sum(items)`` and ``sum(items, start)``: every term gets dy.
@@ -224,6 +400,21 @@ def sum_adjoint(dy, y, iterable, *positional_start, start=0):
     return (d_iterable,) + tuple(unbroadcast(dy, s) for s in positional_start)
 
 
+@tangent(sum)
+def sum_tangent(tangents, y, iterable, *positional_start, start=0):
+    """Tangent of ``sum(items)`` and ``sum(items, start)``: the sum of the terms' tangents.
+
+    A start value passed by keyword carries no tangent.
+    """
+    terms = _tangents_of_items(tangents[0], iterable) + list(tangents[1:])
+    return broadcast_like(_total(terms), y)
+
+
+def _total(tangents):
+    """The sum of tangents; None counts as zero."""
+    return sum((t for t in tangents if t is not None), 0.0)
+
+
 # ----- Operators -----
 
 
@@ -232,9 +423,19 @@ def add_adjoint(dy, y, a, b):
     return (unbroadcast(dy, a), unbroadcast(dy, b))
 
 
+@tangent(operator.add)
+def add_tangent(tangents, y, a, b):
+    return broadcast_like(tangents[0] + tangents[1], y)
+
+
 @adjoint(operator.sub)
 def sub_adjoint(dy, y, a, b):
     return (unbroadcast(dy, a), unbroadcast(-dy, b))
+
+
+@tangent(operator.sub)
+def sub_tangent(tangents, y, a, b):
+    return broadcast_like(tangents[0] - tangents[1], y)
 
 
 @adjoint(operator.mul)
@@ -242,9 +443,19 @@ def mul_adjoint(dy, y, a, b):
     return (unbroadcast(dy * b, a), unbroadcast(dy * a, b))
 
 
+@tangent(operator.mul)
+def mul_tangent(tangents, y, a, b):
+    return broadcast_like(tangents[0] * b + a * tangents[1], y)
+
+
 @adjoint(operator.truediv)
 def truediv_adjoint(dy, y, a, b):
     return (unbroadcast(dy / b, a), unbroadcast(-dy * y / b, b))
+
+
+@tangent(operator.truediv)
+def truediv_tangent(tangents, y, a, b):
+    return broadcast_like((tangents[0] - tangents[1] * y) / b, y)
 
 
 @adjoint(operator.mod)
@@ -253,14 +464,29 @@ def mod_adjoint(dy, y, a, b):
     return (unbroadcast(dy, a), unbroadcast(-dy * (a // b), b))
 
 
+@tangent(operator.mod)
+def mod_tangent(tangents, y, a, b):
+    return broadcast_like(tangents[0] - tangents[1] * (a // b), y)
+
+
 @adjoint(operator.neg)
 def neg_adjoint(dy, y, a):
     return (-dy,)
 
 
+@tangent(operator.neg)
+def neg_tangent(tangents, y, a):
+    return -tangents[0]
+
+
 @adjoint(operator.pos)
 def pos_adjoint(dy, y, a):
     return (dy,)
+
+
+@tangent(operator.pos)
+def pos_tangent(tangents, y, a):
+    return tangents[0]
 
 
 # ----- Non-differentiable -----

@@ -9,6 +9,11 @@ Every primitive here only moves, copies or selects elements, so each adjoint sen
   zeros shaped like the input, adding where one element was selected more than once;
 - a duplication (broadcast_to, tile, repeat) sums `dy` over the copies.
 
+Each of these primitives is linear in its float arguments, so each tangent rule (placed
+after the adjoint rule of its primitive) applies the primitive itself to the tangents:
+a list of tangents is joined like the list, a split gives a list of tangents, and a
+border or fill that does not depend on the input gets a zero tangent.
+
 Conventions:
 
 - An adjoint has the shape of its input and the input's float dtype (float64 for
@@ -32,8 +37,8 @@ import numbers
 import numpy as np
 
 from ..errors import SsadError
-from ..registry import adjoint, nondifferentiable
-from ..runtime import pack_like, unbroadcast
+from ..registry import adjoint, nondifferentiable, tangent
+from ..runtime import broadcast_like, pack_like, unbroadcast
 
 
 # ----- Reshaping -----
@@ -44,9 +49,19 @@ def reshape_adjoint(dy, y, a, shape=None, order="C", *, newshape=None, copy=None
     return (_reshape_like(dy, a, order),)
 
 
+@tangent(np.reshape)
+def reshape_tangent(tangents, y, a, shape=None, order="C", *, newshape=None, copy=None):
+    return _reshape_tangent(tangents[0], a, np.shape(y), order)
+
+
 @adjoint(np.ravel)
 def ravel_adjoint(dy, y, a, order="C"):
     return (_reshape_like(dy, a, order),)
+
+
+@tangent(np.ravel)
+def ravel_tangent(tangents, y, a, order="C"):
+    return _reshape_tangent(tangents[0], a, np.shape(y), order)
 
 
 @adjoint(np.squeeze)
@@ -54,9 +69,19 @@ def squeeze_adjoint(dy, y, a, axis=None):
     return (np.reshape(dy, np.shape(a)),)
 
 
+@tangent(np.squeeze)
+def squeeze_tangent(tangents, y, a, axis=None):
+    return np.reshape(tangents[0], np.shape(y))
+
+
 @adjoint(np.expand_dims)
 def expand_dims_adjoint(dy, y, a, axis):
     return (np.reshape(dy, np.shape(a)),)
+
+
+@tangent(np.expand_dims)
+def expand_dims_tangent(tangents, y, a, axis):
+    return np.reshape(tangents[0], np.shape(y))
 
 
 @adjoint(np.atleast_1d)
@@ -64,9 +89,19 @@ def atleast_1d_adjoint(dy, y, ary):
     return (np.reshape(dy, np.shape(ary)),)
 
 
+@tangent(np.atleast_1d)
+def atleast_1d_tangent(tangents, y, ary):
+    return np.reshape(tangents[0], np.shape(y))
+
+
 @adjoint(np.atleast_2d)
 def atleast_2d_adjoint(dy, y, ary):
     return (np.reshape(dy, np.shape(ary)),)
+
+
+@tangent(np.atleast_2d)
+def atleast_2d_tangent(tangents, y, ary):
+    return np.reshape(tangents[0], np.shape(y))
 
 
 @adjoint(np.atleast_3d)
@@ -74,9 +109,19 @@ def atleast_3d_adjoint(dy, y, ary):
     return (np.reshape(dy, np.shape(ary)),)
 
 
+@tangent(np.atleast_3d)
+def atleast_3d_tangent(tangents, y, ary):
+    return np.reshape(tangents[0], np.shape(y))
+
+
 @adjoint(np.transpose)
 def transpose_adjoint(dy, y, a, axes=None):
     return (_untranspose(dy, axes),)
+
+
+@tangent(np.transpose)
+def transpose_tangent(tangents, y, a, axes=None):
+    return np.transpose(tangents[0], axes)
 
 
 @adjoint(np.swapaxes)
@@ -84,9 +129,19 @@ def swapaxes_adjoint(dy, y, a, axis1, axis2):
     return (np.swapaxes(dy, axis1, axis2),)
 
 
+@tangent(np.swapaxes)
+def swapaxes_tangent(tangents, y, a, axis1, axis2):
+    return np.swapaxes(tangents[0], axis1, axis2)
+
+
 @adjoint(np.moveaxis)
 def moveaxis_adjoint(dy, y, a, source, destination):
     return (np.moveaxis(dy, destination, source),)
+
+
+@tangent(np.moveaxis)
+def moveaxis_tangent(tangents, y, a, source, destination):
+    return np.moveaxis(tangents[0], source, destination)
 
 
 @adjoint(np.broadcast_to)
@@ -94,9 +149,19 @@ def broadcast_to_adjoint(dy, y, array, shape, subok=False):
     return (unbroadcast(dy, array),)
 
 
+@tangent(np.broadcast_to)
+def broadcast_to_tangent(tangents, y, array, shape, subok=False):
+    return np.broadcast_to(tangents[0], np.shape(y))
+
+
 @adjoint(np.flip)
 def flip_adjoint(dy, y, m, axis=None):
     return (np.flip(dy, axis),)
+
+
+@tangent(np.flip)
+def flip_tangent(tangents, y, m, axis=None):
+    return np.flip(tangents[0], axis)
 
 
 @adjoint(np.fliplr)
@@ -104,9 +169,19 @@ def fliplr_adjoint(dy, y, m):
     return (np.fliplr(dy),)
 
 
+@tangent(np.fliplr)
+def fliplr_tangent(tangents, y, m):
+    return np.fliplr(tangents[0])
+
+
 @adjoint(np.flipud)
 def flipud_adjoint(dy, y, m):
     return (np.flipud(dy),)
+
+
+@tangent(np.flipud)
+def flipud_tangent(tangents, y, m):
+    return np.flipud(tangents[0])
 
 
 @adjoint(np.roll)
@@ -114,9 +189,19 @@ def roll_adjoint(dy, y, a, shift, axis=None):
     return (np.roll(dy, np.negative(shift), axis),)
 
 
+@tangent(np.roll)
+def roll_tangent(tangents, y, a, shift, axis=None):
+    return np.roll(tangents[0], shift, axis)
+
+
 @adjoint(np.tile)
 def tile_adjoint(dy, y, A, reps):
     return (_untile(dy, A, reps),)
+
+
+@tangent(np.tile)
+def tile_tangent(tangents, y, A, reps):
+    return np.tile(tangents[0], reps)
 
 
 @adjoint(np.repeat)
@@ -124,9 +209,19 @@ def repeat_adjoint(dy, y, a, repeats, axis=None):
     return (_unrepeat(dy, a, repeats, axis),)
 
 
+@tangent(np.repeat)
+def repeat_tangent(tangents, y, a, repeats, axis=None):
+    return np.repeat(tangents[0], repeats, axis)
+
+
 @adjoint(np.pad)
 def pad_adjoint(dy, y, array, pad_width, mode="constant", **kwargs):
     return (_unpad(dy, array, pad_width, mode, kwargs),)
+
+
+@tangent(np.pad)
+def pad_tangent(tangents, y, array, pad_width, mode="constant", **kwargs):
+    return _pad_tangent(tangents[0], pad_width, mode, kwargs)
 
 
 @adjoint(np.array)
@@ -136,14 +231,31 @@ def array_adjoint(
     return (_unpack_like(np.reshape(dy, np.shape(object)), object),)
 
 
+@tangent(np.array)
+def array_tangent(
+    tangents, y, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None
+):
+    return np.reshape(np.array(_filled(tangents[0], object), dtype=_float_dtype(y)), np.shape(y))
+
+
 @adjoint(np.asarray)
 def asarray_adjoint(dy, y, a, dtype=None, order=None, *, device=None, copy=None, like=None):
     return (_unpack_like(dy, a),)
 
 
+@tangent(np.asarray)
+def asarray_tangent(tangents, y, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    return np.asarray(_filled(tangents[0], a), dtype=_float_dtype(y))
+
+
 @adjoint(np.copy)
 def copy_adjoint(dy, y, a, order="K", subok=False):
     return (_unpack_like(dy, a),)
+
+
+@tangent(np.copy)
+def copy_tangent(tangents, y, a, order="K", subok=False):
+    return np.array(_filled(tangents[0], a), dtype=_float_dtype(y))
 
 
 # ----- Reshaping: ndarray methods and attributes -----
@@ -154,9 +266,19 @@ def ndarray_reshape_adjoint(dy, y, a, *shape, order="C", copy=None):
     return (_reshape_like(dy, a, order),)
 
 
+@tangent(np.ndarray.reshape)
+def ndarray_reshape_tangent(tangents, y, a, *shape, order="C", copy=None):
+    return _reshape_tangent(tangents[0], a, np.shape(y), order)
+
+
 @adjoint(np.ndarray.ravel)
 def ndarray_ravel_adjoint(dy, y, a, order="C"):
     return (_reshape_like(dy, a, order),)
+
+
+@tangent(np.ndarray.ravel)
+def ndarray_ravel_tangent(tangents, y, a, order="C"):
+    return _reshape_tangent(tangents[0], a, np.shape(y), order)
 
 
 @adjoint(np.ndarray.flatten)
@@ -164,9 +286,20 @@ def ndarray_flatten_adjoint(dy, y, a, order="C"):
     return (_reshape_like(dy, a, order),)
 
 
+@tangent(np.ndarray.flatten)
+def ndarray_flatten_tangent(tangents, y, a, order="C"):
+    # flatten always copies: so does its tangent, which must not alias the tangent of `a`
+    return np.copy(_reshape_tangent(tangents[0], a, np.shape(y), order))
+
+
 @adjoint(np.ndarray.squeeze)
 def ndarray_squeeze_adjoint(dy, y, a, axis=None):
     return (np.reshape(dy, np.shape(a)),)
+
+
+@tangent(np.ndarray.squeeze)
+def ndarray_squeeze_tangent(tangents, y, a, axis=None):
+    return np.reshape(tangents[0], np.shape(y))
 
 
 @adjoint(np.ndarray.transpose)
@@ -174,9 +307,19 @@ def ndarray_transpose_adjoint(dy, y, a, *axes):
     return (_untranspose(dy, _method_axes(axes)),)
 
 
+@tangent(np.ndarray.transpose)
+def ndarray_transpose_tangent(tangents, y, a, *axes):
+    return np.transpose(tangents[0], _method_axes(axes))
+
+
 @adjoint(np.ndarray.T)
 def ndarray_T_adjoint(dy, y, x):
     return (np.transpose(dy),)
+
+
+@tangent(np.ndarray.T)
+def ndarray_T_tangent(tangents, y, x):
+    return np.transpose(tangents[0])
 
 
 @adjoint(np.ndarray.swapaxes)
@@ -184,14 +327,29 @@ def ndarray_swapaxes_adjoint(dy, y, a, axis1, axis2):
     return (np.swapaxes(dy, axis1, axis2),)
 
 
+@tangent(np.ndarray.swapaxes)
+def ndarray_swapaxes_tangent(tangents, y, a, axis1, axis2):
+    return np.swapaxes(tangents[0], axis1, axis2)
+
+
 @adjoint(np.ndarray.copy)
 def ndarray_copy_adjoint(dy, y, a, order="C"):
     return (dy,)
 
 
+@tangent(np.ndarray.copy)
+def ndarray_copy_tangent(tangents, y, a, order="C"):
+    return np.copy(tangents[0])
+
+
 @adjoint(np.ndarray.repeat)
 def ndarray_repeat_adjoint(dy, y, a, repeats, axis=None):
     return (_unrepeat(dy, a, repeats, axis),)
+
+
+@tangent(np.ndarray.repeat)
+def ndarray_repeat_tangent(tangents, y, a, repeats, axis=None):
+    return np.repeat(tangents[0], repeats, axis)
 
 
 # ----- Joining and splitting -----
@@ -202,9 +360,19 @@ def concatenate_adjoint(dy, y, arrays, axis=0, out=None, *, dtype=None, casting=
     return (_unconcatenate(dy, arrays, axis),)
 
 
+@tangent(np.concatenate)
+def concatenate_tangent(tangents, y, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return np.concatenate(_filled(tangents[0], arrays), axis)
+
+
 @adjoint(np.stack)
 def stack_adjoint(dy, y, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return (_unpack_like(np.moveaxis(dy, axis, 0), arrays),)
+
+
+@tangent(np.stack)
+def stack_tangent(tangents, y, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return np.stack(_filled(tangents[0], arrays), axis)
 
 
 @adjoint(np.hstack)
@@ -212,9 +380,19 @@ def hstack_adjoint(dy, y, tup, *, dtype=None, casting="same_kind"):
     return (_unconcatenate(dy, tup, _hstack_axis(tup), np.atleast_1d),)
 
 
+@tangent(np.hstack)
+def hstack_tangent(tangents, y, tup, *, dtype=None, casting="same_kind"):
+    return np.hstack(_filled(tangents[0], tup))
+
+
 @adjoint(np.vstack)
 def vstack_adjoint(dy, y, tup, *, dtype=None, casting="same_kind"):
     return (_unconcatenate(dy, tup, 0, np.atleast_2d),)
+
+
+@tangent(np.vstack)
+def vstack_tangent(tangents, y, tup, *, dtype=None, casting="same_kind"):
+    return np.vstack(_filled(tangents[0], tup))
 
 
 @adjoint(np.dstack)
@@ -222,9 +400,19 @@ def dstack_adjoint(dy, y, tup):
     return (_unconcatenate(dy, tup, 2, np.atleast_3d),)
 
 
+@tangent(np.dstack)
+def dstack_tangent(tangents, y, tup):
+    return np.dstack(_filled(tangents[0], tup))
+
+
 @adjoint(np.column_stack)
 def column_stack_adjoint(dy, y, tup):
     return (_unconcatenate(dy, tup, 1, _as_column),)
+
+
+@tangent(np.column_stack)
+def column_stack_tangent(tangents, y, tup):
+    return np.column_stack(_filled(tangents[0], tup))
 
 
 @adjoint(np.split)
@@ -232,9 +420,19 @@ def split_adjoint(dy, y, ary, indices_or_sections, axis=0):
     return (np.concatenate(dy, axis),)
 
 
+@tangent(np.split)
+def split_tangent(tangents, y, ary, indices_or_sections, axis=0):
+    return np.split(tangents[0], indices_or_sections, axis)
+
+
 @adjoint(np.array_split)
 def array_split_adjoint(dy, y, ary, indices_or_sections, axis=0):
     return (np.concatenate(dy, axis),)
+
+
+@tangent(np.array_split)
+def array_split_tangent(tangents, y, ary, indices_or_sections, axis=0):
+    return np.array_split(tangents[0], indices_or_sections, axis)
 
 
 @adjoint(np.hsplit)
@@ -242,14 +440,29 @@ def hsplit_adjoint(dy, y, ary, indices_or_sections):
     return (np.concatenate(dy, 0 if np.ndim(ary) == 1 else 1),)
 
 
+@tangent(np.hsplit)
+def hsplit_tangent(tangents, y, ary, indices_or_sections):
+    return np.hsplit(tangents[0], indices_or_sections)
+
+
 @adjoint(np.vsplit)
 def vsplit_adjoint(dy, y, ary, indices_or_sections):
     return (np.concatenate(dy, 0),)
 
 
+@tangent(np.vsplit)
+def vsplit_tangent(tangents, y, ary, indices_or_sections):
+    return np.vsplit(tangents[0], indices_or_sections)
+
+
 @adjoint(np.dsplit)
 def dsplit_adjoint(dy, y, ary, indices_or_sections):
     return (np.concatenate(dy, 2),)
+
+
+@tangent(np.dsplit)
+def dsplit_tangent(tangents, y, ary, indices_or_sections):
+    return np.dsplit(tangents[0], indices_or_sections)
 
 
 # ----- Indexing -----
@@ -260,9 +473,19 @@ def take_adjoint(dy, y, a, indices, axis=None, out=None, mode="raise"):
     return (_untake(dy, a, indices, axis, mode),)
 
 
+@tangent(np.take)
+def take_tangent(tangents, y, a, indices, axis=None, out=None, mode="raise"):
+    return np.take(tangents[0], indices, axis, mode=mode)
+
+
 @adjoint(np.ndarray.take)
 def ndarray_take_adjoint(dy, y, a, indices, axis=None, out=None, mode="raise"):
     return (_untake(dy, a, indices, axis, mode),)
+
+
+@tangent(np.ndarray.take)
+def ndarray_take_tangent(tangents, y, a, indices, axis=None, out=None, mode="raise"):
+    return np.take(tangents[0], indices, axis, mode=mode)
 
 
 @adjoint(np.diag)
@@ -270,14 +493,29 @@ def diag_adjoint(dy, y, v, k=0):
     return (_undiag(dy, v, k),)
 
 
+@tangent(np.diag)
+def diag_tangent(tangents, y, v, k=0):
+    return np.diag(tangents[0], k)
+
+
 @adjoint(np.diagonal)
 def diagonal_adjoint(dy, y, a, offset=0, axis1=0, axis2=1):
     return (_undiagonal(dy, a, offset, axis1, axis2),)
 
 
+@tangent(np.diagonal)
+def diagonal_tangent(tangents, y, a, offset=0, axis1=0, axis2=1):
+    return np.diagonal(tangents[0], offset, axis1, axis2)
+
+
 @adjoint(np.ndarray.diagonal)
 def ndarray_diagonal_adjoint(dy, y, a, offset=0, axis1=0, axis2=1):
     return (_undiagonal(dy, a, offset, axis1, axis2),)
+
+
+@tangent(np.ndarray.diagonal)
+def ndarray_diagonal_tangent(tangents, y, a, offset=0, axis1=0, axis2=1):
+    return np.diagonal(tangents[0], offset, axis1, axis2)
 
 
 @adjoint(np.triu)
@@ -286,9 +524,19 @@ def triu_adjoint(dy, y, m, k=0):
     return (unbroadcast(np.triu(dy, k), m),)
 
 
+@tangent(np.triu)
+def triu_tangent(tangents, y, m, k=0):
+    return np.triu(tangents[0], k)
+
+
 @adjoint(np.tril)
 def tril_adjoint(dy, y, m, k=0):
     return (unbroadcast(np.tril(dy, k), m),)
+
+
+@tangent(np.tril)
+def tril_tangent(tangents, y, m, k=0):
+    return np.tril(tangents[0], k)
 
 
 # ----- Constructors -----
@@ -299,11 +547,24 @@ def full_adjoint(dy, y, shape, fill_value, dtype=None, order="C", *, device=None
     return (None, unbroadcast(dy, fill_value))
 
 
+@tangent(np.full)
+def full_tangent(tangents, y, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    return np.full(np.shape(y), tangents[1], dtype=_float_dtype(y))
+
+
 @adjoint(np.full_like)
 def full_like_adjoint(
     dy, y, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None
 ):
     return (None, unbroadcast(dy, fill_value))
+
+
+@tangent(np.full_like)
+def full_like_tangent(
+    tangents, y, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None
+):
+    # the values of `a` do not reach y: only the fill value's tangent does
+    return np.full(np.shape(y), tangents[1], dtype=_float_dtype(y))
 
 
 @adjoint(np.linspace)
@@ -312,6 +573,13 @@ def linspace_adjoint(
 ):
     grads = _unlinspace(dy, y, start, stop, num, endpoint, retstep, axis)
     return (grads[0], grads[1])
+
+
+@tangent(np.linspace)
+def linspace_tangent(
+    tangents, y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None
+):
+    return _linspace_tangent(tangents[0], tangents[1], y, start, stop, num, endpoint, retstep, axis)
 
 
 # ----- Constructors (non-differentiable) -----
@@ -381,12 +649,7 @@ def _reshape_like(dy, a, order):
 
 def _unravel_memory_order(dy, a):
     """Undo np.ravel(a, order='K'), which reads a non-contiguous `a` in memory order."""
-    if any(stride == 0 and n > 1 for stride, n in zip(a.strides, a.shape, strict=True)):
-        raise SsadError(
-            "cannot differentiate np.ravel(x, order='K') where x is a broadcast view "
-            "(it has a zero stride): NumPy's element order is not defined by the shape. "
-            "Use order='C', or copy x first (np.ascontiguousarray(x))."
-        )
+    _check_memory_order(a)
     # empty_like keeps a's axis order in memory (with positive strides), which is the
     # order ravel 'K' reads a in; the ravel of that contiguous array is a view of it.
     grad = np.empty_like(a, dtype=_float_dtype(a))
@@ -394,6 +657,42 @@ def _unravel_memory_order(dy, a):
     assert np.shares_memory(flat, grad), "ravel of a contiguous array must be a view"
     flat[...] = np.ravel(dy)
     return grad
+
+
+def _check_memory_order(a):
+    """Refuse np.ravel(a, order='K') of a broadcast view, whose element order the shape does not fix."""
+    if any(stride == 0 and n > 1 for stride, n in zip(a.strides, a.shape, strict=True)):
+        raise SsadError(
+            "cannot differentiate np.ravel(x, order='K') where x is a broadcast view "
+            "(it has a zero stride): NumPy's element order is not defined by the shape. "
+            "Use order='C', or copy x first (np.ascontiguousarray(x))."
+        )
+
+
+def _reshape_tangent(t, a, shape, order):
+    """np.reshape(a, shape, order) or np.ravel(a, order) applied to the tangent `t` of `a`.
+
+    'C' and 'F' are index orders, so `t` reshapes with the same order as `a`. 'A' and 'K'
+    choose the order from a's memory layout, which t need not share, so they are resolved
+    against `a`.
+    """
+    if order == "A":
+        order = "F" if isinstance(a, np.ndarray) and np.isfortran(a) else "C"
+    elif order == "K" and isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+        return np.reshape(_ravel_memory_order(t, a), shape)
+    elif order == "K":
+        order = "C"
+    return np.reshape(t, shape, order=order)
+
+
+def _ravel_memory_order(t, a):
+    """np.ravel(a, order='K') applied to `t`: the elements of `t` read in a's memory order."""
+    _check_memory_order(a)
+    # empty_like keeps a's axis order in memory (with positive strides), so ravel 'K'
+    # reads this copy of t in the order it reads a
+    laid_out = np.empty_like(a, dtype=np.result_type(t))
+    laid_out[...] = t
+    return np.ravel(laid_out, order="K")
 
 
 def _untranspose(dy, axes):
@@ -520,6 +819,24 @@ def _unpad(dy, array, pad_width, mode, options):
     )
 
 
+def _pad_tangent(t, pad_width, mode, options):
+    """np.pad(array, pad_width, mode, **options) applied to the tangent `t` of `array`.
+
+    A constant (or uninitialized) border does not depend on `array`: its tangent is zero.
+    The copying modes copy tangents the way they copy values.
+    """
+    if mode in ("constant", "empty"):
+        return np.pad(t, pad_width)
+    if mode in _COPYING_PAD_MODES and options.get("reflect_type", "even") == "even":
+        return np.pad(t, pad_width, mode)
+    raise SsadError(
+        f"no tangent for np.pad with mode={mode!r} and options {options!r}: ssad "
+        f"differentiates the modes 'constant', 'empty', {', '.join(map(repr, _COPYING_PAD_MODES))} "
+        "(with the default reflect_type='even'). Register a rule with ssad.tangent(np.pad) "
+        "to support more."
+    )
+
+
 def _undiagonal(dy, a, offset, axis1, axis2):
     """Undo np.diagonal(a, offset, axis1, axis2): put `dy` on that diagonal of zeros like `a`."""
     grad = np.zeros(np.shape(a), dtype=_float_dtype(a))
@@ -571,6 +888,18 @@ def _unconcatenate(dy, arrays, axis, promote=None):
     return pack_like(arrays, grads)
 
 
+def _filled(t, x):
+    """The tangent `t` of an argument `x` of a joining function, ready to join like `x`.
+
+    For a list or tuple `x`, `t` holds one tangent per item (recursively); an item that
+    carries none (None, for an integer item) or a scalar zero gets zeros shaped like it.
+    """
+    if isinstance(x, (list, tuple)):
+        items = t if isinstance(t, (list, tuple)) else [t] * len(x)
+        return [_filled(t_item, item) for t_item, item in zip(items, x, strict=True)]
+    return broadcast_like(0.0 if t is None else t, x)
+
+
 def _hstack_axis(tup):
     """The axis np.hstack joins along: 0 for 1-D (and scalar) items, 1 otherwise."""
     return 0 if np.ndim(tup[0]) <= 1 else 1
@@ -598,3 +927,25 @@ def _unlinspace(dy, y, start, stop, num, endpoint, retstep, axis):
         d_stop = d_stop + dy[1] / div
         d_start = d_start - dy[1] / div
     return unbroadcast(d_start, start), unbroadcast(d_stop, stop)
+
+
+def _linspace_tangent(d_start, d_stop, y, start, stop, num, endpoint, retstep, axis):
+    """The tangent of np.linspace: its samples and step are linear in (start, stop).
+
+    An endpoint without a tangent (None for an integer, or a scalar zero standing for an
+    array's) gets zeros shaped like it, so the tangent broadcasts like the samples. Integer
+    samples are floored, piecewise constant: zero tangent. With a single sample and
+    endpoint=True the step is undefined (NaN) and gets a zero tangent.
+    """
+    samples, step = y if retstep else (y, None)
+    d_start = np.broadcast_to(0.0 if d_start is None else d_start, np.shape(start))
+    d_stop = np.broadcast_to(0.0 if d_stop is None else d_stop, np.shape(stop))
+    if np.issubdtype(np.asarray(samples).dtype, np.inexact):
+        d_samples, d_step = np.linspace(
+            d_start, d_stop, num, endpoint, retstep=True, dtype=np.asarray(samples).dtype, axis=axis
+        )
+    else:
+        d_samples, d_step = np.zeros(np.shape(samples)), None
+    if d_step is None or (num - 1 if endpoint else num) <= 0:
+        d_step = np.zeros(np.shape(step))[()]
+    return (d_samples, d_step) if retstep else d_samples

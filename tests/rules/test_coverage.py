@@ -22,6 +22,11 @@ def test_every_builtin_adjoint_rule_has_a_numerical_check():
     assert not missing, f"rules without a numerical check: {missing}"
 
 
+def test_every_builtin_adjoint_rule_has_a_tangent_rule():
+    missing = [primitive_name(p) for p in builtin_adjoint_primitives() if REGISTRY.tangent_rule(p) is None]
+    assert not missing, f"adjoint rules without a tangent rule: {missing}"
+
+
 def test_every_declared_nondifferentiable_primitive_is_registered():
     for module in MODULES:
         for primitive in getattr(module, "NONDIFFERENTIABLE", ()):

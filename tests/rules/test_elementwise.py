@@ -1,13 +1,16 @@
-"""Numerical checks of the NumPy elementwise rules, and of their kink conventions."""
+"""Numerical checks of the NumPy elementwise rules (adjoint and tangent), and of their kink conventions."""
 
+import ast
+import inspect
+import textwrap
 import warnings
 
 import numpy as np
 import pytest
 
 import ssad.rules  # noqa: F401  (registers the rules)
-from ssad.registry import REGISTRY
-from ssad.testing import check_rule
+from ssad.registry import REGISTRY, primitive_name
+from ssad.testing import check_rule, check_tangent
 
 from .cases import Case, case_id
 
@@ -329,3 +332,233 @@ def test_unary_rules_keep_float32():
     for primitive in (np.sin, np.tanh, np.exp, np.log, np.sqrt, np.abs):
         (d_x,) = rule(primitive)(dy, primitive(x), x)
         assert d_x.dtype == np.float32, primitive.__name__
+
+
+# ----- Tangent (forward-mode) rules -----
+
+
+def tangent_rule(primitive):
+    return REGISTRY.tangent_rule(primitive)
+
+
+TANGENT_CASES = [case for case in CASES if rule(case.primitive).__module__ == "ssad.rules.elementwise"]
+
+
+@pytest.mark.parametrize("case", TANGENT_CASES, ids=case_id)
+def test_tangent_rule(case):
+    check_tangent(case.primitive, *case.args, **case.kwargs)
+
+
+def test_every_adjoint_rule_of_the_module_has_a_tangent_rule():
+    ours = [p for p in REGISTRY.adjoint_primitives() if rule(p).__module__ == "ssad.rules.elementwise"]
+    missing = [primitive_name(p) for p in ours if tangent_rule(p) is None]
+    assert not missing, f"adjoint rules without a tangent rule: {missing}"
+    elsewhere = [primitive_name(p) for p in ours if tangent_rule(p).__module__ != "ssad.rules.elementwise"]
+    assert not elsewhere, f"tangent rules registered outside the module: {elsewhere}"
+
+
+# Tangent rules that read *args (as their adjoints do) and are called; every other
+# one must be inlinable.
+CALLED_TANGENT_RULES = set()
+
+
+def test_tangent_rules_are_inlinable():
+    ours = {tangent_rule(p) for p in REGISTRY.adjoint_primitives() if rule(p).__module__ == "ssad.rules.elementwise"}
+    called = sorted(r.__name__ for r in ours if not is_inlinable(r))
+    assert called == sorted(CALLED_TANGENT_RULES)
+
+
+_NOT_INLINABLE = (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp, ast.NamedExpr)
+
+
+def is_inlinable(function):
+    """True when the body is assignments to names and one `return` reading no *args or
+    **kwargs parameter, and every default is a literal: the form a rule is inlined in."""
+    node = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # docstring
+    defaults = node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+    variadic = {a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None}
+    read = {n.id for statement in body for n in ast.walk(statement) if isinstance(n, ast.Name)}
+    return (
+        bool(body)
+        and isinstance(body[-1], ast.Return)
+        and body[-1].value is not None
+        and all(isinstance(s, ast.Assign) and [type(t) for t in s.targets] == [ast.Name] for s in body[:-1])
+        and all(isinstance(d, ast.Constant) for d in defaults)
+        and not variadic & read
+        and not any(isinstance(n, _NOT_INLINABLE) for n in ast.walk(node))
+    )
+
+
+def test_abs_tangent_at_zero_is_zero():
+    x = np.array([0.0, -2.0, 3.0, -0.0])
+    t = np.array([5.0, 5.0, 5.0, 5.0])
+    for primitive in (np.abs, np.absolute, np.fabs):
+        t_y = tangent_rule(primitive)((t,), primitive(x), x)
+        np.testing.assert_array_equal(t_y, [0.0, -5.0, 5.0, 0.0])
+    assert tangent_rule(np.abs)((2.0,), 0.0, 0.0) == 0.0
+
+
+def test_maximum_and_minimum_tangents_at_ties_are_the_mean():
+    x1 = np.array([1.0, 2.0, 3.0])
+    x2 = np.array([1.0, 5.0, 0.0])
+    t1 = np.array([4.0, 4.0, 4.0])
+    t2 = np.array([2.0, 2.0, 2.0])
+    t_y = tangent_rule(np.maximum)((t1, t2), np.maximum(x1, x2), x1, x2)
+    np.testing.assert_array_equal(t_y, [3.0, 2.0, 4.0])
+    t_y = tangent_rule(np.minimum)((t1, t2), np.minimum(x1, x2), x1, x2)
+    np.testing.assert_array_equal(t_y, [3.0, 4.0, 2.0])
+    assert tangent_rule(np.maximum)((1.0, 3.0), np.maximum(0.0, 0.0), 0.0, 0.0) == 2.0
+    # relu: half the tangent at the kink, spread to the result's shape.
+    x = np.array([-1.0, 0.0, 2.0])
+    t_y = tangent_rule(np.maximum)((np.ones(3), 0.0), np.maximum(x, 0.0), x, 0.0)
+    np.testing.assert_array_equal(t_y, [0.0, 0.5, 1.0])
+    t_y = tangent_rule(np.maximum)((0.0, 2.0), np.maximum(x, 0.0), x, 0.0)
+    np.testing.assert_array_equal(t_y, [2.0, 1.0, 0.0])
+
+
+def test_fmax_and_fmin_tangents_come_from_the_number_past_nan():
+    x1 = np.array([np.nan, 2.0, 1.0])
+    x2 = np.array([2.0, np.nan, 1.0])
+    t1 = np.array([1.0, 1.0, 1.0])
+    t2 = np.array([3.0, 3.0, 3.0])
+    for primitive in (np.fmax, np.fmin):
+        t_y = tangent_rule(primitive)((t1, t2), primitive(x1, x2), x1, x2)
+        np.testing.assert_array_equal(t_y, [3.0, 1.0, 2.0])
+
+
+def test_clip_tangent_at_and_beyond_the_bounds():
+    x = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    t = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    y = np.clip(x, -0.5, 0.5)
+    t_y = tangent_rule(np.clip)((t, 10.0, 20.0), y, x, -0.5, 0.5)
+    np.testing.assert_array_equal(t_y, [10.0, 2.0, 3.0, 4.0, 20.0])
+    # Bounds passed by keyword carry no tangent; the bounds themselves still pass a's.
+    t_y = tangent_rule(np.clip)((t,), y, x, a_min=-0.5, a_max=0.5)
+    np.testing.assert_array_equal(t_y, [0.0, 2.0, 3.0, 4.0, 0.0])
+    t_y = tangent_rule(np.ndarray.clip)((t,), x.clip(max=0.5), x, max=0.5)
+    np.testing.assert_array_equal(t_y, [1.0, 2.0, 3.0, 4.0, 0.0])
+
+
+def test_clip_tangent_with_array_bounds_and_none():
+    x = np.array([-1.0, 0.2, 3.0])
+    a_max = np.array([0.0, 0.2, 1.0])
+    t = np.array([1.0, 2.0, 3.0])
+    t_max = np.array([10.0, 20.0, 30.0])
+    t_y = tangent_rule(np.clip)((t, None, t_max), np.clip(x, None, a_max), x, None, a_max)
+    np.testing.assert_array_equal(t_y, [1.0, 2.0, 30.0])
+
+
+def test_where_tangent_does_not_leak_inf_or_nan_from_the_branch_not_taken():
+    condition = np.array([True, False, True])
+    x = np.array([1.0, np.inf, 2.0])
+    other = np.array([np.nan, 3.0, -np.inf])
+    t_x = np.array([1.0, np.inf, 3.0])
+    t_other = np.array([np.nan, 2.0, -np.inf])
+    t_y = tangent_rule(np.where)((None, t_x, t_other), np.where(condition, x, other), condition, x, other)
+    assert np.all(np.isfinite(t_y))
+    np.testing.assert_array_equal(t_y, [1.0, 2.0, 3.0])
+
+
+def test_power_tangent_at_zero_base():
+    x = np.array([0.0, 0.0, 0.0, 0.0])
+    p = np.array([0.0, 1.0, 2.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the rule must not divide by zero on the way
+        for primitive in (np.power, np.float_power):
+            t_y = tangent_rule(primitive)((np.ones(4), np.ones(4)), primitive(x, p), x, p)
+            np.testing.assert_array_equal(t_y, [0.0, 1.0, 0.0, 0.0])
+        assert tangent_rule(np.power)((1.0, 1.0), np.power(0.0, 0.0), 0.0, 0.0) == 0.0
+
+
+def test_power_tangent_with_negative_base_and_integer_exponent():
+    assert tangent_rule(np.power)((1.0, 1.0), np.power(-2.0, 3.0), -2.0, 3.0) == 12.0
+    # An integer exponent carries no tangent (None).
+    assert tangent_rule(np.power)((1.0, None), np.power(-2.0, 3), -2.0, 3) == 12.0
+    assert tangent_rule(np.power)((1.0, None), np.power(-2.0, 0), -2.0, 0) == 0.0
+
+
+def test_tangents_at_zero_of_sqrt_sinc_and_hypot():
+    with np.errstate(divide="ignore"):
+        t_y = tangent_rule(np.sqrt)((np.ones(2),), np.sqrt(np.array([0.0, 4.0])), np.array([0.0, 4.0]))
+    np.testing.assert_array_equal(t_y, [np.inf, 0.25])
+    assert tangent_rule(np.sinc)((1.0,), np.sinc(0.0), 0.0) == 0.0
+    assert tangent_rule(np.hypot)((1.0, 1.0), np.hypot(0.0, 0.0), 0.0, 0.0) == 0.0
+
+
+def test_tangents_keep_float32_and_astype_gives_the_result_precision():
+    x = np.array([0.5, 1.5], dtype=np.float32)
+    t = np.ones(2, dtype=np.float32)
+    for primitive in (np.sin, np.tanh, np.exp, np.log, np.sqrt, np.abs):
+        assert tangent_rule(primitive)((t,), primitive(x), x).dtype == np.float32, primitive.__name__
+    t_y = tangent_rule(np.ndarray.astype)((t,), x.astype(np.float64), x, np.float64)
+    assert t_y.dtype == np.float64
+    np.testing.assert_array_equal(t_y, [1.0, 1.0])
+
+
+# ----- Tangents are the transposes of the adjoints -----
+
+
+def _random_like(value, generator):
+    if np.ndim(value) == 0:
+        return float(generator.standard_normal())
+    return generator.standard_normal(np.shape(value))
+
+
+def _is_float(value):
+    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
+
+
+def _inner(a, b):
+    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+
+
+def assert_transpose(primitive, *args, seed=0, **kwargs):
+    """<adjoint(dy), t> == <dy, tangent(t)> for random dy and t, at `args`."""
+    generator = np.random.default_rng(seed)
+    y = primitive(*args, **kwargs)
+    dy = _random_like(y, generator)
+    tangents = tuple(_random_like(a, generator) if _is_float(a) else None for a in args)
+    adjoints = rule(primitive)(dy, y, *args, **kwargs)
+    t_y = tangent_rule(primitive)(tangents, y, *args, **kwargs)
+    assert np.shape(t_y) == np.shape(y)
+    paired = [(d, t) for d, t in zip(adjoints, tangents, strict=False) if d is not None and t is not None]
+    assert paired, "no argument carries both an adjoint and a tangent"
+    forward = _inner(dy, t_y)
+    backward = sum(_inner(d, t) for d, t in paired)
+    assert np.isfinite(forward)
+    np.testing.assert_allclose(backward, forward, rtol=1e-12, atol=1e-12)
+
+
+_ties = np.array([[0.5, -1.0, 2.0, 0.0], [1.0, 3.0, -2.0, 0.0], [0.5, 3.0, 2.0, 1.5]])
+_row = np.array([0.5, 3.0, 2.0, 0.0])
+TRANSPOSE_CASES = [
+    Case(np.maximum, (_ties, _row), id="maximum-ties-broadcast"),
+    Case(np.minimum, (_row, _ties), id="minimum-ties-broadcast"),
+    Case(np.maximum, (_ties, 0.0), id="maximum-relu"),
+    Case(np.fmax, (np.array([np.nan, 2.0, 1.0, 0.5]), np.array([2.0, np.nan, 1.0, 0.5])), id="fmax-nan-ties"),
+    Case(np.abs, (np.array([0.0, -2.0, 3.0, -0.0]),), id="abs-zeros"),
+    Case(np.clip, (_ties, -0.5, np.array([0.5, 3.0, 1.0, 1.5])), id="clip-at-bounds"),
+    Case(np.clip, (_ties, None, 1.0), id="clip-none"),
+    Case(np.ndarray.clip, (_ties, 0.0), {"max": 1.0}, id="ndarray.clip-keyword"),
+    Case(np.where, (_ties > 0.6, _ties, _row), id="where-broadcast"),
+    Case(np.where, (_ties > 0.6, 1.5, _row), id="where-scalar-branch"),
+    Case(np.hypot, (np.array([0.0, 3.0, 0.0]), np.array([0.0, 4.0, -1.0])), id="hypot-origin"),
+    Case(np.power, (np.array([0.0, 0.0, 0.0, 2.0]), np.array([0.0, 1.0, 2.0, 0.0])), id="power-zero-base"),
+    Case(np.power, (np.array([[0.5], [-1.5]]), 3), id="power-int-exponent"),
+    Case(np.float_power, (np.array([0.0, 1.5, 2.0]), np.array([1.0, 0.0, -1.0])), id="float_power-zeros"),
+    Case(np.sinc, (np.array([0.0, 0.25, -1.5]),), id="sinc-zero"),
+    Case(np.divide, (_ties, np.array([[1.5], [-2.0], [0.5]])), id="divide-broadcast"),
+    Case(np.multiply, (np.array([[1.5], [-2.0]]), _row), id="multiply-broadcast"),
+    Case(np.arctan2, (_ties, 2.0), id="arctan2-scalar"),
+    Case(np.logaddexp, (1.5, _row), id="logaddexp-scalar"),
+    Case(np.tanh, (_ties,), id="tanh"),
+]
+
+
+@pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=case_id)
+def test_tangent_is_the_transpose_of_the_adjoint(case):
+    for seed in range(3):
+        assert_transpose(case.primitive, *case.args, seed=seed, **case.kwargs)

@@ -7,6 +7,7 @@ import numpy as np
 import ssad
 from ssad.registry import REGISTRY
 from ssad.runtime import concat
+from ssad.testing import assert_close
 
 from ..conftest import assert_gradient_matches
 
@@ -76,3 +77,138 @@ def test_dict_views_carry_gradients_to_their_dict():
         expected = np.cos(params[key] * x) * x + 1.0
         np.testing.assert_allclose(gradient[key], expected, rtol=1e-12)
     assert REGISTRY.is_nondifferentiable(dict.keys)
+
+
+# ----- Tangent rules -----
+
+EPS = 1e-6
+
+
+def pairing(a, b):
+    """sum(a * b) over nested tuples, lists and dicts; None on either side pairs to zero."""
+    if a is None or b is None:
+        return 0.0
+    if isinstance(a, dict):
+        return sum(pairing(a[key], b[key]) for key in a)
+    if isinstance(a, (list, tuple)):
+        return sum(pairing(u, v) for u, v in zip(a, b, strict=True))
+    return float(np.sum(np.asarray(a) * np.asarray(b)))
+
+
+def test_partial_tangent_is_the_tangent_of_its_bound_arguments():
+    rng = np.random.default_rng(6)
+    a, b, t_a, t_b = rng.standard_normal((4, 3))
+    rule = REGISTRY.tangent_rule(functools.partial)
+    positional, keywords = rule((None, t_a, t_b), functools.partial(np.add, a, b), np.add, a, b)
+    up = functools.partial(np.add, a + EPS * t_a, b + EPS * t_b)
+    down = functools.partial(np.add, a - EPS * t_a, b - EPS * t_b)
+    assert type(positional) is tuple and len(positional) == 2 and keywords == {}
+    for got, u, d in zip(positional, up.args, down.args, strict=True):
+        assert_close("partial bound argument", got, (u - d) / (2 * EPS), rtol=1e-5, atol=1e-7)
+
+
+def test_partial_tangent_gives_bound_keywords_zero_tangents():
+    x = np.array([0.5, 1.5])
+    rule = REGISTRY.tangent_rule(functools.partial)
+    value = functools.partial(np.clip, x, a_min=0.2, a_max=np.array([1.0, 1.0]), casting="unsafe")
+    positional, keywords = rule((None, np.ones(2)), value, np.clip, x, a_min=0.2, a_max=np.array([1.0, 1.0]), casting="unsafe")
+    np.testing.assert_array_equal(positional[0], np.ones(2))
+    assert keywords.keys() == {"a_min", "a_max", "casting"}
+    assert keywords["a_min"] == 0.0 and keywords["casting"] is None  # a string has no tangent
+    np.testing.assert_array_equal(keywords["a_max"], np.zeros(2))
+
+
+def test_partial_tangent_is_transpose_of_adjoint():
+    rng = np.random.default_rng(7)
+    a, b, t_a, t_b, d_a, d_b = rng.standard_normal((6, 3))
+    value = functools.partial(np.multiply, a, b)
+    dy = ((d_a, d_b), {})
+    adjoints = REGISTRY.adjoint_rule(functools.partial)(dy, value, np.multiply, a, b)
+    t_y = REGISTRY.tangent_rule(functools.partial)((None, t_a, t_b), value, np.multiply, a, b)
+    left = pairing(list(adjoints), [None, t_a, t_b])
+    assert left != 0.0
+    assert abs(left - pairing(dy, t_y)) <= 1e-12 * abs(left)
+
+
+def test_concat_tangent():
+    rule = REGISTRY.tangent_rule(concat)
+    a, b = [0.5, np.array([1.0, -1.0])], [2.0]
+    t_a, t_b = [0.3, np.array([0.1, 0.2])], [-0.7]
+    got = rule((t_a, t_b), concat(a, b), a, b)
+    up = concat([0.5 + EPS * 0.3, a[1] + EPS * t_a[1]], [2.0 - EPS * 0.7])
+    down = concat([0.5 - EPS * 0.3, a[1] - EPS * t_a[1]], [2.0 + EPS * 0.7])
+    assert type(got) is list and len(got) == 3
+    for k, (g, u, d) in enumerate(zip(got, up, down, strict=True)):
+        assert_close(f"concat item {k}", g, (np.asarray(u) - np.asarray(d)) / (2 * EPS), rtol=1e-5, atol=1e-7)
+    pair = rule(((1.0,), (2.0, 3.0)), (0.1, 0.2, 0.3), (0.1,), (0.2, 0.3))
+    assert pair == (1.0, 2.0, 3.0)
+
+
+def test_concat_tangent_of_a_sequence_without_tangents():
+    # a sequence with nothing to differentiate (None) gives every item no tangent
+    got = REGISTRY.tangent_rule(concat)(([0.5], None), [1.0, 2, 3], [1.0], [2, 3])
+    assert got == [0.5, None, None]
+
+
+def test_sequence_tangents():
+    rows = np.array([[1.0, 2.0], [3.0, -4.0]])
+    t = np.array([[0.5, -0.5], [2.0, 1.0]])
+    got = REGISTRY.tangent_rule(list)((t,), list(rows), rows)
+    assert type(got) is list and len(got) == 2
+    for k, (g, u, d) in enumerate(zip(got, list(rows + EPS * t), list(rows - EPS * t), strict=True)):
+        assert_close(f"list item {k}", g, (u - d) / (2 * EPS), rtol=1e-5, atol=1e-7)
+    got = REGISTRY.tangent_rule(tuple)(([1.5, 2.5],), (0.1, 0.2), [0.1, 0.2])
+    assert got == (1.5, 2.5)
+    assert REGISTRY.tangent_rule(list)(({"a": 1.0},), ["a"], {"a": 2.0}) == [None]  # list(d) is d's keys
+
+
+def test_dict_view_tangents():
+    d = {"b": np.array([0.3, -0.2]), "a": 1.5}
+    t = {"a": 2.0, "b": np.array([1.0, 4.0])}
+    items = REGISTRY.tangent_rule(dict.items)((t,), d.items(), d)
+    values = REGISTRY.tangent_rule(dict.values)((t,), d.values(), d)
+    assert [key for key, _ in items] == [None, None]
+    for got in ([v for _, v in items], values):
+        assert type(got) is list
+        np.testing.assert_array_equal(got[0], [1.0, 4.0])  # in d's key order
+        assert got[1] == 2.0
+    up = {k: v + EPS * t[k] for k, v in d.items()}
+    down = {k: v - EPS * t[k] for k, v in d.items()}
+    for k, (g, u, w) in enumerate(zip(values, up.values(), down.values(), strict=True)):
+        assert_close(f"dict value {k}", g, (np.asarray(u) - np.asarray(w)) / (2 * EPS), rtol=1e-5, atol=1e-7)
+
+
+def test_sequence_tangents_are_transposes_of_adjoints():
+    rng = np.random.default_rng(8)
+    rows, t_rows = rng.standard_normal((2, 3, 2))
+    a, b = [rng.standard_normal(2), 0.7], (rng.standard_normal(3),)
+    t_a, t_b = [rng.standard_normal(2), -1.3], (rng.standard_normal(3),)
+    d = {"x": rng.standard_normal(2), "y": 0.4}
+    t_d = {"x": rng.standard_normal(2), "y": 1.2}
+    cases = [
+        (concat, ([0.5, 1.5], [2.5]), ([1.0, -2.0], [3.0])),
+        (concat, (tuple(a), b), (tuple(t_a), t_b)),
+        (list, (rows,), (t_rows,)),
+        (tuple, (a,), (t_a,)),
+        (dict.items, (d,), (t_d,)),
+        (dict.values, (d,), (t_d,)),
+    ]
+    for primitive, args, tangents in cases:
+        y = primitive(*args)
+        t_y = REGISTRY.tangent_rule(primitive)(tangents, y, *args)
+        dy = [(None, rng.standard_normal(np.shape(v))) for _, v in t_y] if primitive is dict.items else [
+            rng.standard_normal(np.shape(v)) for v in t_y
+        ]
+        adjoints = REGISTRY.adjoint_rule(primitive)(dy, y, *args)
+        left = pairing(list(adjoints), list(tangents))
+        assert left != 0.0
+        assert abs(left - pairing(dy, t_y)) <= 1e-12 * abs(left), primitive
+
+
+def test_every_functional_adjoint_rule_has_a_tangent_rule():
+    from ssad.rules import functional
+
+    mine = [p for p in REGISTRY.adjoint_primitives() if REGISTRY.adjoint_rule(p).__module__ == functional.__name__]
+    assert set(mine) == set(CHECKED_ELSEWHERE)
+    missing = [repr(p) for p in mine if REGISTRY.tangent_rule(p) is None]
+    assert not missing, f"adjoint rules without a tangent rule: {missing}"

@@ -5,9 +5,10 @@ import operator
 import numpy as np
 import pytest
 
+import ssad
 import ssad.rules  # noqa: F401  (registers the built-in rules)
-from ssad.registry import REGISTRY
-from ssad.testing import assert_close, check_rule, numerical_gradient
+from ssad.registry import REGISTRY, primitive_name
+from ssad.testing import assert_close, check_rule, check_tangent, numerical_gradient
 
 from .cases import Case, case_id
 
@@ -264,3 +265,247 @@ def test_float32_stays_float32(primitive, args):
     y = primitive(*args)
     for d in REGISTRY.adjoint_rule(primitive)(np.ones_like(y), y, *args):
         assert d.dtype == np.float32
+
+
+# ===== Tangent (forward-mode) rules =====
+
+
+def check_symmetric_tangent(primitive, a, seed=0, **kwargs):
+    """Check a tangent rule meant for symmetric perturbations: along a random symmetric
+    tangent E, compare with central differences of primitive(a + s E); along a
+    non-symmetric one, with those of primitive((a + a^T) / 2) (the rule reads a tangent
+    as its symmetric part)."""
+    rule = REGISTRY.tangent_rule(primitive)
+    y = primitive(a, **kwargs)
+    draw = np.random.default_rng(seed).uniform(-1.5, 1.5, size=np.shape(a))
+    symmetric = (draw + np.swapaxes(draw, -1, -2)) / 2
+    eps = 1e-6
+    for direction, function in [(symmetric, primitive), (draw, SYMMETRIC_INPUT[primitive])]:
+        expected = (function(a + eps * direction, **kwargs) - function(a - eps * direction, **kwargs)) / (2 * eps)
+        got = rule((direction,), y, a, **kwargs)
+        assert_close(f"{primitive.__name__} tangent", got, expected, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(rule((draw,), y, a, **kwargs), rule((symmetric,), y, a, **kwargs))
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_tangent(case):
+    if case.primitive in SYMMETRIC_INPUT:
+        check_symmetric_tangent(case.primitive, *case.args, **case.kwargs)
+    else:
+        check_tangent(case.primitive, *case.args, **case.kwargs)
+
+
+def test_every_adjoint_rule_of_the_module_has_a_tangent_rule():
+    from ssad.rules import linalg
+
+    primitives = [p for p in REGISTRY.adjoint_primitives() if REGISTRY.adjoint_rule(p).__module__ == linalg.__name__]
+    assert primitives
+    missing = [primitive_name(p) for p in primitives if REGISTRY.tangent_rule(p) is None]
+    assert not missing, f"adjoint rules without a tangent rule: {missing}"
+
+
+# ----- Exact values and conventions -----
+
+
+NORMS_AT_ZERO = [
+    (None, None), (2, None), (1, None), (np.inf, None), (-np.inf, None), (3, None), (0.5, None), (-1.5, None),
+    (0, None), ("fro", (0, 1)), (None, 1), (1, (0, 1)), (-1, (0, 1)), (np.inf, (0, 1)), (2, (0, 1)),
+    (-2, (0, 1)), ("nuc", (0, 1)),
+]
+
+
+@pytest.mark.parametrize("ord, axis", NORMS_AT_ZERO)
+def test_norm_tangent_at_zero_is_zero(ord, axis):
+    x = np.zeros((2, 3)) if axis is not None else np.zeros(3)
+    y = np.linalg.norm(x, ord, axis)
+    t = np.ones_like(x) * np.array([1.0, -2.0, 3.0])
+    with np.errstate(all="raise"):  # no division by zero, no inf * 0 on the way
+        d_y = REGISTRY.tangent_rule(np.linalg.norm)((t,), y, x, ord=ord, axis=axis)
+        (d_x,) = REGISTRY.adjoint_rule(np.linalg.norm)(np.ones_like(y), y, x, ord, axis)
+    np.testing.assert_array_equal(d_y, np.zeros_like(y))
+    np.testing.assert_array_equal(d_x, np.zeros_like(x))
+
+
+def test_norm_tangent_with_a_zero_row():
+    x = np.array([[0.0, 0.0], [3.0, 4.0]])
+    t = np.array([[5.0, 7.0], [1.0, 2.0]])
+    d_y = REGISTRY.tangent_rule(np.linalg.norm)((t,), np.linalg.norm(x, axis=1), x, axis=1)
+    np.testing.assert_allclose(d_y, [0.0, 0.6 * 1.0 + 0.8 * 2.0], rtol=1e-15)
+
+
+def test_norm_inf_tangent_at_ties_is_the_mean_of_the_tied_tangents():
+    x = np.array([2.0, -2.0, 1.0])
+    t = np.array([1.0, 3.0, 5.0])
+    d_y = REGISTRY.tangent_rule(np.linalg.norm)((t, None), np.linalg.norm(x, np.inf), x, np.inf)
+    assert d_y == (1.0 - 3.0) / 2
+
+
+def test_norm_tangent_of_a_float_order():
+    # a float ord passed positionally is a float input: d ||x||_p / dp along its tangent
+    x = np.array([[0.7, -1.2, 0.0, 1.1], [0.9, 1.3, -0.6, 0.0]])
+    for p in (1.5, 2.0, 3.0, 4.5):
+        check_tangent(np.linalg.norm, x, p, 1)
+        check_tangent(np.linalg.norm, x, p, 1, True)
+    check_tangent(np.linalg.norm, np.array([0.7, -1.2, 0.4]), -1.5)
+
+
+def test_norm_tangent_takes_zeros_for_arguments_without_a_tangent():
+    # forward-mode code passes 0.0 as the tangent of every argument that carries none
+    rule = REGISTRY.tangent_rule(np.linalg.norm)
+    t = rand(3, 4)
+    for args in [(None, 1, True), (2.5, 1), (np.inf, None), (1.0,)]:
+        y = np.linalg.norm(M34, *args)
+        expected = rule((t,) + (None,) * len(args), y, M34, *args)
+        np.testing.assert_array_equal(rule((t,) + (0.0,) * len(args), y, M34, *args), expected)
+
+
+def test_slogdet_tangent_is_a_tuple_with_a_zero_sign():
+    a = -well_conditioned(3, 3)
+    t = rand(3, 3)
+    y = np.linalg.slogdet(a)
+    d_sign, d_logabs = REGISTRY.tangent_rule(np.linalg.slogdet)((t,), y, a)
+    np.testing.assert_array_equal(d_sign, np.zeros_like(y[0]))
+    np.testing.assert_allclose(d_logabs, np.trace(np.linalg.inv(a) @ t), rtol=1e-12)
+
+
+def test_inv_and_det_tangents_reuse_the_result():
+    a = well_conditioned(3, 3)
+    t = rand(3, 3)
+    y = np.linalg.inv(a)
+    np.testing.assert_allclose(REGISTRY.tangent_rule(np.linalg.inv)((t,), y, a), -y @ t @ y, rtol=1e-14)
+    d = np.linalg.det(a)
+    np.testing.assert_allclose(
+        REGISTRY.tangent_rule(np.linalg.det)((t,), d, a), d * np.trace(np.linalg.inv(a) @ t), rtol=1e-12
+    )
+
+
+def test_cholesky_tangent_matches_logdet():
+    # d log det A = trace(A^-1 dA) = 2 sum(diag(dL) / diag(L))
+    a = spd(4, 4)
+    low = np.linalg.cholesky(a)
+    t = rand(4, 4)
+    t = t + t.T
+    d_low = REGISTRY.tangent_rule(np.linalg.cholesky)((t,), low, a)
+    np.testing.assert_array_equal(d_low, np.tril(d_low))
+    np.testing.assert_allclose(2 * np.sum(np.diag(d_low) / np.diag(low)), np.trace(np.linalg.inv(a) @ t), rtol=1e-12)
+
+
+def test_einsum_tangent_skips_the_subscripts_and_missing_tangents():
+    rule = REGISTRY.tangent_rule(np.einsum)
+    y = np.einsum("ij,jk->ik", M34, M42)
+    t = rand(3, 4)
+    np.testing.assert_allclose(rule((None, t, None), y, "ij,jk->ik", M34, M42), t @ M42, rtol=1e-14)
+    np.testing.assert_allclose(rule((None, t, 0.0), y, "ij,jk->ik", M34, M42), t @ M42, rtol=1e-14)
+    np.testing.assert_array_equal(rule((None, None, None), y, "ij,jk->ik", M34, M42), np.zeros_like(y))
+    with pytest.raises(ssad.SsadError, match="subscripts as a string"):
+        rule((None, t, None, None), y, M34, [0, 1], M42, [1, 2])
+
+
+def test_solve_tangent_with_a_shared_vector():
+    a, b = well_conditioned(4, 3, 3), V3
+    y = np.linalg.solve(a, b)
+    d_a, d_b = rand(4, 3, 3), rand(3)
+    expected = np.linalg.solve(a, (d_b - (d_a @ y[..., None])[..., 0])[..., None])[..., 0]
+    got = REGISTRY.tangent_rule(np.linalg.solve)((d_a, d_b), y, a, b)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "primitive, args", [(np.matmul, (M34, M42)), (np.dot, (M34, V4)), (np.linalg.inv, (np.eye(3),))]
+)
+def test_tangent_float32_stays_float32(primitive, args):
+    args = tuple(np.asarray(x, np.float32) for x in args)
+    y = primitive(*args)
+    tangents = tuple(np.ones_like(x) for x in args)
+    assert REGISTRY.tangent_rule(primitive)(tangents, y, *args).dtype == np.float32
+
+
+# ----- The tangent is the transpose of the adjoint -----
+
+
+def _random(shape, rng):
+    return rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def _inner(a, b):
+    if isinstance(a, tuple):
+        return sum(_inner(u, v) for u, v in zip(a, b, strict=True))
+    return float(np.sum(np.asarray(a) * np.asarray(b)))
+
+
+def assert_tangent_transposes_adjoint(primitive, args, kwargs, rng):
+    """<adjoint(dy), t> == <dy, tangent(t)> for random dy and random tangents t of the
+    arguments the adjoint rule differentiates."""
+    y = primitive(*args, **kwargs)
+    dy = tuple(_random(np.shape(c), rng) for c in y) if isinstance(y, tuple) else _random(np.shape(y), rng)
+    adjoints = REGISTRY.adjoint_rule(primitive)(dy, y, *args, **kwargs)
+    tangents = tuple(
+        _random(np.shape(arg), rng) if i < len(adjoints) and adjoints[i] is not None else None
+        for i, arg in enumerate(args)
+    )
+    d_y = REGISTRY.tangent_rule(primitive)(tangents, y, *args, **kwargs)
+    forward = _inner(dy, d_y)
+    backward = sum(_inner(adjoints[i], t) for i, t in enumerate(tangents) if t is not None)
+    np.testing.assert_allclose(forward, backward, rtol=1e-12, atol=1e-12)
+
+
+def _ties(*shape):
+    return lambda rng: rng.integers(-2, 3, size=shape).astype(np.float64)
+
+
+def _dominant(*shape):
+    return lambda rng: rng.uniform(-0.5, 0.5, size=shape) + shape[-1] * np.eye(shape[-1])
+
+
+def _rand(*shape):
+    return lambda rng: _random(shape, rng)
+
+
+def _spd(*shape):
+    def make(rng):
+        g = rng.uniform(-1.0, 1.0, size=shape)
+        return g @ np.swapaxes(g, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+    return make
+
+
+TRANSPOSE_CASES = [
+    (np.dot, (_rand(5, 3, 4), _rand(4, 2)), {}, "dot-3d-mat"),
+    (np.dot, (lambda rng: 2.5, _rand(3, 4)), {}, "dot-scalar"),
+    (np.ndarray.dot, (_rand(4), _rand(4, 2)), {}, "ndarray.dot"),
+    (np.matmul, (_rand(2, 1, 3, 4), _rand(5, 4, 2)), {}, "matmul-broadcast-both"),
+    (operator.matmul, (_rand(4), _rand(5, 4, 2)), {}, "operator-matmul-vec-batch"),
+    (np.vdot, (_rand(3, 4), _rand(12)), {}, "vdot"),
+    (np.inner, (_rand(5, 3, 4), _rand(2, 4)), {}, "inner"),
+    (np.outer, (_rand(3, 4), _rand(2, 2)), {}, "outer"),
+    (np.kron, (_rand(3), _rand(4, 2)), {}, "kron"),
+    (np.tensordot, (_rand(5, 3, 4), _rand(4, 3, 2), lambda rng: ([2, 1], [0, 1])), {}, "tensordot-crossed"),
+    (np.einsum, (lambda rng: "iij->j", _rand(3, 3, 2)), {}, "einsum-partial-diagonal"),
+    (np.einsum, (lambda rng: "...ij,...jk->...ik", _rand(1, 3, 4), _rand(5, 4, 2)), {}, "einsum-ellipsis"),
+    (np.einsum, (lambda rng: "ij,jk,kl->il", _rand(3, 4), _rand(4, 2), _rand(2, 3)), {"optimize": True},
+     "einsum-three"),
+    (np.trace, (_rand(3, 2, 4), lambda rng: 0, lambda rng: 2, lambda rng: 0), {}, "trace-axes"),
+    (np.ndarray.trace, (_rand(2, 4, 3), lambda rng: 1, lambda rng: 1, lambda rng: 2), {}, "ndarray.trace"),
+    (np.linalg.norm, (_rand(2, 3, 4),), {"axis": 2}, "norm-2"),
+    (np.linalg.norm, (_ties(4, 5),), {"ord": np.inf, "axis": 1, "keepdims": True}, "norm-inf-ties"),
+    (np.linalg.norm, (_ties(4, 5),), {"ord": 3, "axis": 0}, "norm-l3-zeros"),
+    (np.linalg.norm, (_ties(4, 5),), {"ord": 1}, "norm-matrix-1-ties"),
+    (np.linalg.norm, (_rand(2, 4, 3),), {"ord": "nuc", "axis": (0, 1)}, "norm-nuc"),
+    (np.linalg.norm, (_rand(3, 4),), {"ord": 2}, "norm-spectral"),
+    (np.linalg.norm, (_rand(3, 4),), {"ord": "fro", "keepdims": True}, "norm-fro-keepdims"),
+    (np.linalg.inv, (_dominant(2, 3, 3),), {}, "inv"),
+    (np.linalg.det, (_dominant(2, 3, 3),), {}, "det"),
+    (np.linalg.slogdet, (lambda rng: -_dominant(3, 3)(rng),), {}, "slogdet"),
+    (np.linalg.solve, (_dominant(4, 3, 3), _rand(3)), {}, "solve-shared-vector"),
+    (np.linalg.solve, (_dominant(3, 3), _rand(4, 3, 2)), {}, "solve-shared-matrix"),
+    (np.linalg.cholesky, (_spd(2, 4, 4),), {}, "cholesky"),
+    (np.linalg.cholesky, (_spd(3, 3),), {"upper": True}, "cholesky-upper"),
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("primitive, makers, kwargs, tag", TRANSPOSE_CASES, ids=[c[-1] for c in TRANSPOSE_CASES])
+def test_tangent_is_the_transpose_of_the_adjoint(primitive, makers, kwargs, tag, seed):
+    # for cholesky the tangents are not symmetric: the identity holds for any tangent
+    rng = np.random.default_rng(seed)
+    assert_tangent_transposes_adjoint(primitive, tuple(make(rng) for make in makers), kwargs, rng)

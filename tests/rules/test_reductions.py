@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import ssad.rules  # noqa: F401  (registers the built-in rules)
-from ssad.registry import REGISTRY
-from ssad.testing import check_rule
+from ssad.registry import REGISTRY, primitive_name
+from ssad.testing import check_rule, check_tangent
 
 from .cases import Case, case_id
 
@@ -230,3 +230,164 @@ def test_integer_input_gives_float_adjoint():
     (dx,) = REGISTRY.adjoint_rule(np.sum)(1.0, np.sum(x, axis=0), x, axis=0)
     assert dx.dtype == np.float64
     np.testing.assert_array_equal(dx, np.ones((2, 3)))
+
+
+# ===== Tangent (forward-mode) rules =====
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_tangent(case):
+    check_tangent(case.primitive, *case.args, **case.kwargs)
+
+
+def test_every_adjoint_rule_of_the_module_has_a_tangent_rule():
+    from ssad.rules import reductions
+
+    primitives = [
+        p for p in REGISTRY.adjoint_primitives() if REGISTRY.adjoint_rule(p).__module__ == reductions.__name__
+    ]
+    assert primitives
+    missing = [primitive_name(p) for p in primitives if REGISTRY.tangent_rule(p) is None]
+    assert not missing, f"adjoint rules without a tangent rule: {missing}"
+
+
+# ----- Exact tangents at kinks -----
+
+
+def test_max_tangent_at_ties_is_the_mean_of_the_tied_tangents():
+    rule = REGISTRY.tangent_rule(np.max)
+    x = np.array([[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, 0.0]])
+    t = np.array([[10.0, 20.0, 40.0, 80.0], [1.0, 2.0, 6.0, 100.0]])
+    np.testing.assert_array_equal(rule((t,), np.max(x, axis=1), x, axis=1), [30.0, 3.0])
+    np.testing.assert_array_equal(rule((t,), np.max(x), x), 3.0)
+    np.testing.assert_array_equal(rule((t,), np.max(x, 1, keepdims=True), x, 1, None, True), [[30.0], [3.0]])
+
+
+def test_min_tangent_at_ties_with_keepdims():
+    rule = REGISTRY.tangent_rule(np.ndarray.min)
+    x = np.array([[1.0, 2.0], [4.0, 2.0], [1.0, 3.0]])
+    t = np.array([[3.0, 4.0], [5.0, 8.0], [6.0, 7.0]])
+    np.testing.assert_array_equal(rule((t,), x.min(0, keepdims=True), x, 0, None, True), [[4.5, 6.0]])
+
+
+def test_max_tangent_where_initial_wins_is_zero():
+    rule = REGISTRY.tangent_rule(np.max)
+    x = np.array([[1.0, -3.0], [2.0, -4.0]])
+    y = np.max(x, axis=0, initial=0.0)
+    np.testing.assert_array_equal(rule((np.ones_like(x),), y, x, axis=0, initial=0.0), [1.0, 0.0])
+
+
+def test_ptp_tangent_of_a_constant_slice_is_zero():
+    rule = REGISTRY.tangent_rule(np.ptp)
+    x = np.array([[2.0, 2.0], [1.0, 3.0]])
+    t = np.array([[5.0, 7.0], [1.0, 10.0]])
+    np.testing.assert_array_equal(rule((t,), np.ptp(x, axis=1), x, axis=1), [0.0, 9.0])
+
+
+def test_prod_tangent_with_one_zero():
+    rule = REGISTRY.tangent_rule(np.prod)
+    x = np.array([2.0, 0.0, 3.0, -1.5])
+    t = np.array([1.0, 2.0, 3.0, 4.0])
+    # only the term that differentiates the zero survives: t1 * 2 * 3 * -1.5
+    assert rule((t,), np.prod(x), x) == 2.0 * 2.0 * 3.0 * -1.5
+
+
+def test_prod_tangent_with_two_zeros():
+    rule = REGISTRY.tangent_rule(np.ndarray.prod)
+    x = np.array([[2.0, 0.0, 3.0, 0.0], [1.0, 2.0, 0.0, 4.0]])
+    t = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
+    got = rule((t,), x.prod(1), x, 1)
+    np.testing.assert_array_equal(got, [0.0, 7.0 * 1.0 * 2.0 * 4.0])
+    assert np.all(np.isfinite(got))
+
+
+def test_cumprod_tangent_with_zeros():
+    rule = REGISTRY.tangent_rule(np.cumprod)
+    x = np.array([2.0, 0.0, 3.0, 0.0, 5.0])
+    t = np.array([1.0, 10.0, 100.0, 1000.0, 10000.0])
+    # d(x0) = t0; d(x0 x1) = x0 t1; d(x0 x1 x2) = x0 t1 x2; after the second zero every term vanishes
+    np.testing.assert_array_equal(rule((t,), np.cumprod(x), x), [1.0, 20.0, 60.0, 0.0, 0.0])
+
+
+def test_sort_tangent_follows_the_elements():
+    x = np.array([3.0, 1.0, 2.0])
+    t = np.array([30.0, 10.0, 20.0])
+    np.testing.assert_array_equal(REGISTRY.tangent_rule(np.sort)((t,), np.sort(x), x), [10.0, 20.0, 30.0])
+
+
+def test_std_tangent_uses_the_result():
+    x = np.array([1.0, 2.0, 4.0])
+    t = np.array([0.5, -1.0, 2.0])
+    y = np.std(x, ddof=1)
+    got = REGISTRY.tangent_rule(np.std)((t,), y, x, ddof=1)
+    np.testing.assert_allclose(got, np.sum((x - x.mean()) * t) / (2 * y), rtol=1e-15)
+
+
+# ----- The tangent is the transpose of the adjoint -----
+
+
+def _random(shape, rng):
+    return rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def _with_ties(shape, rng):
+    """Small integers: many ties for extrema and sorting."""
+    return rng.integers(-2, 3, size=shape).astype(np.float64)
+
+
+def _with_zeros(shape, rng):
+    x = _random(shape, rng)
+    x[rng.uniform(size=shape) < 0.3] = 0.0
+    return x
+
+
+def assert_tangent_transposes_adjoint(primitive, args, kwargs, rng):
+    """<adjoint(dy), t> == <dy, tangent(t)> for random dy and random tangents t of the
+    arguments the adjoint rule differentiates."""
+    y = primitive(*args, **kwargs)
+    dy = _random(np.shape(y), rng)
+    adjoints = REGISTRY.adjoint_rule(primitive)(dy, y, *args, **kwargs)
+    tangents = tuple(
+        _random(np.shape(arg), rng) if i < len(adjoints) and adjoints[i] is not None else None
+        for i, arg in enumerate(args)
+    )
+    d_y = REGISTRY.tangent_rule(primitive)(tangents, y, *args, **kwargs)
+    assert np.shape(d_y) == np.shape(y)
+    forward = float(np.sum(dy * d_y))
+    backward = sum(float(np.sum(adjoints[i] * t)) for i, t in enumerate(tangents) if t is not None)
+    np.testing.assert_allclose(forward, backward, rtol=1e-12, atol=1e-12)
+
+
+TRANSPOSE_CASES = [
+    (np.max, lambda rng: (_with_ties((3, 4, 5), rng),), {"axis": 1}, "max-ties"),
+    (np.amax, lambda rng: (_with_ties((4, 5), rng),), {"axis": 0, "initial": 1.0}, "amax-ties-initial"),
+    (np.ndarray.min, lambda rng: (_with_ties((3, 4, 5), rng), (0, -1), None, True), {}, "ndarray.min-ties-keepdims"),
+    (np.min, lambda rng: (_with_ties((6,), rng),), {}, "min-ties-all"),
+    (np.ptp, lambda rng: (_with_ties((3, 4, 5), rng),), {"axis": -2}, "ptp-ties"),
+    (np.prod, lambda rng: (_with_zeros((3, 4, 5), rng),), {"axis": 1}, "prod-zeros"),
+    (np.ndarray.prod, lambda rng: (_with_zeros((3, 4), rng), None, None, None, True), {}, "ndarray.prod-zeros-all"),
+    (np.cumprod, lambda rng: (_with_zeros((4, 6), rng),), {}, "cumprod-zeros-flat"),
+    (np.ndarray.cumprod, lambda rng: (_with_zeros((6, 4), rng), 0), {}, "ndarray.cumprod-zeros-axis0"),
+    (np.sort, lambda rng: (_with_ties((4, 6), rng),), {"axis": None}, "sort-ties-flat"),
+    (np.sort, lambda rng: (_with_ties((4, 6), rng), 0), {}, "sort-ties-axis0"),
+    (np.std, lambda rng: (_random((3, 4, 5), rng),), {"axis": (0, 2), "ddof": 1}, "std"),
+    (np.ndarray.var, lambda rng: (_random((3, 4), rng), 1, None, None, 1, True), {}, "ndarray.var"),
+    (np.mean, lambda rng: (_random((3, 4, 5), rng),), {"axis": (-1, 0)}, "mean"),
+    (np.sum, lambda rng: (_random((3, 4, 5), rng),), {"axis": 2, "keepdims": True}, "sum"),
+    (np.cumsum, lambda rng: (_random((3, 4, 5), rng),), {"axis": 1}, "cumsum"),
+    (np.ndarray.cumsum, lambda rng: (_random((3, 4), rng),), {}, "ndarray.cumsum-flat"),
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("primitive, make_args, kwargs, tag", TRANSPOSE_CASES, ids=[c[-1] for c in TRANSPOSE_CASES])
+def test_tangent_is_the_transpose_of_the_adjoint(primitive, make_args, kwargs, tag, seed):
+    rng = np.random.default_rng(seed)
+    assert_tangent_transposes_adjoint(primitive, make_args(rng), kwargs, rng)
+
+
+def test_transpose_cases_have_ties_and_zeros():
+    rng = np.random.default_rng(0)
+    x = _with_ties((3, 4, 5), rng)
+    assert np.any(np.sum(x == np.max(x, axis=1, keepdims=True), axis=1) > 1)
+    assert np.any(_with_zeros((3, 4, 5), rng) == 0)

@@ -1,4 +1,4 @@
-"""Numerical checks of the rules for builtins, math and operator, and of their conventions."""
+"""Numerical checks of the rules (adjoint and tangent) for builtins, math and operator, and of their conventions."""
 
 import math
 import operator
@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import ssad.rules  # noqa: F401  (registers the rules)
-from ssad.registry import REGISTRY
-from ssad.testing import check_rule, numerical_gradient
+from ssad.registry import REGISTRY, primitive_name
+from ssad.testing import check_rule, check_tangent, numerical_gradient
 
 from .cases import Case, case_id
+from .test_elementwise import is_inlinable
 
 rng = np.random.default_rng(7261)
 
@@ -306,3 +307,223 @@ def test_math_rules_return_python_floats():
 
 def test_float_passes_the_gradient_through():
     assert rule(float)(2.0, 1.0, np.float32(1.0)) == (2.0,)
+
+
+# ----- Tangent (forward-mode) rules -----
+
+
+def tangent_rule(primitive):
+    return REGISTRY.tangent_rule(primitive)
+
+
+# operator.matmul has its rules in the linear algebra module.
+TANGENT_CASES = [case for case in CASES if rule(case.primitive).__module__ == "ssad.rules.scalar"]
+
+
+@pytest.mark.parametrize("case", TANGENT_CASES, ids=case_id)
+def test_tangent_rule(case):
+    check_tangent(case.primitive, *case.args, **case.kwargs)
+
+
+def test_every_adjoint_rule_of_the_module_has_a_tangent_rule():
+    ours = [p for p in REGISTRY.adjoint_primitives() if rule(p).__module__ == "ssad.rules.scalar"]
+    missing = [primitive_name(p) for p in ours if tangent_rule(p) is None]
+    assert not missing, f"adjoint rules without a tangent rule: {missing}"
+    elsewhere = [primitive_name(p) for p in ours if tangent_rule(p).__module__ != "ssad.rules.scalar"]
+    assert not elsewhere, f"tangent rules registered outside the module: {elsewhere}"
+
+
+# Tangent rules that read *args (as their adjoints do) and are called; every other one must be inlinable.
+CALLED_TANGENT_RULES = {"hypot_tangent", "builtin_pow_tangent", "max_min_tangent"}
+
+
+def test_tangent_rules_are_inlinable():
+    ours = {tangent_rule(p) for p in REGISTRY.adjoint_primitives() if rule(p).__module__ == "ssad.rules.scalar"}
+    called = sorted(r.__name__ for r in ours if not is_inlinable(r))
+    assert called == sorted(CALLED_TANGENT_RULES)
+
+
+def test_math_tangents_are_python_floats():
+    for f, lo, hi in MATH_UNARY:
+        x = (lo + hi) / 2 + 0.1
+        assert type(tangent_rule(f)((1.0,), f(x), x)) is float, f.__name__
+    assert type(tangent_rule(math.log)((1.0, 1.0), math.log(8.0, 2.0), 8.0, 2.0)) is float
+    assert type(tangent_rule(math.pow)((1.0, None), math.pow(2.0, 3), 2.0, 3)) is float
+
+
+def test_abs_tangent_at_zero_is_zero():
+    for primitive in (abs, operator.abs, math.fabs):
+        assert tangent_rule(primitive)((2.0,), 0.0, 0.0) == 0.0
+        assert tangent_rule(primitive)((2.0,), 1.5, -1.5) == -2.0
+    x = np.array([0.0, -1.0, 2.0])
+    np.testing.assert_array_equal(tangent_rule(abs)((np.ones(3),), abs(x), x), [0.0, -1.0, 1.0])
+
+
+def test_max_and_min_tangents_at_ties_are_the_mean():
+    assert tangent_rule(max)((1.0, 3.0, 5.0), 2.0, 2.0, 2.0, 1.0) == 2.0
+    assert tangent_rule(min)((1.0, 3.0), 1.0, 2.0, 1.0) == 3.0
+    assert tangent_rule(min)((1.0, 2.0, 4.0), -1.0, -1.0, 3.0, -1.0) == 2.5
+    assert tangent_rule(max)(([1.0, 2.0, 3.0, 6.0],), 4.0, [4.0, 4.0, 1.0, 4.0]) == 3.0
+    # relu written with the builtin: half the tangent at the kink.
+    assert tangent_rule(max)((1.0, 0.0), 0.0, 0.0, 0.0) == 0.5
+    assert tangent_rule(max)((1.0, 0.0), 2.0, 2.0, 0.0) == 1.0
+
+
+def test_max_tangent_of_a_tuple_an_array_and_with_key_and_default():
+    assert tangent_rule(max)(((1.0, 2.0, 3.0),), 5.0, (1.0, 5.0, 3.0)) == 2.0
+    values = np.array([1.0, 5.0, 3.0])
+    assert tangent_rule(min)((np.array([4.0, 5.0, 6.0]),), 1.0, values) == 4.0
+    items = [-3.0, 2.0]
+    assert tangent_rule(max)(([7.0, 5.0],), max(items, key=abs), items, key=abs) == 7.0
+    assert tangent_rule(max)(([],), 0.0, [], default=0.0) == 0.0
+    # A list argument without a tangent (None) or with a zero one.
+    assert tangent_rule(max)((None,), 3.0, [1.0, 3.0]) == 0.0
+    assert tangent_rule(max)((0.0,), 3.0, [1.0, 3.0]) == 0.0
+
+
+def test_max_and_min_of_a_list_tangent_matches_finite_differences():
+    items = [0.3, -1.2, 2.5, 1.1]
+    direction = [0.7, -0.4, 1.3, 0.2]
+    up = [x + 1e-6 * d for x, d in zip(items, direction, strict=True)]
+    down = [x - 1e-6 * d for x, d in zip(items, direction, strict=True)]
+    for primitive in (max, min):
+        expected = (primitive(up) - primitive(down)) / 2e-6
+        got = tangent_rule(primitive)((direction,), primitive(items), items)
+        assert got == pytest.approx(expected, rel=1e-6)
+
+
+def test_sum_tangent_adds_up_the_terms():
+    assert tangent_rule(sum)(([1.0, 2.0], 3.0), sum([1.0, 2.0], 0.5), [1.0, 2.0], 0.5) == 6.0
+    assert tangent_rule(sum)(((1.5, 2.5),), 3.0, (1.0, 2.0)) == 4.0
+    assert tangent_rule(sum)(([1.5, 2.5],), 3.5, [1.0, 2.0], start=0.5) == 4.0
+    assert tangent_rule(sum)((None, 2.0), 3.5, [1, 2], 0.5) == 2.0
+    # A scalar item summed with arrays: its tangent spreads to the result's shape.
+    t_y = tangent_rule(sum)(([2.0, np.array([1.0, 3.0])],), np.array([1.5, 1.5]), [0.5, np.array([1.0, 1.0])])
+    np.testing.assert_array_equal(t_y, [3.0, 5.0])
+    # sum(array) adds up the rows.
+    rows = np.arange(6.0).reshape(3, 2)
+    t_y = tangent_rule(sum)((np.ones((3, 2)),), sum(rows), rows)
+    np.testing.assert_array_equal(t_y, [3.0, 3.0])
+    t_y = tangent_rule(sum)((None,), sum(rows), rows)
+    np.testing.assert_array_equal(t_y, [0.0, 0.0])
+
+
+def test_pow_tangent_at_zero_base():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for primitive in (pow, operator.pow, math.pow):
+            assert tangent_rule(primitive)((1.0, 1.0), primitive(0.0, 0.0), 0.0, 0.0) == 0.0
+            assert tangent_rule(primitive)((1.0, 1.0), primitive(0.0, 1.0), 0.0, 1.0) == 1.0
+            assert tangent_rule(primitive)((1.0, 1.0), primitive(0.0, 2.0), 0.0, 2.0) == 0.0
+            assert tangent_rule(primitive)((1.0, None), primitive(0.0, 0), 0.0, 0) == 0.0
+        x = np.zeros(3)
+        p = np.array([0.0, 1.0, 2.0])
+        t_y = tangent_rule(operator.pow)((np.ones(3), np.ones(3)), x**p, x, p)
+        np.testing.assert_array_equal(t_y, [0.0, 1.0, 0.0])
+
+
+def test_pow_tangent_with_negative_base_has_no_exponent_part():
+    for primitive in (pow, operator.pow, math.pow):
+        assert tangent_rule(primitive)((1.0, 1.0), primitive(-2.0, 3.0), -2.0, 3.0) == 12.0
+
+
+def test_builtin_pow_tangent_with_keywords():
+    assert tangent_rule(pow)((1.0, 1.0), 8.0, 2.0, 3.0) == pytest.approx(12.0 + 8.0 * math.log(2.0))
+    assert tangent_rule(pow)((1.0,), 8.0, 2.0, exp=3.0) == 12.0
+    assert tangent_rule(pow)((), 8.0, base=2.0, exp=3.0) == 0.0
+
+
+def test_math_log_tangent_with_and_without_base():
+    assert tangent_rule(math.log)((1.0,), math.log(2.0), 2.0) == 0.5
+    t_y = tangent_rule(math.log)((1.0, 0.0), math.log(8.0, 2.0), 8.0, 2.0)
+    assert math.isclose(t_y, 1 / (8.0 * math.log(2.0)))
+    t_y = tangent_rule(math.log)((0.0, 1.0), math.log(8.0, 2.0), 8.0, 2.0)
+    assert math.isclose(t_y, -3.0 / (2.0 * math.log(2.0)))
+
+
+def test_hypot_tangent_at_the_origin():
+    assert tangent_rule(math.hypot)((1.0, 1.0), 0.0, 0.0, 0.0) == 0.0
+    assert tangent_rule(math.hypot)((1.0, 2.0), 5.0, 3.0, 4.0) == pytest.approx(2.2, rel=1e-15)
+    assert tangent_rule(math.hypot)((1.0, None), 5.0, 3.0, 4) == pytest.approx(0.6, rel=1e-15)
+
+
+def test_mod_tangent():
+    assert tangent_rule(operator.mod)((1.0, 1.0), 5.5 % 2.0, 5.5, 2.0) == -1.0
+    assert tangent_rule(operator.mod)((1.0, 1.0), -5.5 % 2.0, -5.5, 2.0) == 4.0
+
+
+def test_float_passes_the_tangent_through():
+    assert tangent_rule(float)((2.0,), 1.0, np.float32(1.0)) == 2.0
+
+
+# ----- Tangents are the transposes of the adjoints -----
+
+
+def _random_like(value, generator):
+    if isinstance(value, (list, tuple)):
+        return type(value)(_random_like(v, generator) for v in value)
+    if np.ndim(value) == 0:
+        return float(generator.standard_normal())
+    return generator.standard_normal(np.shape(value))
+
+
+def _carries_tangent(value):
+    if isinstance(value, (list, tuple)):
+        return all(_carries_tangent(v) for v in value)
+    return isinstance(value, float) or (isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind == "f")
+
+
+def _inner(a, b):
+    if isinstance(a, (list, tuple)):
+        return sum(_inner(u, v) for u, v in zip(a, b, strict=True))
+    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+
+
+def assert_transpose(primitive, *args, seed=0, **kwargs):
+    """<adjoint(dy), t> == <dy, tangent(t)> for random dy and t, at `args`."""
+    generator = np.random.default_rng(seed)
+    y = primitive(*args, **kwargs)
+    dy = _random_like(y, generator)
+    tangents = tuple(_random_like(a, generator) if _carries_tangent(a) else None for a in args)
+    adjoints = rule(primitive)(dy, y, *args, **kwargs)
+    t_y = tangent_rule(primitive)(tangents, y, *args, **kwargs)
+    assert np.shape(t_y) == np.shape(y)
+    paired = [(d, t) for d, t in zip(adjoints, tangents, strict=False) if d is not None and t is not None]
+    assert paired, "no argument carries both an adjoint and a tangent"
+    forward = _inner(dy, t_y)
+    backward = sum(_inner(d, t) for d, t in paired)
+    assert np.isfinite(forward)
+    np.testing.assert_allclose(backward, forward, rtol=1e-12, atol=1e-12)
+
+
+_array = np.array([[0.0, -1.5, 2.0, 0.5], [1.0, 0.0, -2.0, 0.5], [0.5, 3.0, 2.0, 1.5]])
+TRANSPOSE_CASES = [
+    Case(max, (2.0, 2.0, 1.0), id="max-tie"),
+    Case(max, (0.0, 0.0), id="max-relu-kink"),
+    Case(min, (-1.0, 3.0, -1.0), id="min-tie"),
+    Case(max, ([4.0, 4.0, 1.0, 4.0],), id="max-list-ties"),
+    Case(min, ((1.0, -2.0, 3.0),), id="min-tuple"),
+    Case(sum, ([1.0, -2.0, 3.0], 0.5), id="sum-list-start"),
+    Case(sum, ([np.array([1.0, 2.0]), 0.5],), id="sum-broadcast-items"),
+    Case(abs, (np.array([0.0, -2.0, 3.0, -0.0]),), id="abs-zeros"),
+    Case(math.fabs, (0.0,), id="fabs-zero"),
+    Case(operator.pow, (np.array([0.0, 0.0, 0.0, 2.0]), np.array([0.0, 1.0, 2.0, 0.0])), id="pow-zero-base"),
+    Case(operator.pow, (_array, 2), id="pow-int-exponent"),
+    Case(pow, (1.5,), {"exp": 2.5}, id="builtin-pow-keyword"),
+    Case(math.pow, (0.0, 2.0), id="math.pow-zero-base"),
+    Case(operator.mod, (_mod_a, _mod_b[0]), id="mod-broadcast"),
+    Case(operator.truediv, (_array, np.array([[1.5], [-2.0], [0.5]])), id="truediv-broadcast"),
+    Case(operator.mul, (2.5, _array), id="mul-scalar-array"),
+    Case(operator.sub, (np.array([[1.0], [2.0]]), np.array([0.5, 1.5, 2.5])), id="sub-outer"),
+    Case(math.log, (3.0, 2.0), id="math.log-base"),
+    Case(math.hypot, (0.0, 0.0, 0.0), id="hypot-origin"),
+    Case(math.hypot, (1.0, -2.0, 2.0), id="hypot-3"),
+    Case(math.atan2, (-1.0, 0.5), id="atan2"),
+    Case(float, (np.float64(1.25),), id="float"),
+]
+
+
+@pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=case_id)
+def test_tangent_is_the_transpose_of_the_adjoint(case):
+    for seed in range(3):
+        assert_transpose(case.primitive, *case.args, seed=seed, **case.kwargs)

@@ -9,7 +9,7 @@ import ssad.rules  # noqa: F401  (registers the built-in rules)
 from ssad.errors import SsadError
 from ssad.registry import REGISTRY
 from ssad.runtime import pack_like
-from ssad.testing import assert_close, check_rule, numerical_gradient
+from ssad.testing import assert_close, check_rule, check_tangent, numerical_gradient
 
 from .cases import Case, case_id
 
@@ -428,3 +428,381 @@ def test_ravel_k_of_broadcast_view_is_refused():
     y = np.ravel(x, order="K")
     with pytest.raises(SsadError, match="zero stride"):
         REGISTRY.adjoint_rule(np.ravel)(np.ones_like(y), y, x, "K")
+
+
+# ----- Tangent rules -----
+
+EPS = 1e-6
+
+
+def direction(value, rng):
+    """A random tangent shaped like `value` (item by item for lists and tuples); None for non-floats."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(direction(v, rng) for v in value)
+    if not is_float(value):
+        return None
+    draw = rng.uniform(0.5, 1.5, np.shape(value)) * rng.choice([-1.0, 1.0], np.shape(value))
+    return draw if np.ndim(value) else float(draw)
+
+
+def is_float(value):
+    if isinstance(value, (list, tuple)):
+        return any(is_float(v) for v in value)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, float) or (
+        isinstance(value, (np.ndarray, np.generic)) and np.issubdtype(np.asarray(value).dtype, np.floating)
+    )
+
+
+def shifted(value, t, step):
+    """value + step * t, item by item for lists and tuples (the container type kept)."""
+    if isinstance(value, (list, tuple)):
+        return pack_like(value, [shifted(v, d, step) for v, d in zip(value, t, strict=True)])
+    if t is None:
+        return value
+    moved = np.asarray(value, dtype=np.float64) + step * np.asarray(t)
+    return float(moved) if np.ndim(value) == 0 else moved
+
+
+def pairing(a, b):
+    """sum(a * b) over arrays and nested lists/tuples; None on either side pairs to zero."""
+    if a is None or b is None:
+        return 0.0
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return sum(pairing(u, v) for u, v in zip(a, b, strict=True))
+    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+
+
+def assert_tangent_matches(name, got, up, down, y):
+    """Compare a tangent with central differences, component by component for lists and tuples."""
+    if isinstance(y, (list, tuple)):
+        assert isinstance(got, (list, tuple)) and len(got) == len(y), f"{name}: expected {len(y)} tangents"
+        for k, (g, u, d, v) in enumerate(zip(got, up, down, y, strict=True)):
+            assert_tangent_matches(f"{name}, component {k}", g, u, d, v)
+        return
+    expected = (np.asarray(up, dtype=np.float64) - np.asarray(down, dtype=np.float64)) / (2 * EPS)
+    assert_close(name, got, expected, rtol=1e-5, atol=1e-7)
+
+
+def check_tangent_by_differences(primitive, args, kwargs, seed=0):
+    """check_tangent for any float positional arguments, lists of arrays included, and any outputs.
+
+    Each float argument alone (the others' tangents zero) and all together are moved along
+    a random direction and the tangent rule compared with central differences.
+    """
+    rule = REGISTRY.tangent_rule(primitive)
+    assert rule is not None, f"no tangent rule for {primitive!r}"
+    rng = np.random.default_rng(seed)
+    floats = [i for i, a in enumerate(args) if is_float(a)]
+    assert floats, "no float argument to check"
+    directions = [direction(a, rng) for a in args]
+    zeros = [None if d is None else shifted(d, d, -1.0) for d in directions]  # d - d: zeros shaped like d
+    y = primitive(*args, **kwargs)
+    for chosen in [[i] for i in floats] + ([floats] if len(floats) > 1 else []):
+        tangents = tuple(directions[i] if i in chosen else zeros[i] for i in range(len(args)))
+        got = rule(tangents, y, *args, **kwargs)
+        up = primitive(*[shifted(a, t, EPS) for a, t in zip(args, tangents, strict=True)], **kwargs)
+        down = primitive(*[shifted(a, t, -EPS) for a, t in zip(args, tangents, strict=True)], **kwargs)
+        assert_tangent_matches(f"{primitive!r} tangent of argument(s) {chosen}", got, up, down, y)
+
+
+def ragged(y):
+    return isinstance(y, list) and len({np.shape(piece) for piece in y}) > 1
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_tangent(case):
+    y = case.primitive(*case.args, **case.kwargs)
+    if ragged(y):
+        # check_tangent compares a list output through np.asarray, which cannot hold
+        # pieces of different shapes (np.split into unequal parts): compare piece by piece
+        check_tangent_by_differences(case.primitive, case.args, case.kwargs)
+    else:
+        check_tangent(case.primitive, *case.args, **case.kwargs)
+
+
+def test_split_tangents_are_lists_of_pieces():
+    x = rand(7, 2)
+    t = rand(7, 2)
+    pieces = np.array_split(x, 3)
+    got = REGISTRY.tangent_rule(np.array_split)((t, None), pieces, x, 3)
+    assert isinstance(got, list) and [p.shape for p in got] == [p.shape for p in pieces]
+    np.testing.assert_array_equal(np.concatenate(got), t)
+
+
+def test_transpose_attribute_tangent():
+    x = rand(3, 4, 2)
+    t = rand(3, 4, 2)
+    got = REGISTRY.tangent_rule(np.ndarray.T)((t,), x.T, x)
+    expected = ((x + EPS * t).T - (x - EPS * t).T) / (2 * EPS)
+    assert got.shape == (2, 4, 3)
+    assert_close("ndarray.T tangent", got, expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "primitive, items, kwargs", [c[:3] for c in SEQUENCE_CASES], ids=[c[3] for c in SEQUENCE_CASES]
+)
+def test_sequence_argument_tangent(primitive, items, kwargs):
+    # every item alone, then all items together
+    rule = REGISTRY.tangent_rule(primitive)
+    y = primitive(items, **kwargs)
+    rng = np.random.default_rng(11)
+    full = direction(items, rng)
+    zero = [shifted(d, d, -1.0) for d in full]
+    for chosen in [[i] for i in range(len(items))] + [list(range(len(items)))]:
+        t = pack_like(items, [full[i] if i in chosen else zero[i] for i in range(len(items))])
+        got = rule((t,), y, items, **kwargs)
+        up = primitive(shifted(items, t, EPS), **kwargs)
+        down = primitive(shifted(items, t, -EPS), **kwargs)
+        assert np.shape(got) == np.shape(y)
+        assert_tangent_matches(f"{primitive.__name__} tangent of items {chosen}", got, up, down, y)
+
+
+def test_nested_list_argument_tangent():
+    items = [[0.5, 1.5], (np.float64(2.5), -0.5)]
+    t = [[1.0, 2.0], (3.0, 4.0)]
+    got = REGISTRY.tangent_rule(np.array)((t,), np.array(items), items)
+    np.testing.assert_array_equal(got, [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_namedtuple_argument_tangent():
+    Pair = collections.namedtuple("Pair", "left right")
+    items = Pair(rand(2, 2), rand(1, 2))
+    t = Pair(rand(2, 2), rand(1, 2))
+    got = REGISTRY.tangent_rule(np.concatenate)((t,), np.concatenate(items), items)
+    np.testing.assert_array_equal(got, np.concatenate(t))
+
+
+@pytest.mark.parametrize(
+    "primitive, items, kwargs",
+    [
+        (np.concatenate, [rand(2), np.array([1, 2])], {}),
+        (np.stack, [rand(3), np.arange(3)], {}),
+        (np.hstack, [rand(2, 1), np.ones((2, 2), dtype=int)], {}),
+        (np.array, [0.5, 2, rand()], {}),
+        (np.column_stack, [np.arange(3), rand(3)], {}),
+    ],
+    ids=["concatenate", "stack", "hstack", "array", "column_stack"],
+)
+def test_integer_items_get_zero_tangents(primitive, items, kwargs):
+    # an integer item carries no tangent (None): the join fills in zeros shaped like it
+    rng = np.random.default_rng(5)
+    t = [direction(item, rng) for item in items]
+    y = primitive(items, **kwargs)
+    got = REGISTRY.tangent_rule(primitive)((t,), y, items, **kwargs)
+    up = primitive(shifted(items, t, EPS), **kwargs)
+    down = primitive(shifted(items, t, -EPS), **kwargs)
+    assert_tangent_matches(primitive.__name__, got, up, down, y)
+
+
+def test_linspace_integer_endpoint_has_no_tangent():
+    stop, t = rand(3), rand(3)
+    y = np.linspace(2, stop, 5, axis=1)
+    got = REGISTRY.tangent_rule(np.linspace)((None, t, None), y, 2, stop, 5, axis=1)
+    expected = (np.linspace(2, stop + EPS * t, 5, axis=1) - np.linspace(2, stop - EPS * t, 5, axis=1)) / (2 * EPS)
+    assert_close("linspace", got, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_linspace_scalar_zero_tangent_of_an_array_endpoint():
+    start, stop, t = rand(3), 1.5, 0.7
+    y = np.linspace(start, stop, 4)
+    got = REGISTRY.tangent_rule(np.linspace)((0.0, t, None), y, start, stop, 4)
+    assert got.shape == (4, 3)
+    np.testing.assert_allclose(got, np.broadcast_to(np.linspace(0.0, t, 4)[:, None], (4, 3)), rtol=1e-15)
+
+
+def test_linspace_step_of_one_sample_has_zero_tangent():
+    y = np.linspace(0.3, 1.7, 1, retstep=True)
+    samples, step = REGISTRY.tangent_rule(np.linspace)((2.0, 3.0, None), y, 0.3, 1.7, 1, retstep=True)
+    np.testing.assert_array_equal(samples, [2.0])
+    assert step == 0.0
+
+
+def test_linspace_integer_samples_have_zero_tangents():
+    y = np.linspace(0.3, 7.7, 4, dtype=int)
+    got = REGISTRY.tangent_rule(np.linspace)((1.0, 1.0, None), y, 0.3, 7.7, 4, dtype=int)
+    np.testing.assert_array_equal(got, np.zeros(4))
+
+
+def test_full_like_ignores_the_template_values():
+    a, t_a = rand(2, 3), rand(2, 3)
+    got = REGISTRY.tangent_rule(np.full_like)((t_a, 2.0), np.full_like(a, 0.5), a, 0.5)
+    np.testing.assert_array_equal(got, np.full((2, 3), 2.0))
+    got[0, 0] = 1.0  # writable, like np.full_like's result
+
+
+@pytest.mark.parametrize(
+    "primitive, x, args, kwargs", [c[:4] for c in LAYOUT_CASES], ids=[c[4] for c in LAYOUT_CASES]
+)
+def test_layout_dependent_order_tangent(primitive, x, args, kwargs):
+    # x is moved in place, so its memory layout (which orders 'A' and 'K' read) is kept
+    x = x.copy(order="K") if x.flags.owndata else x
+    t = rand(*x.shape)
+    t = np.asfortranarray(t) if x.flags.c_contiguous else np.ascontiguousarray(t)  # t in the other layout
+    original = x.copy()
+    y = primitive(x, *args, **kwargs)
+    got = REGISTRY.tangent_rule(primitive)((t,) + (None,) * len(args), y, x, *args, **kwargs)
+    x[...] = original + EPS * t
+    up = primitive(x, *args, **kwargs).copy()
+    x[...] = original - EPS * t
+    down = primitive(x, *args, **kwargs).copy()
+    x[...] = original
+    assert_close(primitive.__name__, got, (up - down) / (2 * EPS), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "primitive, args, kwargs",
+    [
+        (np.take, (np.array([3, 3, 0, 1]),), {}),
+        (np.repeat, ([1, 0, 2],), {"axis": 1}),
+        (np.diag, (), {}),
+        (np.pad, (1,), {"mode": "reflect"}),
+        (np.ravel, (), {"order": "K"}),
+        (np.tile, ((2, 1),), {}),
+        (np.array, (), {}),
+        (np.asarray, (), {}),
+        (np.ndarray.flatten, ("K",), {}),
+        (np.full_like, (np.float32(0.5),), {}),
+    ],
+    ids=["take", "repeat", "diag", "pad", "ravel-K", "tile", "array", "asarray", "flatten-K", "full_like"],
+)
+def test_float32_tangent_keeps_dtype(primitive, args, kwargs):
+    x = np.asfortranarray(rand(3, 3)).astype(np.float32)
+    t = np.ones((3, 3), dtype=np.float32)
+    tangents = (t,) + tuple(np.float32(1.0) if isinstance(a, np.float32) else None for a in args)
+    y = primitive(x, *args, **kwargs)
+    got = REGISTRY.tangent_rule(primitive)(tangents, y, x, *args, **kwargs)
+    assert got.dtype == np.float32
+    assert got.shape == y.shape
+
+
+def test_copies_do_not_share_the_tangent():
+    x, t = rand(2, 3), rand(2, 3)
+    for primitive in (np.copy, np.array, np.ndarray.copy, np.ndarray.flatten):
+        got = REGISTRY.tangent_rule(primitive)((t,), primitive(x), x)
+        assert not np.shares_memory(got, t), primitive
+
+
+def test_pad_unsupported_mode_tangent_says_what_to_do():
+    x = rand(3)
+    with pytest.raises(SsadError, match="mode='mean'.*ssad.tangent"):
+        REGISTRY.tangent_rule(np.pad)((rand(3), None), np.pad(x, 1, mode="mean"), x, 1, "mean")
+
+
+def test_ravel_k_of_broadcast_view_tangent_is_refused():
+    x = np.broadcast_to(rand(3, 1), (3, 4))[::-1]
+    with pytest.raises(SsadError, match="zero stride"):
+        REGISTRY.tangent_rule(np.ravel)((rand(3, 4), None), np.ravel(x, order="K"), x, "K")
+
+
+def test_every_adjoint_rule_of_this_module_has_a_tangent_rule():
+    from ssad.rules import functional, shape
+
+    mine = [
+        p
+        for p in REGISTRY.adjoint_primitives()
+        if REGISTRY.adjoint_rule(p).__module__ in (shape.__name__, functional.__name__)
+    ]
+    assert len(mine) > 50
+    missing = [repr(p) for p in mine if REGISTRY.tangent_rule(p) is None]
+    assert not missing, f"adjoint rules without a tangent rule: {missing}"
+
+
+# ----- The tangent is the transpose of the adjoint: <adjoint(dy), t> == <dy, tangent(t)> -----
+
+
+def has_float32(value):
+    if isinstance(value, (list, tuple)):
+        return any(has_float32(v) for v in value)
+    return isinstance(value, (np.ndarray, np.float32)) and value.dtype == np.float32
+
+
+def assert_transposes(primitive, args, kwargs, seed):
+    rng = np.random.default_rng(seed)
+    y = primitive(*args, **kwargs)
+    dy = direction(y, rng) if not isinstance(y, (list, tuple)) else type(y)(direction(v, rng) for v in y)
+    tangents = tuple(direction(a, rng) for a in args)
+    adjoints = REGISTRY.adjoint_rule(primitive)(dy, y, *args, **kwargs)
+    t_y = REGISTRY.tangent_rule(primitive)(tangents, y, *args, **kwargs)
+    left = pairing(list(adjoints), list(tangents[: len(adjoints)]))
+    right = pairing(dy, t_y)
+    assert left != 0.0
+    # float64 rounding only; an adjoint in float32 (the dtype of a float32 input) rounds dy to float32
+    rtol = 1e-6 if any(has_float32(a) for a in args) else 1e-12
+    assert abs(left - right) <= rtol * max(1.0, abs(left)), f"<adjoint(dy), t> = {left!r}, <dy, tangent(t)> = {right!r}"
+
+
+TRANSPOSE_CASES = (
+    [(case.primitive, case.args, case.kwargs, case_id(case)) for case in CASES]
+    + [(primitive, (items,), kwargs, name) for primitive, items, kwargs, name in SEQUENCE_CASES]
+    + [(primitive, (x,) + args, kwargs, name) for primitive, x, args, kwargs, name in LAYOUT_CASES]
+)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize(
+    "primitive, args, kwargs", [c[:3] for c in TRANSPOSE_CASES], ids=[c[3] for c in TRANSPOSE_CASES]
+)
+def test_tangent_is_transpose_of_adjoint(primitive, args, kwargs, seed):
+    assert_transposes(primitive, args, kwargs, seed)
+
+
+def test_transpose_attribute_is_transpose_of_adjoint():
+    x, dy, t = rand(3, 4, 2), rand(2, 4, 3), rand(3, 4, 2)
+    (d_x,) = REGISTRY.adjoint_rule(np.ndarray.T)(dy, x.T, x)
+    t_y = REGISTRY.tangent_rule(np.ndarray.T)((t,), x.T, x)
+    assert abs(pairing(d_x, t) - pairing(dy, t_y)) <= 1e-12 * abs(pairing(d_x, t))
+
+
+def random_inputs(name, rng):
+    """(primitive, args, kwargs) for `name` with shapes, axes and indices drawn at random."""
+    shape = tuple(int(n) for n in rng.integers(1, 5, size=rng.integers(1, 4)))
+    x = rng.standard_normal(shape)
+    axis = int(rng.integers(-x.ndim, x.ndim))
+    if name == "reshape":
+        return np.reshape, (x, (-1,) + shape[:1]), {"order": str(rng.choice(["C", "F"]))}
+    if name == "transpose":
+        return np.transpose, (x, tuple(rng.permutation(x.ndim))), {}
+    if name == "moveaxis":
+        return np.moveaxis, (x, axis, int(rng.integers(x.ndim))), {}
+    if name == "take":
+        return np.take, (x, rng.integers(-shape[axis], shape[axis], size=6), axis), {}
+    if name == "repeat":
+        counts = rng.integers(0, 3, size=shape[axis])
+        counts[rng.integers(shape[axis])] = 1  # not all zero
+        return np.repeat, (x, counts, axis), {}
+    if name == "tile":
+        return np.tile, (x, tuple(int(r) for r in rng.integers(1, 3, size=rng.integers(1, 4)))), {}
+    if name == "roll":
+        return np.roll, (x, int(rng.integers(-5, 6)), axis), {}
+    if name == "pad":
+        mode = str(rng.choice(["constant", "edge", "wrap", "reflect", "symmetric"]))
+        return np.pad, (x, rng.integers(0, 3, size=(x.ndim, 2)), mode), {}
+    if name == "diagonal":
+        y = rng.standard_normal(shape + (3,))
+        # offset k reads y[..., i, ..., i + k] with i < 3 and i + k < shape[0]: never empty
+        return np.diagonal, (y, int(rng.integers(-2, shape[0])), -1, 0), {}
+    if name == "concatenate":
+        sizes = list(rng.integers(1, 4, 3)) + [0]  # an empty item too
+        items = [rng.standard_normal(shape[: axis % x.ndim] + (int(n),) + shape[axis % x.ndim + 1 :]) for n in sizes]
+        return np.concatenate, (items, axis), {}
+    if name == "stack":
+        return np.stack, ([rng.standard_normal(shape) for _ in range(3)], int(rng.integers(-x.ndim - 1, x.ndim + 1))), {}
+    if name == "array_split":
+        return np.array_split, (x, int(rng.integers(1, 5)), axis), {}
+    if name == "linspace":
+        return np.linspace, (rng.standard_normal(shape), rng.standard_normal(shape[-1:]), int(rng.integers(1, 6))), {"axis": -1}
+    raise AssertionError(name)
+
+
+RANDOM_RULES = ["reshape", "transpose", "moveaxis", "take", "repeat", "tile", "roll", "pad", "diagonal",
+                "concatenate", "stack", "array_split", "linspace"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", RANDOM_RULES)
+def test_tangent_is_transpose_of_adjoint_on_random_inputs(name, seed):
+    rng = np.random.default_rng(1000 * seed + RANDOM_RULES.index(name))
+    primitive, args, kwargs = random_inputs(name, rng)
+    assert_transposes(primitive, args, kwargs, seed)
