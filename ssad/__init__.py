@@ -6,7 +6,7 @@
 """
 
 from . import rules as _rules  # noqa: F401  (registers the built-in rules)
-from .api import grad, jacobian, jvp, show, stages, value_and_grad, vjp
+from .api import grad, hessian, jacobian, jvp, show, stages, value_and_grad, vjp
 from .errors import MissingRuleError, SsadError, UnsupportedSyntaxError
 from .registry import adjoint, nondifferentiable, tangent
 from .runtime import stop_gradient
@@ -23,6 +23,7 @@ __all__ = [
     "adjoint",
     "check_grads",
     "grad",
+    "hessian",
     "jacobian",
     "jvp",
     "nondifferentiable",

@@ -53,8 +53,11 @@ def list_mutation(statement):
     if not isinstance(statement, gast.Expr) or not isinstance(statement.value, gast.Call):
         return None
     func = statement.value.func
-    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in ("append", "extend", "insert"):
-        return func.value.id, func.attr, list(statement.value.args)
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in (
+        "append", "extend", "insert", "push"
+    ):
+        method = "append" if func.attr == "push" else func.attr  # a Tape's push is append
+        return func.value.id, method, list(statement.value.args)
     return None
 
 

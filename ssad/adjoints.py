@@ -365,8 +365,7 @@ class StatementAdjoints:
         if info is None:
             return
         saved, backward, wrt, bound = info
-        starred = gast.Starred(value=name(saved), ctx=gast.Load())
-        adjoints = gast.Call(func=name(backward), args=[name(dy), starred], keywords=[])
+        adjoints = gast.Call(func=name(backward), args=[name(dy), name(saved)], keywords=[])
         operands = {param: operand for param, operand in bound}
         if len(wrt) == 1:
             self.contribute(operands[wrt[0]], gast.Subscript(value=adjoints, slice=constant(0), ctx=gast.Load()))

@@ -211,9 +211,19 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
         n.id for s in gradient.forward for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     ]
     saved = sorted(read & primal, key=order.index)
+    # backward_f(d_result, saved) unpacks what the forward half saved (one tuple, no *args,
+    # so generated code stays code ssad can differentiate again).
+    saved_name = program.namer.fresh("saved")
     backward_function.args.args = [
-        gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in [gradient.seed] + saved
+        gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None) for n in (gradient.seed, saved_name)
     ]
+    if saved:
+        unpack = gast.Assign(
+            targets=[gast.Tuple(elts=[gast.Name(id=n, ctx=gast.Store(), annotation=None, type_comment=None) for n in saved], ctx=gast.Store())],
+            value=_name(saved_name),
+            type_comment=None,
+        )
+        backward_function.body.insert(0, unpack)
     forward_name = program.namer.fresh(f"forward_{base}")
     forward_function = _signature(program, forward_name)
     residuals = gast.Tuple(elts=[_name(n) for n in saved], ctx=gast.Load())
@@ -380,12 +390,14 @@ class _Variants:
 
 def _check_function(f, api):
     parse.require_python_function(f)
-    wrapped = getattr(f, "_ssad_wrapped", None)
-    if wrapped is not None:
-        raise SsadError(
-            f"ssad.{api} of a function made by ssad.{wrapped} is not supported yet; "
-            "differentiate the original function"
-        )
+
+
+def _unwrap(f):
+    """A gradient function made by ssad stands for its generated code (for grad(grad(f)))."""
+    generated = getattr(f, "generated", None)
+    if getattr(f, "_ssad_wrapped", None) is not None and generated is not None:
+        return generated
+    return f
 
 
 def _argument_getter(f, name, position):
@@ -425,6 +437,7 @@ _wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_val
 
 def _wrapper(f, wrt, optimize, with_value):
     """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
+    f = _unwrap(f)
     key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version)
     try:
         return _wrappers[f][key]
@@ -485,6 +498,7 @@ def _gradient_wrapper(f, variants, is_tuple, with_value):
 
 def vjp(f, *args, **kwargs):
     """`(f(*args, **kwargs), pullback)`; `pullback(d_value)` returns one adjoint per positional argument."""
+    f = _unwrap(f)
     _check_function(f, "vjp")
     positional, _ = _parameters(f)
     if len(args) > len(positional):
@@ -509,7 +523,7 @@ def vjp(f, *args, **kwargs):
         saved = list(residuals)
         if entry.tape_index is not None:  # each run pops from its own copy of the tape
             saved[entry.tape_index] = saved[entry.tape_index].copy()
-        adjoints = backward(d_value, *saved)
+        adjoints = backward(d_value, tuple(saved))
         return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
 
     return value, pullback
@@ -521,6 +535,7 @@ def jvp(f, primals, tangents):
     `tangents` has one tangent per primal, shaped like it (None for an argument
     that carries none).
     """
+    f = _unwrap(f)
     _check_function(f, "jvp")
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
@@ -535,40 +550,80 @@ def jvp(f, primals, tangents):
     return value, tangent
 
 
-def jacobian(f, wrt=0):
-    """A function returning the Jacobian of `f`'s array output with respect to `wrt`.
+def jacobian(f, wrt=0, *, mode=None):
+    """A function returning the Jacobian of `f` with respect to `wrt`.
 
-    The result has shape ``np.shape(output) + np.shape(input)``; it is computed by
-    reverse mode, one pullback per output element.
+    The result has shape ``np.shape(output) + np.shape(input)`` (a tuple of them for
+    a tuple `wrt`). It is built by forward mode, one jvp per input element, when the
+    inputs are smaller than the output, else by reverse mode, one pullback per
+    output element; `mode="forward"` or `"reverse"` chooses.
     """
+    f = _unwrap(f)
     _check_function(f, "jacobian")
     names, is_tuple = normalize_wrt(f, wrt)
-    entry = compiled(f, names, VJP)
-    getters = [_argument_getter(f, n, p) for n, p in zip(entry.wrt, entry.positions, strict=True)]
+    positions = _positions(f, names)
+    getters = [_argument_getter(f, n, p) for n, p in zip(names, positions, strict=True)]
 
     @functools.wraps(f)
     def jacobian_function(*args, **kwargs):
-        value, residuals = entry.function(*args, **kwargs)
-        value = np.asarray(value, dtype=np.float64)
         inputs = [get(args, kwargs) for get in getters]
-        rows = [[] for _ in inputs]
-        for index in np.ndindex(value.shape):
-            seed = np.zeros_like(value)
-            seed[index] = 1.0
-            if entry.writes_in_place:  # the adjoint sweep restores arrays in place: run forward again
-                _, residuals = entry.function(*args, **kwargs)
-            saved = list(residuals)
-            if entry.tape_index is not None:
-                saved[entry.tape_index] = saved[entry.tape_index].copy()
-            adjoints = entry.backward(seed if value.shape else 1.0, *saved)
-            for row, adjoint, x in zip(rows, adjoints, inputs, strict=True):
-                row.append(np.asarray(fit_gradient(adjoint, x), dtype=np.float64))
-        blocks = tuple(
-            np.stack(row).reshape(value.shape + np.shape(x)) for row, x in zip(rows, inputs, strict=True)
-        )
+        value = np.asarray(f(*args, **kwargs), dtype=np.float64)
+        size_in = sum(int(np.size(x)) for x in inputs)
+        chosen = mode or ("forward" if size_in < value.size else "reverse")
+        if chosen == "forward":
+            blocks = _jacobian_forward(f, names, args, kwargs, inputs, value)
+        else:
+            blocks = _jacobian_reverse(f, names, args, kwargs, inputs, value)
         return blocks if is_tuple else blocks[0]
 
     return jacobian_function
+
+
+def _jacobian_reverse(f, names, args, kwargs, inputs, value):
+    entry = compiled(f, names, VJP)
+    rows = [[] for _ in inputs]
+    for index in np.ndindex(value.shape):
+        _, residuals = entry.function(*args, **kwargs)  # a fresh forward sweep per row
+        seed = np.zeros_like(value)
+        seed[index] = 1.0
+        adjoints = entry.backward(seed if value.shape else 1.0, residuals)
+        for row, adjoint, x in zip(rows, adjoints, inputs, strict=True):
+            row.append(np.asarray(fit_gradient(adjoint, x), dtype=np.float64))
+    return tuple(np.stack(row).reshape(value.shape + np.shape(x)) for row, x in zip(rows, inputs, strict=True))
+
+
+def _jacobian_forward(f, names, args, kwargs, inputs, value):
+    entry = compiled(f, names, JVP)
+    blocks = []
+    for name, x in zip(names, inputs, strict=True):
+        columns = []
+        for index in np.ndindex(np.shape(x)):
+            tangents = {tangent_parameter(n): np.zeros(np.shape(v)) if np.ndim(v) else 0.0 for n, v in zip(names, inputs, strict=True)}
+            direction = np.zeros(np.shape(x))
+            direction[index] = 1.0
+            tangents[tangent_parameter(name)] = direction if np.ndim(x) else 1.0
+            _, tangent = entry.function(*args, **kwargs, **tangents)
+            columns.append(np.broadcast_to(np.asarray(tangent, dtype=np.float64), value.shape))
+        stacked = np.stack(columns, axis=-1) if columns else np.zeros(value.shape + (0,))
+        blocks.append(stacked.reshape(value.shape + np.shape(x)))
+    return tuple(blocks)
+
+
+def hessian(f, wrt=0):
+    """A function returning the Hessian of scalar-valued `f` with respect to `wrt`.
+
+    Forward over reverse: the forward mode of `f`'s generated gradient, one jvp per
+    input element; the result has shape ``np.shape(x) + np.shape(x)``. For a
+    Hessian-vector product without the full matrix, use
+    ``ssad.jvp(ssad.grad(f), (x,), (v,))[1]``.
+    """
+    f = _unwrap(f)
+    _check_function(f, "hessian")
+    names, is_tuple = normalize_wrt(f, wrt)
+    if is_tuple and len(names) != 1:
+        raise SsadError("hessian takes one parameter in wrt; for several, take jacobian(grad(f, wrt=(...)))")
+    gradient = grad(f, wrt=names[0])
+    return jacobian(gradient.generated, wrt=names[0], mode="forward")
 
 
 class Shown:
@@ -599,6 +654,7 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
     `stage` (one of "parse", "anf", "activity", "reverse", "optimized") shows the
     code after that pipeline stage instead, for debugging the compiler.
     """
+    f = _unwrap(f)
     _check_function(f, "show")
     if mode not in ("reverse", "forward"):
         raise SsadError(f"show(mode={mode!r}): mode is 'reverse' or 'forward'")

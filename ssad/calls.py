@@ -7,7 +7,7 @@ source and no adjoint rule, becomes in the caller's forward sweep
 
 and in its adjoint sweep
 
-    d_a, d_b = backward_g(d_t, *t_saved)
+    d_a, d_b = backward_g(d_t, t_saved)
 
 `forward_g` and `backward_g` are the two halves of `g`'s own vjp (see `api`),
 compiled once per (function, parameters that receive active values) and shared by
@@ -30,6 +30,8 @@ def transformable(f):
     if not inspect.isfunction(f):
         return False
     module = getattr(f, "__module__", None) or ""
+    if module.startswith("ssad.rules."):
+        return True  # helpers of the rules, which generated code calls: differentiable like any code
     top = module.split(".")[0]
     if top in _LIBRARY_PREFIXES or top in getattr(sys, "stdlib_module_names", ()):
         return False
@@ -84,7 +86,8 @@ class Lazy:
         self.__name__ = f"{half}_{vjp_name(function, wrt)}"
         self._target = None
 
-    def __call__(self, *args, **kwargs):
+    def resolve(self):
+        """The generated function this handle stands for (compiled now if needed)."""
         target = self._target
         if target is None:
             from .api import VJP, compiled
@@ -92,7 +95,10 @@ class Lazy:
             entry = compiled(self.function, self.wrt, VJP)
             target = entry.function if self.half == "forward" else entry.backward
             self._target = target
-        return target(*args, **kwargs)
+        return target
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
 
     def __repr__(self):
         return f"<ssad {self.half} of {self.function.__qualname__} w.r.t. {', '.join(self.wrt)}>"

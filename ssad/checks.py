@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from .api import normalize_wrt, vjp
+from .api import grad, jvp, normalize_wrt, vjp
 from .errors import SsadError
 from .testing import _inner, _random_like
 
@@ -17,17 +17,21 @@ def _perturbed(args, position, direction, step):
     return moved
 
 
-def check_grads(f, args, wrt=None, order=1, *, directions=3, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
+def check_grads(f, args, wrt=None, order=1, *, modes=("reverse", "forward"), directions=3, eps=1e-6,
+                rtol=1e-5, atol=1e-7, seed=0):
     """Raise AssertionError naming the worst mismatch between ssad and finite differences.
 
-    `args` is the tuple of positional arguments; `wrt` is a parameter index or
-    name, or a tuple of them (default: every float positional argument). The
-    output may have any shape: a random non-uniform output adjoint `dy` is drawn,
-    and along `directions` random input directions `v` the reverse-mode value
-    <pullback(dy), v> is compared with the central difference of <dy, f(x + t v)>.
+    `args` is the tuple of positional arguments; `wrt` is a parameter index or name,
+    or a tuple of them (default: every float positional argument). The output may
+    have any shape. Along `directions` random input directions `v` (and, for reverse
+    mode, a random non-uniform output adjoint `dy`):
+
+    - reverse mode compares <pullback(dy), v> with the central difference of <dy, f(x + t v)>;
+    - forward mode compares <dy, jvp(f, x, v)> with the same difference.
+
+    `order=2` (for scalar-valued f) checks the derivatives of ssad's own gradient the
+    same way: second derivatives, by reverse over reverse and forward over reverse.
     """
-    if order != 1:
-        raise SsadError("check_grads supports order=1 in this version")
     args = tuple(args)
     if wrt is None:
         positions = [i for i, a in enumerate(args) if _is_float(a)]
@@ -37,29 +41,48 @@ def check_grads(f, args, wrt=None, order=1, *, directions=3, eps=1e-6, rtol=1e-5
         positions = [parameters.index(n) for n in names]
     if not positions:
         raise SsadError("check_grads found no float argument to check; pass wrt=")
+    if order == 2:
+        gradient = grad(f, wrt=tuple(positions))
+        check_grads(gradient.generated, args, wrt=tuple(positions), order=1, modes=modes, directions=directions,
+                    eps=eps, rtol=rtol, atol=atol, seed=seed)
+        return
+    if order != 1:
+        raise SsadError(f"check_grads checks order 1 or 2, not {order}")
+    unknown = set(modes) - {"reverse", "forward"}
+    if unknown:
+        raise SsadError(f"check_grads modes are 'reverse' and 'forward', not {sorted(unknown)}")
     rng = np.random.default_rng(seed)
-    value, pullback = vjp(f, *args)
+    value, pullback = vjp(f, *args) if "reverse" in modes else (f(*args), None)
     dy = _random_like(value, rng)
-    adjoints = pullback(dy)
+    adjoints = pullback(dy) if pullback is not None else None
     worst = None
     for position in positions:
         for _ in range(directions):
             direction = rng.standard_normal(np.shape(args[position]))
+            if np.ndim(args[position]) == 0:
+                direction = float(direction)
             up = _inner(dy, f(*_perturbed(args, position, direction, eps)))
             down = _inner(dy, f(*_perturbed(args, position, direction, -eps)))
             expected = (up - down) / (2 * eps)
-            got = float(np.sum(np.asarray(adjoints[position], dtype=np.float64) * direction))
-            error = abs(got - expected)
-            excess = error - (atol + rtol * abs(expected))
-            if not np.isfinite(got) or excess > 0:
-                excess = np.inf if not np.isfinite(got) else excess
-                if worst is None or excess > worst[0]:
-                    worst = (excess, position, expected, got)
+            found = []
+            if adjoints is not None:
+                found.append(("reverse", float(np.sum(np.asarray(adjoints[position], dtype=np.float64) * direction))))
+            if "forward" in modes:
+                tangents = tuple(direction if i == position else None for i in range(len(args)))
+                _, tangent = jvp(f, args, tangents)
+                found.append(("forward", _inner(dy, tangent)))
+            for mode, got in found:
+                error = abs(got - expected)
+                excess = error - (atol + rtol * abs(expected))
+                if not np.isfinite(got) or excess > 0:
+                    excess = np.inf if not np.isfinite(got) else excess
+                    if worst is None or excess > worst[0]:
+                        worst = (excess, position, expected, got, mode)
     if worst is not None:
-        _, position, expected, got = worst
+        _, position, expected, got, mode = worst
         raise AssertionError(
-            f"{f.__qualname__}: derivative with respect to argument {position} along a random "
-            f"direction: finite differences give {expected!r}, ssad gives {got!r}"
+            f"{f.__qualname__}: derivative ({mode} mode) with respect to argument {position} along a "
+            f"random direction: finite differences give {expected!r}, ssad gives {got!r}"
         )
 
 

@@ -81,7 +81,7 @@ def _compiled_forward(function, args, kwargs, captured):
     backward = entry.backward
 
     def compiled_pullback(d_value):
-        adjoints = backward(d_value, *residuals)
+        adjoints = backward(d_value, residuals)
         positional = tuple(adjoints[: len(names)])
         keyword = dict(zip(keywords, adjoints[len(names) : len(names) + len(keywords)], strict=True))
         d_function = dict(zip(captured, adjoints[len(names) + len(keywords) :], strict=True)) if captured else None

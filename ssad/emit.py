@@ -90,5 +90,6 @@ def compile_module(base_name, source, namespace):
     filename = register_source(base_name, source)
     code = compile(source, filename, "exec")
     scope = dict(namespace)
+    scope.setdefault("__name__", "ssad_generated")  # generated code can itself be differentiated
     exec(code, scope)  # noqa: S102 - executing source ssad generated itself
     return scope

@@ -21,7 +21,7 @@ import gast
 from . import primitives
 from .activity import list_mutation, simple_statements
 from .adjoints import assign, call, constant, index_value, name, store
-from .calls import function_label, parameters_of_operands
+from .calls import function_label, parameters_of_operands, transformable
 from .emit import comment
 from .errors import MissingRuleError
 from .inline import ZERO, bind_arguments, instantiate, is_zero, materialize_zeros, template_of
@@ -53,6 +53,7 @@ class _Forward:
         self.names = {}
         self.callees = []
         self.last_comment_line = None
+        self.seen = set(program.params)  # names assigned so far, in the order of the source
         for primal in program.params + _assigned(program.body):
             if primal not in self.names:
                 self.names[primal] = self.namer.adjoint_name(primal)
@@ -81,6 +82,7 @@ class _Forward:
             elif isinstance(statement, (gast.For, gast.While)):
                 out.extend(self.loop(statement))
             else:
+                self.seen.update(_assigned([statement]))
                 extra = self.statement(statement)
                 note = self.comment_for(statement) if extra else None
                 if note is not None:
@@ -127,6 +129,7 @@ class _Forward:
 
     def loop(self, statement):
         entry = self.state()
+        seen_before = set(self.seen)
         head = set(entry[0])
         snapshot = self.namer.snapshot()
         while True:
@@ -141,7 +144,11 @@ class _Forward:
         prologue = []
         self.set_state(entry)
         for primal in sorted(head - set(entry[0])):
-            prologue.append(self.zero(primal))
+            if primal in seen_before:
+                prologue.append(self.zero(primal))
+            else:  # first made inside the loop: no value yet, and no tangent read before it is set
+                self.tangent[primal] = self.names[primal]
+                prologue.append(assign(self.names[primal], constant(0.0)))
         self.tangent = {p: self.names[p] for p in head}
         self.owned = set()  # a loop body may share tangents between iterations
         if isinstance(statement, gast.For):
@@ -254,6 +261,9 @@ class _Forward:
 
     def primitive(self, statement, op, target):
         rule = REGISTRY.tangent_rule(op.primitive) if op.primitive is not None else None
+        if rule is None and op.primitive is not None and transformable(op.primitive):
+            # the user gave an adjoint rule but no tangent rule: forward mode reads the source
+            return self.user_call(statement, op, target)
         if rule is None:
             label = primitive_name(op.primitive) if op.primitive is not None else op.name
             raise MissingRuleError(
@@ -442,9 +452,12 @@ class _LazyJvp:
         self.__name__ = f"jvp_{function_label(function)}"
         self._target = None
 
-    def __call__(self, *args, **kwargs):
+    def resolve(self):
         if self._target is None:
             from .api import JVP, compiled
 
             self._target = compiled(self.function, self.wrt, JVP).function
-        return self._target(*args, **kwargs)
+        return self._target
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)

@@ -188,4 +188,11 @@ def resolve_free_names(f, node):
         elif hasattr(builtins, name):
             namespace[name] = getattr(builtins, name)
         # A name that resolves nowhere is reported where it is used (see fence).
-    return namespace
+    return {name: _pure_twin(value) for name, value in namespace.items()}
+
+
+def _pure_twin(value):
+    """Generated code updates adjoints in place with `add_at`; read again, it is the pure form."""
+    from .runtime import add_at, added_at
+
+    return added_at if value is add_at else value

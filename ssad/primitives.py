@@ -128,6 +128,9 @@ def operation(value, program):
         func = value.func
         if is_static(func, program):
             callee = static_value(func, program)
+            resolve = getattr(callee, "resolve", None)
+            if resolve is not None and callable(resolve):
+                callee = resolve()  # a lazily compiled half of a vjp or jvp: its generated function
             if callee is closure:
                 return Operation(CLOSURE, callee, [], keywords, name="closure", keys=list(keywords))
             if callee is functools.partial:

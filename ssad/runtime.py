@@ -143,6 +143,11 @@ def add_at(d_x, index, d_part):
     raise SsadError(f"cannot index an adjoint of type {type(d_x).__name__}")
 
 
+def added_at(d_x, index, d_part):
+    """`add_at` on a copy: the pure form, for code that is differentiated again."""
+    return add_at(copy_adjoint(d_x), index, d_part)
+
+
 def zero_at(d_x, index):
     """A copy of the adjoint `d_x` with zeros at `index` (the adjoint of x before `x[index] = v`)."""
     d_x = copy_adjoint(d_x)

@@ -221,6 +221,6 @@ def test_generated_code_is_visible_to_inspect_and_tracebacks():
     assert linecache.getline(filename, 1).startswith("def grad_poly")
 
 
-def test_grad_of_a_gradient_function_is_refused_for_now():
-    with pytest.raises(ssad.SsadError, match="original function"):
-        ssad.grad(ssad.grad(poly))
+def test_grad_of_a_gradient_function_differentiates_its_generated_code():
+    second = ssad.grad(ssad.grad(poly))
+    assert second(1.5, 0.5) == pytest.approx(2.0 * 2 * 0.5)

@@ -1,3 +1,3 @@
 """Built-in rules, one module per domain. Importing this package registers them all."""
 
-from . import elementwise, functional, linalg, reductions, scalar, shape  # noqa: F401  (registration)
+from . import elementwise, functional, linalg, reductions, runtime, scalar, shape  # noqa: F401  (registration)

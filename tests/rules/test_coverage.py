@@ -2,9 +2,9 @@
 
 from ssad.registry import REGISTRY, primitive_name
 
-from . import test_elementwise, test_functional, test_linalg, test_reductions, test_scalar, test_shape
+from . import test_elementwise, test_functional, test_linalg, test_reductions, test_runtime, test_scalar, test_shape
 
-MODULES = [test_elementwise, test_functional, test_linalg, test_reductions, test_scalar, test_shape]
+MODULES = [test_elementwise, test_functional, test_linalg, test_reductions, test_runtime, test_scalar, test_shape]
 
 
 def builtin_adjoint_primitives():

@@ -1,0 +1,134 @@
+"""Rules: ssad's own runtime helpers, so generated code can be differentiated again.
+
+`grad(grad(f))`, `hessian(f)` and `jvp` of a gradient transform code ssad generated,
+which calls the helpers below. Each gets an adjoint and a tangent rule; all are
+linear in their array arguments. `add_at` updates its first argument in place in
+generated code; when generated code is itself differentiated, ssad reads it as the
+pure `added_at` (see `parse`), which these rules describe.
+"""
+
+import numpy as np
+
+from ..registry import adjoint, nondifferentiable, tangent
+from ..runtime import (
+    add_at,
+    added_at,
+    broadcast_like,
+    copy_adjoint,
+    pack_like,
+    seed,
+    take_part,
+    unbroadcast,
+    zero_at,
+    zeros_like_value,
+)
+from ..structure import add_adjoint, add_attr
+
+nondifferentiable(seed, zeros_like_value)
+
+# ----- Shapes -----
+
+
+@adjoint(unbroadcast)
+def unbroadcast_adjoint(dy, y, g, x):
+    return (np.broadcast_to(dy, np.shape(g)), None)
+
+
+@tangent(unbroadcast)
+def unbroadcast_tangent(tangents, y, g, x):
+    return unbroadcast(tangents[0], x)
+
+
+@adjoint(broadcast_like)
+def broadcast_like_adjoint(dy, y, t, like):
+    return (unbroadcast(dy, t), None)
+
+
+@tangent(broadcast_like)
+def broadcast_like_tangent(tangents, y, t, like):
+    return broadcast_like(tangents[0], like)
+
+
+# ----- Accumulation and scatter -----
+
+
+@adjoint(added_at)
+@adjoint(add_at)
+def added_at_adjoint(dy, y, d_x, index, d_part):
+    return (dy, None, unbroadcast(take_part(dy, index), d_part))
+
+
+def _base_tangent(t_base, d_x):
+    """A zero tangent may arrive as the literal 0.0: give it the base's shape to index into."""
+    if np.ndim(t_base) == 0 and not isinstance(d_x, (float, int)) and np.ndim(d_x) > 0:
+        return zeros_like_value(d_x)
+    return t_base
+
+
+@tangent(added_at)
+@tangent(add_at)
+def added_at_tangent(tangents, y, d_x, index, d_part):
+    return added_at(_base_tangent(tangents[0], d_x), index, tangents[2])
+
+
+@adjoint(add_adjoint)
+def add_adjoint_adjoint(dy, y, a, b):
+    return (dy, dy)
+
+
+@tangent(add_adjoint)
+def add_adjoint_tangent(tangents, y, a, b):
+    return add_adjoint(tangents[0], tangents[1])
+
+
+@adjoint(copy_adjoint)
+def copy_adjoint_adjoint(dy, y, d_x):
+    return (dy,)
+
+
+@tangent(copy_adjoint)
+def copy_adjoint_tangent(tangents, y, d_x):
+    return copy_adjoint(tangents[0])
+
+
+@adjoint(zero_at)
+def zero_at_adjoint(dy, y, d_x, index):
+    return (zero_at(dy, index), None)
+
+
+@tangent(zero_at)
+def zero_at_tangent(tangents, y, d_x, index):
+    return zero_at(tangents[0], index)
+
+
+@adjoint(take_part)
+def take_part_adjoint(dy, y, d_x, index):
+    return (added_at(zeros_like_value(d_x), index, dy), None)
+
+
+@tangent(take_part)
+def take_part_tangent(tangents, y, d_x, index):
+    return take_part(tangents[0], index)
+
+
+# ----- Structures -----
+
+
+@adjoint(pack_like)
+def pack_like_adjoint(dy, y, x, items):
+    return (None, tuple(dy))
+
+
+@tangent(pack_like)
+def pack_like_tangent(tangents, y, x, items):
+    return pack_like(x, tangents[1])
+
+
+@adjoint(add_attr)
+def add_attr_adjoint(dy, y, d_x, name, d_part):
+    return (dy, None, getattr(dy, name))
+
+
+@tangent(add_attr)
+def add_attr_tangent(tangents, y, d_x, name, d_part):
+    return add_attr(tangents[0], name, tangents[2])

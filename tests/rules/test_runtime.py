@@ -1,0 +1,78 @@
+"""Rules of ssad's runtime helpers (what generated code calls), checked numerically."""
+
+import types
+
+import numpy as np
+import pytest
+
+import ssad.rules  # noqa: F401  (registers the built-in rules)
+from ssad.registry import REGISTRY
+from ssad.runtime import (
+    add_at,
+    added_at,
+    broadcast_like,
+    copy_adjoint,
+    pack_like,
+    take_part,
+    unbroadcast,
+    zero_at,
+)
+from ssad.structure import add_adjoint, add_attr
+from ssad.testing import check_rule, check_tangent
+
+from .cases import Case, case_id
+
+rng = np.random.default_rng(17)
+A34 = rng.standard_normal((3, 4))
+R4 = rng.standard_normal(4)
+C31 = rng.standard_normal((3, 1))
+
+CASES = [
+    Case(unbroadcast, (A34, R4), id="unbroadcast-rows"),
+    Case(unbroadcast, (A34, C31), id="unbroadcast-columns"),
+    Case(unbroadcast, (A34, A34), id="unbroadcast-same"),
+    Case(broadcast_like, (R4, A34), id="broadcast_like"),
+    Case(added_at, (A34, (1, 2), 0.7), id="added_at-element"),
+    Case(added_at, (A34, np.s_[1:], R4), id="added_at-rows"),
+    Case(added_at, (R4, np.array([0, 2, 2]), np.array([0.5, -1.0, 2.0])), id="added_at-repeated"),
+    Case(add_adjoint, (A34, A34 * 2.0), id="add_adjoint"),
+    Case(copy_adjoint, (A34,), id="copy_adjoint"),
+    Case(zero_at, (A34, np.s_[:, 1]), id="zero_at"),
+    Case(take_part, (A34, np.s_[1:, 2]), id="take_part"),
+]
+CHECKED_ELSEWHERE = [add_at, pack_like, add_attr]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_adjoint_rule(case):
+    check_rule(case.primitive, *case.args, **case.kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_tangent_rule(case):
+    check_tangent(case.primitive, *case.args, **case.kwargs)
+
+
+def test_add_at_in_place_has_the_rules_of_its_pure_form():
+    # add_at updates its first argument in place; its rules are those of added_at.
+    assert REGISTRY.adjoint_rule(add_at) is REGISTRY.adjoint_rule(added_at)
+    d_x = np.zeros(3)
+    assert add_at(d_x, 1, 2.0) is d_x and d_x[1] == 2.0
+    (d_base, _, d_part) = REGISTRY.adjoint_rule(add_at)(np.array([1.0, 2.0, 3.0]), None, np.zeros(3), 1, 5.0)
+    np.testing.assert_array_equal(d_base, [1.0, 2.0, 3.0])
+    assert d_part == 2.0
+
+
+def test_pack_like_and_add_attr_rules():
+    rule = REGISTRY.adjoint_rule(pack_like)
+    assert rule((1.0, 2.0), None, (0.5, 0.25), (0.0, 0.0)) == (None, (1.0, 2.0))
+    stacked = rule(np.array([[1.0, 2.0], [3.0, 4.0]]), None, np.zeros((2, 2)), [np.zeros(2), np.zeros(2)])[1]
+    np.testing.assert_array_equal(stacked[1], [3.0, 4.0])
+    tangent = REGISTRY.tangent_rule(pack_like)((None, (1.5, 2.5)), None, (0.0, 0.0), (0.0, 0.0))
+    assert tangent == (1.5, 2.5)
+    d_object = types.SimpleNamespace(w=np.ones(2), c=3.0)
+    _, _, d_part = REGISTRY.adjoint_rule(add_attr)(d_object, None, None, "w", None)
+    np.testing.assert_array_equal(d_part, np.ones(2))
+    base = types.SimpleNamespace(w=np.zeros(2), c=0.0)
+    grown = REGISTRY.tangent_rule(add_attr)((base, None, np.array([1.0, 2.0])), None, base, "w", None)
+    np.testing.assert_array_equal(grown.w, [1.0, 2.0])

@@ -1,0 +1,196 @@
+"""Higher order: generated code is ordinary Python that ssad differentiates again."""
+
+import numpy as np
+import pytest
+
+import ssad
+
+from .conftest import assert_gradient_matches
+from .programs import control, straight
+
+
+def cubic_sine(x):
+    return np.sin(x) * x * x
+
+
+def test_second_and_third_derivatives_against_closed_forms():
+    x = 0.7
+    first = ssad.grad(cubic_sine)
+    second = ssad.grad(first)
+    third = ssad.grad(second)
+    assert first(x) == pytest.approx(np.cos(x) * x * x + 2 * x * np.sin(x), rel=1e-12)
+    assert second(x) == pytest.approx(-np.sin(x) * x * x + 4 * x * np.cos(x) + 2 * np.sin(x), rel=1e-12)
+    assert third(x) == pytest.approx(-np.cos(x) * x * x - 6 * x * np.sin(x) + 6 * np.cos(x), rel=1e-12)
+
+
+def exp_power(x):
+    return np.exp(2.0 * x) / (1.0 + x * x)
+
+
+def test_grad_of_grad_of_a_quotient():
+    x = 0.3
+    second = ssad.grad(ssad.grad(exp_power))
+
+    def closed_form_first(v):
+        return (2 * np.exp(2 * v) * (1 + v * v) - np.exp(2 * v) * 2 * v) / (1 + v * v) ** 2
+
+    assert_gradient_matches(closed_form_first, (x,), 0, second(x))
+
+
+def loop_and_branch(x, y):
+    z = x * y + np.sin(x)
+    for _ in range(3):
+        z = np.tanh(z) * y
+        if z > 0.1:
+            z = z * z
+    return z
+
+
+def while_loop(x):
+    k = 0
+    y = x
+    while k < 4:
+        y = y * x + np.cos(y)
+        k = k + 1
+    return y
+
+
+def helper(v):
+    return np.exp(v) * v
+
+
+def calls_a_helper(x):
+    return helper(x * 2.0) + np.sin(helper(x))
+
+
+@pytest.mark.parametrize(
+    "function, args",
+    [(loop_and_branch, (0.4, 0.9)), (loop_and_branch, (-0.6, 1.3)), (while_loop, (0.3,)), (calls_a_helper, (0.25,))],
+    ids=["loop_and_branch-a", "loop_and_branch-b", "while_loop", "calls_a_helper"],
+)
+def test_second_derivative_through_control_flow_and_calls(function, args):
+    first = ssad.grad(function)
+    second = ssad.grad(first)
+    assert_gradient_matches(first, args, 0, second(*args))
+    ssad.check_grads(function, args, wrt=0, order=2)
+
+
+def matrix_loss(W, x):
+    h = np.tanh(x @ W)
+    return np.sum(h**2) + np.sum(W * W) * 0.1
+
+
+def test_hessian_against_finite_differences_of_the_gradient():
+    rng = np.random.default_rng(8)
+    W, x = rng.standard_normal((3, 2)) * 0.5, rng.standard_normal((4, 3))
+    H = ssad.hessian(matrix_loss)(W, x)
+    assert H.shape == (3, 2, 3, 2)
+    gradient = ssad.grad(matrix_loss)
+    eps = 1e-6
+    for index in np.ndindex(W.shape):
+        step = np.zeros_like(W)
+        step[index] = eps
+        column = (gradient(W + step, x) - gradient(W - step, x)) / (2 * eps)
+        np.testing.assert_allclose(H[(...,) + index], column, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(H.reshape(6, 6), H.reshape(6, 6).T, atol=1e-10)
+
+
+def test_hessian_vector_product_recipe():
+    rng = np.random.default_rng(9)
+    W, x = rng.standard_normal((3, 2)) * 0.5, rng.standard_normal((4, 3))
+    v = rng.standard_normal((3, 2))
+    _, hvp = ssad.jvp(ssad.grad(matrix_loss), (W, x), (v, None))
+    H = ssad.hessian(matrix_loss)(W, x)
+    np.testing.assert_allclose(hvp, np.tensordot(H, v, axes=2), rtol=1e-10)
+
+
+def vector_map(x, W):
+    return np.tanh(x @ W) * x[0]
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse", None])
+def test_jacobian_in_each_mode(mode):
+    rng = np.random.default_rng(10)
+    x, W = rng.standard_normal(3), rng.standard_normal((3, 5))
+    J = ssad.jacobian(vector_map, mode=mode)(x, W)
+    assert J.shape == (5, 3)
+    for i in range(5):
+        assert_gradient_matches(lambda x_, W_, i=i: vector_map(x_, W_)[i], (x, W), 0, J[i])
+
+
+# Rules that take *args (hypot, norm with an ord, transpose with axes) are called, not
+# transformed, and have no rules of their own: second derivatives through them are refused.
+SECOND_ORDER = [c for c in straight.CASES if c[0].__name__ in (
+    "arithmetic", "unary_and_powers", "matmul_chain", "reassign", "augmented", "tuple_unpacking",
+    "subscripts", "subscripts_2d", "broadcasting", "softmax_cross_entropy", "comparisons_are_inactive",
+)]
+
+
+@pytest.mark.parametrize("function, args", SECOND_ORDER, ids=[f.__name__ for f, _ in SECOND_ORDER])
+def test_check_grads_order_two_on_the_straight_line_corpus(function, args):
+    positions = [i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")]
+    ssad.check_grads(function, args, wrt=tuple(positions), order=2)
+
+
+@pytest.mark.parametrize(
+    "function, args",
+    [c for c in control.CASES if c[0] in (control.euler_decay, control.horner, control.fixed_point_cos)],
+    ids=lambda c: getattr(c, "__name__", None),
+)
+def test_check_grads_order_two_on_loops(function, args):
+    ssad.check_grads(function, args, order=2)
+
+
+# ----- check_grads catches wrong rules -----
+
+
+def wrongly_ruled(x):
+    return x * x
+
+
+@ssad.adjoint(wrongly_ruled)
+def wrongly_ruled_adjoint(dy, y, x):
+    return (dy * 3.0 * x,)  # should be 2x
+
+
+@ssad.tangent(wrongly_ruled)
+def wrongly_ruled_tangent(tangents, y, x):
+    return tangents[0] * 2.0 * x  # right
+
+
+def uses_wrong_rule(x):
+    return np.sum(wrongly_ruled(x))
+
+
+def test_check_grads_catches_a_wrong_adjoint_rule_and_names_the_mode():
+    with pytest.raises(AssertionError, match="reverse mode"):
+        ssad.check_grads(uses_wrong_rule, (np.array([0.5, -1.0]),))
+    ssad.check_grads(uses_wrong_rule, (np.array([0.5, -1.0]),), modes=("forward",))
+
+
+def wrongly_tangented(x):
+    return np.sin(x)
+
+
+@ssad.adjoint(wrongly_tangented)
+def wrongly_tangented_adjoint(dy, y, x):
+    return (dy * np.cos(x),)
+
+
+@ssad.tangent(wrongly_tangented)
+def wrongly_tangented_tangent(tangents, y, x):
+    return tangents[0] * np.sin(x)  # should be cos
+
+
+def uses_wrong_tangent(x):
+    return np.sum(wrongly_tangented(x))
+
+
+def test_check_grads_catches_a_wrong_tangent_rule():
+    with pytest.raises(AssertionError, match="forward mode"):
+        ssad.check_grads(uses_wrong_tangent, (np.array([0.5, -1.0]),))
+
+
+def test_second_order_through_a_varargs_rule_is_refused_clearly():
+    with pytest.raises(ssad.SsadError, match="name each parameter"):
+        ssad.check_grads(straight.scalar_math, (0.7, -0.4), order=2)
