@@ -40,6 +40,7 @@ import copy
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from . import closures as closures_module
 from .closures import closure, make_template
@@ -48,7 +49,7 @@ from .runtime import concat
 from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names
-from .sharing import AUGMENTED, Sharing
+from .sharing import AUGMENTED, Sharing, viewed_operand
 
 
 @dataclass
@@ -118,6 +119,7 @@ class _Lowering:
         self.loops = []  # enclosing user loop statements
         self.writes_in_place = False
         self.numbers = set()  # names known to hold Python numbers (never share memory)
+        self.callers = set()  # names that may hold an array the caller passed in
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
         arguments = parsed.node.args
         parameters = [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
@@ -125,6 +127,7 @@ class _Lowering:
         for name in parameters:
             self.current[name] = name
             self.defined.add(name)
+            self.callers.add(name)
 
     # ----- blocks -----
 
@@ -149,7 +152,7 @@ class _Lowering:
         self.block(statements)
         self.depth -= 1
         lowered, self.out = self.out, saved
-        return lowered or [gast.Pass()]
+        return lowered or [gast.copy_location(gast.Pass(), self.origin)]
 
     # ----- statements -----
 
@@ -265,15 +268,15 @@ class _Lowering:
             return
         users = {ssa: user for user, ssa in self.current.items()}
         sharing = [users[n] for n in self.sharing.others(name) if n in users]
-        if write and self.sharing.shares_a_parameter(name) or (write and name in self.sharing.parameters):
+        if write and (name in self.callers or any(n in self.callers for n in self.sharing.others(name))):
             raise self.parsed.unsupported(
                 statement,
                 f"`{written}` would write into an array the caller passed in; copy it first "
                 f"(`{user_name} = {user_name}.copy()`) so the gradient function leaves the input unchanged",
             )
+        # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would
+        # see the change, which the rebinding ssad makes of `x += v` would not show.
         later = [u for u in sharing if self.read_later(u)]
-        if not write:
-            later = sharing  # `x += v` rebinds below: any sharing name would see a stale value
         if later:
             fix = f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...`" if not write else (
                 f"copy it first (`{user_name} = {user_name}.copy()`)"
@@ -320,6 +323,11 @@ class _Lowering:
             self.sequences.add(name)
         else:
             self.sequences.discard(name)
+        source = viewed_operand(value, lambda n: n in self.defined, self.is_static)
+        if source is not None and source in self.callers:
+            self.callers.add(name)  # a view or a second name of the caller's array
+        else:
+            self.callers.discard(name)  # a new value: `y = y.copy()` frees y from the caller's array
         self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers, self.is_static)
         self.emit(gast.Assign(targets=[_name(name, store=True)], value=value, type_comment=None))
 
@@ -380,7 +388,7 @@ class _Lowering:
         for assigned, value in assignments:
             self.assign(assigned, value(_name(index_name)))
         self.block(statement.body)
-        body = self.out or [gast.Pass()]
+        body = self.out or [gast.copy_location(gast.Pass(), statement)]
         self.out = saved
         self.depth -= 1
         self.loops.pop()
@@ -426,6 +434,13 @@ class _Lowering:
             # dict views cannot be indexed: walk a list of them
             iterable = gast.Call(func=self.builtin("list"), args=[iterable], keywords=[])
         items = self.atom(iterable)
+        users = {ssa: user for user, ssa in self.current.items()}
+        if isinstance(items, gast.Name) and self.loops and _assigns(self.loops[-1], users.get(items.id, items.id)):
+            # `for v in x: ... x = ...`: Python walks the x the loop started with
+            walked = self.namer.fresh(f"{items.id}_walked")
+            self.defined.add(walked)
+            self.emit_assign(walked, items)
+            items = _name(walked)
         length = self.atom_of_simple(_call(self.builtin("len"), items), name_hint=f"length_{_short(items)}")
 
         def element(index, items=items):
@@ -453,7 +468,7 @@ class _Lowering:
             self.out.extend(again)
         if exit_test is not None:
             self.out.append(exit_test)
-        body = self.out or [gast.Pass()]
+        body = self.out or [gast.copy_location(gast.Pass(), statement)]
         self.out = saved
         self.depth -= 1
         self.loops.pop()
@@ -478,7 +493,16 @@ class _Lowering:
         return isinstance(atom, gast.Name) and atom.id in self.sequences
 
     def is_number(self, value):
-        """Whether `value` is known to be a Python number (so `x = value` shares nothing)."""
+        """Whether `value` is known to be a number (so `x = value` shares nothing)."""
+        if isinstance(value, gast.Call) and self.is_static(value.func) and not value.keywords and len(value.args) == 1:
+            from .primitives import static_value
+
+            try:
+                callee = static_value(value.func, self)
+            except Exception:  # noqa: BLE001 - a path that does not resolve is reported elsewhere
+                callee = None
+            if callee in _SCALAR_RESULTS or getattr(callee, "__module__", None) == "math":
+                return True  # np.sum(x) is an immutable NumPy scalar
         if isinstance(value, gast.Constant):
             return isinstance(value.value, (int, float, complex, bool))
         if isinstance(value, gast.Name):
@@ -735,6 +759,9 @@ def _map_as_comprehension(expr, namer):
     element = gast.Call(func=function, args=[_name(n) for n in names], keywords=[])
     generator = gast.comprehension(target=target, iter=iterable, ifs=[], is_async=0)
     return gast.ListComp(elt=element, generators=[generator])
+
+
+_SCALAR_RESULTS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var, np.linalg.det, np.trace, float, int, len}
 
 
 def _makes_sequence(value, lowering):

@@ -48,10 +48,19 @@ def _name(identifier):
     return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
+class _NegativeLiterals(ast.NodeTransformer):
+    """`-1.0` as unary minus on 1.0, so the printer parenthesizes `(-1.0) ** 2` correctly."""
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool) and node.value < 0:
+            return ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-node.value)), node)
+        return node
+
+
 def to_source(nodes):
     """Python source for a list of gast statements (markers become comments)."""
     module = gast.Module(body=list(nodes), type_ignores=[])
-    tree = gast.gast_to_ast(module)
+    tree = _NegativeLiterals().visit(gast.gast_to_ast(module))
     ast.fix_missing_locations(tree)
     text = astor.to_source(tree, pretty_source=_join)
     lines = []

@@ -91,9 +91,14 @@ def _stores(block, writes=False):
 
 
 def loop_invariants(program, forward):
-    """Names a loop assigns the same value in every iteration (nothing to record for them)."""
-    invariant = set()
+    """Names a loop assigns the same value in every iteration (nothing to record for them).
+
+    A name counts only when it is invariant in every loop whose body assigns it: a
+    temporary an inner loop recomputes identically may still change between iterations
+    of an outer loop.
+    """
     outside = _stores_outside_loops(forward)
+    found_in = []  # (names the loop assigns, names invariant in it) for every loop
     for loop in _all_statements(forward):
         if not isinstance(loop, (gast.For, gast.While)):
             continue
@@ -128,7 +133,12 @@ def loop_invariants(program, forward):
                 if target not in found and all(r not in assigned or r in found for r in reads):
                     found.add(target)
                     changed = True
+        found_in.append((assigned, found))
+    invariant = set()
+    for _, found in found_in:
         invariant |= found
+    for assigned, found in found_in:
+        invariant -= assigned - found  # assigned by a loop in which it changes
     return invariant
 
 
@@ -250,17 +260,19 @@ class _PopLiveness:
             elif isinstance(statement, Save) or is_marker(statement):
                 continue
             elif isinstance(statement, gast.If):
+                # Look inside even an `if` with no work yet: a pop in it may be needed, which
+                # gives it work (its test then is a read).
+                branches = self.live_in(statement.body, live) | self.live_in(statement.orelse, live)
                 if self.has_work(statement.body) or self.has_work(statement.orelse):
-                    branches = self.live_in(statement.body, live) | self.live_in(statement.orelse, live)
                     live = branches | (_loads(statement) & self.primal)
             elif isinstance(statement, (gast.For, gast.While)):
+                loop_live = set(live)
+                while True:
+                    inner = self.live_in(statement.body, loop_live)
+                    if inner <= loop_live:
+                        break
+                    loop_live |= inner
                 if self.has_work(statement.body):
-                    loop_live = set(live)
-                    while True:
-                        inner = self.live_in(statement.body, loop_live)
-                        if inner <= loop_live:
-                            break
-                        loop_live |= inner
                     live = loop_live | (_loads(statement) & self.primal)
             else:
                 for target in getattr(statement, "targets", []):
@@ -271,10 +283,13 @@ class _PopLiveness:
 
     def restore(self, marker, live):
         if marker.write is not None:
-            # Restoring contents matters to every name that views the same memory.
+            # Restoring contents matters to every name that views the same memory; the
+            # restore itself reads the array, so the name must hold the right array then.
             array = marker.names[0]
             if live & (self.shares.get(array, set()) | {array}):
                 self.found.add((id(marker), array))
+            if (id(marker), array) in self.popped or (id(marker), array) in self.found:
+                live.add(array)
             return
         for n in marker.names:
             if n in live and n not in self.invariant:
