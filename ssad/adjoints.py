@@ -101,7 +101,8 @@ class StatementAdjoints:
             return
         self.comment_for(statement)
         if op.kind == primitives.COPY:
-            self.contribute(op.args[0], name(dy))
+            if self.activity.is_active(op.args[0]):
+                self.contribute(op.args[0], name(dy))
         elif op.kind == primitives.PACK:
             for position, element in enumerate(op.args):
                 if self.activity.is_active(element):

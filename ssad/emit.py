@@ -57,9 +57,23 @@ class _NegativeLiterals(ast.NodeTransformer):
         return node
 
 
+def _fill_empty_blocks(statements):
+    """A block holding only comments gets a `pass`, so the printed source compiles."""
+    for statement in statements:
+        for field in ("body", "orelse"):
+            block = getattr(statement, field, None)
+            if not block:
+                continue
+            _fill_empty_blocks(block)
+            if all(is_marker(s) for s in block):
+                block.append(gast.Pass())
+
+
 def to_source(nodes):
     """Python source for a list of gast statements (markers become comments)."""
-    module = gast.Module(body=list(nodes), type_ignores=[])
+    nodes = list(nodes)
+    _fill_empty_blocks(nodes)
+    module = gast.Module(body=nodes, type_ignores=[])
     tree = _NegativeLiterals().visit(gast.gast_to_ast(module))
     ast.fix_missing_locations(tree)
     text = astor.to_source(tree, pretty_source=_join)

@@ -290,6 +290,8 @@ class _PopLiveness:
                 self.found.add((id(marker), array))
             if (id(marker), array) in self.popped or (id(marker), array) in self.found:
                 live.add(array)
+                # ... and the index it restores at (`i` of `x[i] = v`) must be the one it had
+                live |= {n.id for n in gast.walk(marker.write.slice) if isinstance(n, gast.Name)} & self.primal
             return
         for n in marker.names:
             if n in live and n not in self.invariant:

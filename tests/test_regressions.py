@@ -137,3 +137,46 @@ def test_regression(function, args):
     value, _ = ssad.value_and_grad(function)(*args)
     assert value == pytest.approx(function(*args), rel=1e-12)
     ssad.check_grads(function, args)
+
+
+def reversed_loop_writing_without_gradient(x, y):
+    x = x.copy()
+    z = 0.0
+    for i in reversed(range(4)):
+        z = z + np.sum(y * x)
+        x[i] = 0.0  # no gradient flows through the write, but its restore needs the right i
+    return z
+
+
+def conditional_expression_in_loop(x, y):
+    for _ in range(2):
+        b = np.sum(y * x) if np.sum(y) > 0 else np.cos(1.0)
+    return b
+
+
+def integer_loop_variable_in_branch(x, s):
+    r = s
+    if np.sum(x) > 10.0:
+        for i in range(2):
+            r = i
+    return r
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+def test_reversed_loop_restores_at_the_right_index(optimize):
+    y = np.array([0.5, -0.3, 0.8, 1.1])
+    for wrt in (1, (0, 1)):
+        gradient = ssad.grad(reversed_loop_writing_without_gradient, wrt=wrt, optimize=optimize)(X, y)
+        d_y = gradient if wrt == 1 else gradient[1]
+        np.testing.assert_allclose(d_y, [0.4, 0.6, 0.6, 0.4])
+
+
+@pytest.mark.parametrize(
+    "function, args", [(conditional_expression_in_loop, (X, X + 1.0)), (integer_loop_variable_in_branch, (X, 0.7))]
+)
+def test_unoptimized_code_compiles_and_runs(function, args):
+    for position in (0, 1):
+        optimized = ssad.grad(function, wrt=position)(*args)
+        plain = ssad.grad(function, wrt=position, optimize=False)(*args)
+        np.testing.assert_allclose(plain, optimized, rtol=1e-12)
+    ssad.check_grads(function, args)
