@@ -137,10 +137,15 @@ class _Forward:
             self.tangent = {p: self.names[p] for p in head}
             self.owned = set()
             body = self.block(statement.body)
-            new = set(self.tangent) - head
+            end = set(self.tangent)
+            new = end - head
             if not new:
                 break
             head |= new
+        # A tangent the loop's start expects but its body dropped (`x = y * 2.0` with no
+        # tangent for y) is zero from there on, not the tangent x had before.
+        for primal in sorted(head - end):
+            body.append(self.zero(primal))
         prologue = []
         self.set_state(entry)
         for primal in sorted(head - set(entry[0])):

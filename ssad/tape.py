@@ -97,7 +97,9 @@ def loop_invariants(program, forward):
     temporary an inner loop recomputes identically may still change between iterations
     of an outer loop.
     """
-    outside = _stores_outside_loops(forward)
+    # A name with a value before the loop (a parameter, an earlier assignment) must be
+    # restored to it after the loop's first iteration: never exempt.
+    outside = _stores_outside_loops(forward) | set(program.params)
     found_in = []  # (names the loop assigns, names invariant in it) for every loop
     for loop in _all_statements(forward):
         if not isinstance(loop, (gast.For, gast.While)):

@@ -180,3 +180,14 @@ def test_unoptimized_code_compiles_and_runs(function, args):
         plain = ssad.grad(function, wrt=position, optimize=False)(*args)
         np.testing.assert_allclose(plain, optimized, rtol=1e-12)
     ssad.check_grads(function, args)
+
+
+def parameter_overwritten_by_invariant_loop(x, y, s):
+    b = np.sum(np.exp(0.5 * np.sin(x)))
+    for _ in range(1):
+        x = y * 2.0  # the same in every iteration, but not the x the sine above read
+    return np.sum(x) + b * 3.0
+
+
+def test_loop_invariant_value_still_restores_the_value_before_the_loop():
+    ssad.check_grads(parameter_overwritten_by_invariant_loop, (X, X + 0.5, 0.7))
