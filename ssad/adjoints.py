@@ -291,6 +291,10 @@ class StatementAdjoints:
         return call(self.helper("unbroadcast", unbroadcast), expr, copy.deepcopy(primal))
 
     def primitive(self, statement, op, dy, y):
+        if op.passes_through and self.activity.is_active(op.args[-1].value):
+            raise self.program.parsed.unsupported(
+                statement, f"`*` passes values that carry gradients to {op.name}; pass them one by one"
+            )
         active = [i for i, arg in enumerate(op.args) if self.activity.is_active(arg)]
         for keyword, value in op.keywords.items():
             if self.activity.is_active(value):
@@ -367,14 +371,21 @@ class StatementAdjoints:
             return
         saved, backward, wrt, bound = info
         adjoints = gast.Call(func=name(backward), args=[name(dy), name(saved)], keywords=[])
-        operands = {param: operand for param, operand in bound}
-        if len(wrt) == 1:
+        simple = all(not isinstance(p, tuple) for p, _ in bound)
+        if len(wrt) == 1 and simple:
+            operands = {param: operand for param, operand in bound}
             self.contribute(operands[wrt[0]], gast.Subscript(value=adjoints, slice=constant(0), ctx=gast.Load()))
             return
         holder = self.namer.fresh(f"adjoints_{y}")
         self.out.append(assign(holder, adjoints))
-        for position, param in enumerate(wrt):
-            self.contribute(operands[param], gast.Subscript(value=name(holder), slice=constant(position), ctx=gast.Load()))
+        for param, operand in bound:
+            if not self.activity.is_active(operand):
+                continue
+            key, item = (param, None) if not isinstance(param, tuple) else param
+            part = gast.Subscript(value=name(holder), slice=constant(wrt.index(key)), ctx=gast.Load())
+            if item is not None:  # an operand *args collected: its item of that tuple's adjoint
+                part = gast.Subscript(value=part, slice=constant(item), ctx=gast.Load())
+            self.contribute(operand, part)
 
     def simplify(self, output, op, position, y):
         """Drop `unbroadcast` where the shape facts show shapes already match (see `shapes`)."""

@@ -82,7 +82,7 @@ def to_anf(parsed):
     body, result = lowering.lower_function(node.body)
     args = node.args
     positional = [a.id for a in list(args.posonlyargs) + list(args.args)]
-    params = positional + [a.id for a in args.kwonlyargs]
+    params = positional + [a.id for a in args.kwonlyargs] + ([args.vararg.id] if args.vararg is not None else [])
     anf_node = gast.FunctionDef(
         name=node.name, args=node.args, body=body, decorator_list=[], returns=None, type_comment=None, type_params=[]
     )
@@ -123,6 +123,8 @@ class _Lowering:
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
         arguments = parsed.node.args
         parameters = [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+        if arguments.vararg is not None:
+            parameters.append(arguments.vararg.id)  # `*rest` holds a tuple
         self.sharing = Sharing(parameters)
         for name in parameters:
             self.current[name] = name
@@ -648,7 +650,10 @@ class _Lowering:
         if isinstance(expr, gast.Call):
             return gast.Call(
                 func=self.callee(expr.func),
-                args=[self.atom(a) for a in expr.args],
+                args=[
+                    gast.Starred(value=self.atom(a.value), ctx=gast.Load()) if isinstance(a, gast.Starred) else self.atom(a)
+                    for a in expr.args
+                ],
                 keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in expr.keywords],
             )
         if isinstance(expr, gast.Attribute):

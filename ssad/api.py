@@ -63,6 +63,14 @@ def _parameters(f):
     return positional, keyword_only
 
 
+def _varargs(f):
+    """The name of f's `*args` parameter, or None."""
+    code = f.__code__
+    if code.co_flags & inspect.CO_VARARGS:
+        return code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+    return None
+
+
 def normalize_wrt(f, wrt):
     """(names, is_tuple) for `wrt`: an int, a parameter name, or a tuple of them."""
     if f.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
@@ -84,7 +92,7 @@ def normalize_wrt(f, wrt):
                 )
             names.append(positional[item])
         else:
-            if item not in positional and item not in keyword_only:
+            if item not in positional and item not in keyword_only and item != _varargs(f):
                 raise SsadError(
                     f"wrt={item!r} is not a parameter of {f.__qualname__}; its parameters are "
                     f"{', '.join(positional + keyword_only)}"
@@ -403,7 +411,11 @@ def _unwrap(f):
 def _argument_getter(f, name, position):
     """A fast accessor for one parameter's value from (args, kwargs)."""
     signature = inspect.signature(f)
-    default = signature.parameters[name].default
+    parameter = signature.parameters[name]
+    if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+        count = len(_parameters(f)[0])
+        return lambda args, kwargs: tuple(args[count:])
+    default = parameter.default
 
     def get(args, kwargs):
         if position is not None and position < len(args):
@@ -501,13 +513,15 @@ def vjp(f, *args, **kwargs):
     f = _unwrap(f)
     _check_function(f, "vjp")
     positional, _ = _parameters(f)
-    if len(args) > len(positional):
+    rest = _varargs(f)
+    if len(args) > len(positional) and rest is None:
         raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(args)}")
-    names = tuple(positional[: len(args)])
+    names = tuple(positional[: len(args)]) + ((rest,) if rest is not None and len(args) > len(positional) else ())
     if not names:
         raise SsadError("vjp needs at least one positional argument to differentiate")
     mask = [type(a) in _SCALAR_TYPES for a in args]
-    entry = compiled(f, names, VJP, True, frozenset(n for n, m in zip(names, mask, strict=True) if m))
+    scalars = frozenset(n for n, m in zip(positional, mask, strict=False) if m)
+    entry = compiled(f, names, VJP, True, scalars)
     value, residuals = entry.function(*args, **kwargs)
     backward = entry.backward
     runs = []
@@ -524,6 +538,8 @@ def vjp(f, *args, **kwargs):
         if entry.tape_index is not None:  # each run pops from its own copy of the tape
             saved[entry.tape_index] = saved[entry.tape_index].copy()
         adjoints = backward(d_value, tuple(saved))
+        if rest is not None and len(args) > len(positional):  # one adjoint per argument *args took
+            adjoints = tuple(adjoints[:-1]) + tuple(adjoints[-1])
         return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
 
     return value, pullback

@@ -39,7 +39,10 @@ def transformable(f):
 
 
 def parameters_of_operands(f, n_args, keyword_names):
-    """The parameter of `f` each operand of a call binds to: [name for each positional] + keywords."""
+    """The parameter of `f` each operand of a call binds to: [name for each positional] + keywords.
+
+    An operand that `*args` collects binds to (name, index in the tuple).
+    """
     signature = inspect.signature(f)
     placeholders = list(range(n_args))
     try:
@@ -53,7 +56,10 @@ def parameters_of_operands(f, n_args, keyword_names):
             positional[value] = param
         elif isinstance(value, tuple) and value and value[0] == "kw":
             keywords[value[1]] = param
-        else:  # *args or **kwargs collected several operands
+        elif signature.parameters[param].kind is inspect.Parameter.VAR_POSITIONAL:
+            for index, operand in enumerate(value):
+                positional[operand] = (param, index)  # the index-th item of *param
+        else:  # **kwargs collected several operands
             raise SsadError(
                 f"the call to {f.__qualname__} passes values through `*{param}` or `**{param}`; "
                 "name each parameter"

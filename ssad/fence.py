@@ -44,7 +44,6 @@ _EXPRESSION_MESSAGES = {
     gast.SetComp: "set comprehensions are not supported",
     gast.Set: "set displays are not supported",
     gast.NamedExpr: "assignment expressions (`:=`) are not supported; assign in a separate statement",
-    gast.Starred: "starred expressions (`*args`) are not supported yet; pass arguments one by one",
     gast.Yield: "generators (`yield`) cannot be differentiated",
     gast.YieldFrom: "generators (`yield from`) cannot be differentiated",
     gast.Await: "`await` cannot be differentiated",
@@ -55,6 +54,7 @@ _EXPRESSION_MESSAGES = {
 LIST_MUTATIONS = {"append", "extend", "insert", "push"}  # push: the Tape of generated code
 
 _ALLOWED_EXPRESSIONS = (
+    gast.Starred,
     gast.Lambda,
     gast.ListComp,
     gast.GeneratorExp,
@@ -108,10 +108,6 @@ class _Fence:
 
     def _check_signature(self):
         args = self.node.args
-        if args.vararg is not None:
-            raise self.parsed.unsupported(
-                args.vararg, "`*args` parameters are not supported yet; name each parameter"
-            )
         if args.kwarg is not None:
             raise self.parsed.unsupported(
                 args.kwarg, "`**kwargs` parameters are not supported yet; name each parameter"
@@ -235,6 +231,12 @@ class _Fence:
         )
 
     def _check_expression(self, expression):
+        # `*t` is allowed as the last argument of a call (passing *args through), nowhere else.
+        passed_through = {
+            id(node.args[-1])
+            for node in gast.walk(expression)
+            if isinstance(node, gast.Call) and node.args and isinstance(node.args[-1], gast.Starred)
+        }
         for node in gast.walk(expression):
             kind = type(node)
             if kind in _EXPRESSION_MESSAGES:
@@ -248,6 +250,10 @@ class _Fence:
                             key if key is not None else node,
                             "a dict display needs constant keys (`{'W': W}`); build other dicts with d[k] = v",
                         )
+            if isinstance(node, gast.Starred) and id(node) not in passed_through:
+                raise self.parsed.unsupported(
+                    node, "`*` is supported only as the last argument of a call (`g(a, *args)`); pass values one by one"
+                )
             if isinstance(node, gast.Call):
                 for keyword in node.keywords:
                     if keyword.arg is None:

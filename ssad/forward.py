@@ -315,6 +315,11 @@ class _Forward:
         function = op.primitive
         positional, keywords = parameters_of_operands(function, len(op.args), list(op.keywords))
         bound = list(zip(positional, op.args, strict=True)) + [(keywords[k], v) for k, v in op.keywords.items()]
+        if any(isinstance(p, tuple) for p, _ in bound):
+            raise MissingRuleError(
+                f"forward mode through `*args` of {function.__qualname__} is not supported; name its parameters",
+                *self.program.parsed.where(statement),
+            )
         wrt = tuple(p for p, operand in bound if self.d(operand) is not None)
         compile_unless_in_progress(function, wrt, JVP)
         self.callees.append((function, wrt))

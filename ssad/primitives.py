@@ -68,7 +68,14 @@ class Operation:
     keys: list = field(default_factory=list)  # dict keys, attribute names or constructor fields
 
     def operands(self):
-        return self.args + list(self.keywords.values())
+        """Every operand, with `*t` passed through as t itself."""
+        unwrapped = [a.value if isinstance(a, gast.Starred) else a for a in self.args]
+        return unwrapped + list(self.keywords.values())
+
+    @property
+    def passes_through(self):
+        """Whether the last positional operand is `*t`."""
+        return bool(self.args) and isinstance(self.args[-1], gast.Starred)
 
 
 def static_value(expr, program):

@@ -35,6 +35,7 @@ from . import primitives
 from .activity import list_mutation
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .calls import handles, parameters_of_operands
+from .errors import SourceError
 from .dynamic import call_forward, method_forward
 from .runtime import concat
 from .runtime import copy_adjoint
@@ -213,10 +214,12 @@ class _Reverse(StatementAdjoints):
             return self.split_dynamic_call(statement, op)
         if op.kind != primitives.USER_CALL or not self.activity.is_active(target):
             return statement
-        positional, keywords = parameters_of_operands(op.primitive, len(op.args), list(op.keywords))
-        bound = list(zip(positional, op.args, strict=True)) + [(keywords[k], v) for k, v in op.keywords.items()]
+        bound = bind_operands(op, self.program, statement)
         order = list(inspect.signature(op.primitive).parameters)
-        active = sorted({p for p, operand in bound if self.activity.is_active(operand)}, key=order.index)
+        active = sorted(
+            {p[0] if isinstance(p, tuple) else p for p, operand in bound if self.activity.is_active(operand)},
+            key=order.index,
+        )
         if not active:
             return statement
         wrt = tuple(active)
@@ -396,6 +399,28 @@ class _Reverse(StatementAdjoints):
 
 
 _SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack}
+
+
+def bind_operands(op, program, statement):
+    """[(parameter, operand)] of a call to the user's function; `*t` passed on binds to *args whole."""
+    args = list(op.args)
+    starred = None
+    rest = None
+    if op.passes_through:
+        starred = args.pop().value
+        code = op.primitive.__code__
+        rest = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if code.co_flags & inspect.CO_VARARGS else None
+        if rest is None or len(args) != code.co_argcount:
+            raise SourceError(
+                f"`*{getattr(starred, 'id', 'args')}` is passed to {op.primitive.__qualname__} in place of named "
+                "parameters; ssad passes a tuple on only as the callee's own `*args`: pass values one by one",
+                *program.parsed.where(statement),
+            )
+    positional, keywords = parameters_of_operands(op.primitive, len(args), list(op.keywords))
+    bound = list(zip(positional, args, strict=True)) + [(keywords[k], v) for k, v in op.keywords.items()]
+    if starred is not None:
+        bound.append((rest, starred))
+    return bound
 
 
 def compile_callee(function, wrt):

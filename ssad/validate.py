@@ -64,7 +64,7 @@ class _Validator:
             else:
                 self.atom(expr.func, statement)
             for part in expr.args + [k.value for k in expr.keywords]:
-                self.atom(part, statement)
+                self.atom(part.value if isinstance(part, gast.Starred) else part, statement)
         elif isinstance(expr, gast.Attribute):
             self.atom(expr.value, statement)
         elif isinstance(expr, gast.Subscript):

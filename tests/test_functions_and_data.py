@@ -419,3 +419,51 @@ def test_generated_source_of_closure():
 def test_constructing_a_user_class_inside_is_refused_with_advice():
     with pytest.raises(ssad.MissingRuleError, match="namedtuple or a dataclass"):
         ssad.grad(functions.object_built_inside)
+
+
+# ----- *args -----
+
+
+def sum_of_squares(*xs):
+    total = 0.0
+    for v in xs:
+        total = total + np.sum(v * v)
+    return total
+
+
+def weighted_sines(w, *xs):
+    return w * sum(np.sum(np.sin(v)) for v in xs) + sum_of_squares(*xs)
+
+
+def calls_with_many_arguments(a, b, c):
+    return sum_of_squares(a, b * 2.0, c) + weighted_sines(0.5, a, c)
+
+
+def unpacks_into_named_parameters(a, b):
+    pair = (a, b)
+    return two_named(*pair)
+
+
+def two_named(p, q):
+    return np.sum(p * q)
+
+
+def test_varargs_parameter_gets_a_tuple_gradient_and_vjp_one_per_argument():
+    a, b = np.array([0.1, 0.2]), np.array([0.3, -0.4])
+    gradient = ssad.grad(sum_of_squares, wrt="xs")(a, b)
+    assert isinstance(gradient, tuple) and len(gradient) == 2
+    np.testing.assert_allclose(gradient[0], 2 * a)
+    _, pullback = ssad.vjp(sum_of_squares, a, b)
+    d_a, d_b = pullback(1.0)
+    np.testing.assert_allclose(d_b, 2 * b)
+
+
+def test_calls_collecting_and_passing_on_varargs():
+    rng = np.random.default_rng(21)
+    args = (rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal(3))
+    ssad.check_grads(calls_with_many_arguments, args, modes=("reverse",))
+
+
+def test_unpacking_a_tuple_into_named_parameters_is_refused_with_advice():
+    with pytest.raises(ssad.SsadError, match="pass values one by one"):
+        ssad.grad(unpacks_into_named_parameters)

@@ -71,8 +71,8 @@ def uses_import(x):
     return math.sin(x)
 
 
-def uses_varargs(*xs):  # <- here
-    return xs[0]
+def uses_kwargs(x, **options):  # <- here
+    return x
 
 
 def uses_undefined_name(x):
@@ -92,7 +92,7 @@ CASES = [
     uses_raise,
     uses_del,
     uses_import,
-    uses_varargs,
+    uses_kwargs,
 ]
 
 
