@@ -89,7 +89,7 @@ def to_anf(parsed):
     gast.copy_location(anf_node, node)
     program = Program(
         parsed, anf_node, namer, namespace, params, positional, result, lowering.writes_in_place,
-        lowering.sharing.groups,
+        lowering.sharing.ever,
     )
     from .validate import validate
 

@@ -34,7 +34,10 @@ AUGMENTED = {
 
 class Sharing:
     def __init__(self, parameters):
-        self.groups = {}  # name -> the set of names that may share its memory
+        self.groups = {}  # name -> the set of names that may share its memory now
+        # name -> every name that shared its memory at some point: a name rebound later
+        # (in a loop, say) still shared the array earlier, which the tape must restore.
+        self.ever = {}
         self.parameters = set(parameters)
 
     def record(self, name, value, is_local, is_static):
@@ -46,6 +49,8 @@ class Sharing:
         group = self.groups.setdefault(source, {source})
         group.add(name)
         self.groups[name] = group
+        for member in group:
+            self.ever.setdefault(member, set()).update(group)
 
     def others(self, name):
         return sorted(n for n in self.groups.get(name, ()) if n != name)

@@ -191,3 +191,19 @@ def parameter_overwritten_by_invariant_loop(x, y, s):
 
 def test_loop_invariant_value_still_restores_the_value_before_the_loop():
     ssad.check_grads(parameter_overwritten_by_invariant_loop, (X, X + 0.5, 0.7))
+
+
+def slice_update_then_name_rebound_in_loop(x, y, s):
+    u = np.ones(4) * s
+    u[0:3] *= s  # the adjoint reads the slice `u[0:3]` as it was before this write
+    for _ in y:
+        u /= 1 + x**2  # rebinds u: the slice must still be restored in the old array
+    return np.sum(u * 1.32)
+
+
+def test_in_place_slice_update_restored_after_the_name_is_rebound_in_a_loop():
+    args = (X, X + 0.5, 0.7)
+    ssad.check_grads(slice_update_then_name_rebound_in_loop, args)
+    s = 0.7
+    closed_form = 1.32 * np.sum((np.array([2 * s, 2 * s, 2 * s, 1.0])) / (1 + X**2) ** 4)
+    np.testing.assert_allclose(ssad.grad(slice_update_then_name_rebound_in_loop, wrt=2)(*args), closed_form, rtol=1e-12)
