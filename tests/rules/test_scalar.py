@@ -11,23 +11,12 @@ import ssad.rules  # noqa: F401  (registers the rules)
 from ssad.registry import REGISTRY, primitive_name
 from ssad.testing import check_rule, check_tangent, numerical_gradient
 
-from .cases import Case, case_id
+from .cases import Case, Samples, case_id
 from .test_elementwise import is_inlinable
 
-rng = np.random.default_rng(7261)
-
-
-def uniform(low, high, shape=()):
-    """Floats drawn from [low, high): an array of `shape`, or a Python float for ()."""
-    value = rng.uniform(low, high, size=shape)
-    return value if shape else float(value)
-
-
-def away_from_zero(low, high, shape=()):
-    """Floats with magnitude in [low, high) and random signs."""
-    sign = rng.choice([-1.0, 1.0], size=shape)
-    value = sign * rng.uniform(low, high, size=shape)
-    return value if shape else float(value)
+samples = Samples(7261)
+rng = samples.rng
+uniform, away_from_zero = samples.uniform, samples.away_from_zero
 
 
 def rule(primitive):
