@@ -25,3 +25,14 @@ def finite_difference_gradient(f, args, position):
 def assert_gradient_matches(f, args, position, got, rtol=1e-5, atol=1e-7):
     expected = finite_difference_gradient(f, args, position)
     assert_close(f"{f.__name__} argument {position}", got, expected, rtol, atol)
+
+
+def case_ids(cases):
+    """`name-k` for the k-th argument set of each function, in CASES order."""
+    seen = {}
+    ids = []
+    for function, _ in cases:
+        k = seen.get(function.__name__, 0)
+        seen[function.__name__] = k + 1
+        ids.append(f"{function.__name__}-{k}")
+    return ids

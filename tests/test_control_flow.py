@@ -5,22 +5,11 @@ import pytest
 
 import ssad
 
-from .conftest import assert_gradient_matches, float_positions
+from .conftest import assert_gradient_matches, case_ids, float_positions
 from .programs import control
 
 
-def _case_ids(cases):
-    """`name-k` for the k-th argument set of each function, in CASES order."""
-    seen = {}
-    ids = []
-    for function, _ in cases:
-        k = seen.get(function.__name__, 0)
-        seen[function.__name__] = k + 1
-        ids.append(f"{function.__name__}-{k}")
-    return ids
-
-
-IDS = _case_ids(control.CASES)
+IDS = case_ids(control.CASES)
 
 
 def _copies(args):

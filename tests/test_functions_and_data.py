@@ -19,6 +19,7 @@ import pytest
 
 import ssad
 
+from .conftest import case_ids
 from .programs import functions
 
 EPS = 1e-6
@@ -26,18 +27,7 @@ RTOL = 1e-5
 ATOL = 1e-7
 
 
-def _case_ids(cases):
-    """`name-k` for the k-th argument set of each function, in CASES order."""
-    seen = {}
-    ids = []
-    for function, _ in cases:
-        k = seen.get(function.__name__, 0)
-        seen[function.__name__] = k + 1
-        ids.append(f"{function.__name__}-{k}")
-    return ids
-
-
-IDS = _case_ids(functions.CASES)
+IDS = case_ids(functions.CASES)
 
 
 # ----- structures: leaves, paths, rebuilding -----
