@@ -1,9 +1,10 @@
-# ssad: `make demo` shows a generated gradient and runs it; `make test` runs the tests.
+# ssad: `make demo` shows a generated gradient and runs it; `make test` runs the tests;
+# `make bench` times ssad against hand-written gradients (and the peers in the bench extra).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install clean
+.PHONY: demo test bench bench-core install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +21,18 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest tests
+
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+# Every installed peer: autograd, PyTorch, JAX (a large download the first time).
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/run.py
+
+# ssad against the hand-written gradients only (and autograd, from the test extra).
+bench-core: install
+	$(BIN)/python benchmarks/run.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

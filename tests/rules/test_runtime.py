@@ -12,6 +12,7 @@ from ssad.runtime import (
     added_at,
     broadcast_like,
     copy_adjoint,
+    getitem_adjoint,
     pack_like,
     take_part,
     unbroadcast,
@@ -76,3 +77,24 @@ def test_pack_like_and_add_attr_rules():
     base = types.SimpleNamespace(w=np.zeros(2), c=0.0)
     grown = REGISTRY.tangent_rule(add_attr)((base, None, np.array([1.0, 2.0])), None, base, "w", None)
     np.testing.assert_array_equal(grown.w, [1.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    "shape, index, d_part",
+    [
+        ((7, 3), np.array([0, 6, -1, 2, 0, 0]), rng.standard_normal((6, 3))),  # repeats, a negative index
+        ((5,), np.array([[1, 1], [4, -5]]), rng.standard_normal((2, 2))),  # a 2-d index into a vector
+        ((4, 2, 3), np.array([3, 3, 1]), 0.5),  # a number broadcast over every row read
+        ((4, 2), np.array([], dtype=int), np.zeros((0, 2))),  # nothing read
+    ],
+)
+def test_gather_adjoints_sum_every_read_row(shape, index, d_part):
+    # What x[index] reads, element by element: each read adds its adjoint to that row.
+    expected = np.zeros(shape)
+    rows = np.broadcast_to(d_part, index.shape + shape[1:])
+    for position in np.ndindex(index.shape):
+        expected[index[position]] += rows[position]
+    x = rng.standard_normal(shape)
+    np.testing.assert_allclose(getitem_adjoint(rows, x, index), expected, rtol=1e-14)
+    start = rng.standard_normal(shape)
+    np.testing.assert_allclose(add_at(start.copy(), index, d_part), start + expected, rtol=1e-14)

@@ -1,0 +1,403 @@
+"""Time ssad's gradients against hand-written ones (and autograd, PyTorch, JAX where installed).
+
+    python benchmarks/run.py [--quick] [--only NAME ...] [--json PATH] [--plot PATH]
+
+For each workload in `workloads.py`, in one run: the function alone, the gradient
+written by hand, ssad's gradient, and every installed peer, each checked against the
+hand-written gradient before it is timed. Times are medians of repeated runs, each
+run long enough (about 20 ms, or 5 ms with --quick) to make timer resolution
+negligible. Also measured: ssad's transform time (the first `grad(f)` and first call
+of a function it has not seen), the overhead of a cached `grad(f)` call over calling
+the generated function directly, the cost of ssad's forward sweep against the
+function alone for straight-line code, and the peak memory (tracemalloc) of the RNN
+gradient against the hand-written one.
+"""
+
+import argparse
+import gc
+import json
+import platform
+import statistics
+import sys
+import time
+import timeit
+import tracemalloc
+import types
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import workloads  # noqa: E402
+
+import ssad  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+# ----- timing -----
+
+
+def _calls_per_run(call, target_seconds):
+    """How many calls of `call` take about `target_seconds` (after a warm-up call)."""
+    call()  # warm caches (and compile, for systems that do)
+    number = 1
+    while True:
+        elapsed = timeit.timeit(call, number=number)
+        if elapsed >= target_seconds / 4 or number >= 1_000_000:
+            break
+        number *= 4
+    return max(1, int(number * target_seconds / max(elapsed, 1e-9)))
+
+
+def median_times(calls, target_seconds, repeats):
+    """Median seconds per call of each of `calls` (a dict), their runs interleaved.
+
+    Interleaving (a run of each, then again) spreads any drift of the machine's speed
+    over all systems alike, so the ratios between them stay fair.
+    """
+    numbers = {name: _calls_per_run(call, target_seconds) for name, call in calls.items()}
+    samples = {name: [] for name in calls}
+    gc.collect()
+    for _ in range(repeats):
+        for name, call in calls.items():
+            samples[name].append(timeit.timeit(call, number=numbers[name]) / numbers[name])
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def peak_memory(call):
+    """Peak bytes allocated (tracemalloc) while `call` runs, above what was held before."""
+    call()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# ----- the systems compared -----
+
+
+def _as_tuple(gradient, count):
+    return tuple(gradient) if count > 1 else (gradient,)
+
+
+def ssad_system(workload):
+    gradient = ssad.grad(workload.function, wrt=workload.wrt)
+    return lambda *args: gradient(*args)
+
+
+def autograd_system(workload):
+    import autograd
+    import autograd.numpy as anp
+
+    gradient = autograd.grad(workloads.with_numpy(workload.function, anp), workload.wrt)
+    return gradient
+
+
+def _jax_gradient(workload):
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    return jax.grad(workloads.with_numpy(workload.function, jnp), argnums=workload.wrt)
+
+
+def _jax_caller(gradient):
+    import jax
+
+    def call(*args):
+        return jax.block_until_ready(gradient(*args))
+
+    return call
+
+
+def jax_system(workload):
+    return _jax_caller(_jax_gradient(workload))
+
+
+def jax_jit_system(workload):
+    import jax
+
+    # Static loop bounds and integer arrays are fine under jit; Python floats become tracers.
+    return _jax_caller(jax.jit(_jax_gradient(workload)))
+
+
+def torch_system(workload):
+    import torch
+
+    function = TORCH_FUNCTIONS[workload.name]
+
+    def call(*args):
+        tensors = [torch.tensor(a, dtype=torch.float64, requires_grad=(i in workload.wrt)) if _is_float(a) else _to_torch(a) for i, a in enumerate(args)]
+        value = function(*tensors)
+        inputs = [tensors[i] for i in workload.wrt]
+        return tuple(g.numpy() if g.dim() else g.item() for g in torch.autograd.grad(value, inputs))
+
+    return call
+
+
+def _is_float(a):
+    return isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+
+
+def _to_torch(a):
+    import torch
+
+    return torch.from_numpy(a) if isinstance(a, np.ndarray) else a
+
+
+def _torch_functions():
+    """The workloads written with torch operations (PyTorch has no NumPy-compatible namespace)."""
+    import torch
+
+    def trace(A, B):
+        return torch.trace(A @ B)
+
+    def euler(y, k, dt):
+        for _ in range(200):
+            y = y + dt * (-k * y + torch.sin(y))
+        return y
+
+    def mlp(W1, b1, W2, b2, x, labels):
+        h = torch.tanh(x @ W1 + b1)
+        logits = h @ W2 + b2
+        return torch.nn.functional.cross_entropy(logits, labels)
+
+    def rnn(Wx, Wh, b, xs):
+        h = torch.zeros((xs.shape[1], Wh.shape[0]), dtype=xs.dtype)
+        for t in range(xs.shape[0]):
+            h = torch.tanh(xs[t] @ Wx + h @ Wh + b)
+        return torch.sum(h * h)
+
+    def bpr(U, V, users, positives, negatives):
+        u = U[users]
+        margin = torch.sum(u * (V[positives] - V[negatives]), dim=1)
+        loss = torch.mean(torch.nn.functional.softplus(-margin))
+        return loss + 0.01 * (torch.sum(u * u) + torch.sum(V[positives] ** 2) + torch.sum(V[negatives] ** 2))
+
+    return {"trace": trace, "euler": euler, "mlp": mlp, "rnn": rnn, "bpr": bpr}
+
+
+TORCH_FUNCTIONS = {}
+
+
+def available_peers():
+    peers = {}
+    try:
+        import autograd  # noqa: F401
+
+        peers["autograd"] = autograd_system
+    except ImportError:
+        pass
+    try:
+        import torch  # noqa: F401
+
+        TORCH_FUNCTIONS.update(_torch_functions())
+        torch.set_num_threads(1)
+        peers["torch"] = torch_system
+    except ImportError:
+        pass
+    try:
+        import jax  # noqa: F401
+
+        peers["jax"] = jax_system
+        peers["jax.jit"] = jax_jit_system
+    except ImportError:
+        pass
+    return peers
+
+
+def matches(got, expected):
+    got = _as_tuple(got, len(expected)) if not isinstance(got, tuple) else got
+    return len(got) == len(expected) and all(
+        np.allclose(np.asarray(g, dtype=float), e, rtol=1e-7, atol=1e-10) for g, e in zip(got, expected, strict=True)
+    )
+
+
+# ----- ssad's own costs -----
+
+
+def fresh_copy(function):
+    """The same code as a new function object: ssad has not transformed it yet."""
+    return types.FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__)
+
+
+def transform_seconds(workload, args, repeats=5):
+    """Median time of `grad(f)` plus its first call, minus a steady call: the transform."""
+    steady = ssad.grad(workload.function, wrt=workload.wrt)
+    steady(*args)
+    times = []
+    for _ in range(repeats):
+        function = fresh_copy(workload.function)
+        start = time.perf_counter()
+        ssad.grad(function, wrt=workload.wrt)(*args)
+        first = time.perf_counter() - start
+        start = time.perf_counter()
+        steady(*args)
+        times.append(first - (time.perf_counter() - start))
+    return statistics.median(times)
+
+
+def cached_call_overhead(workload, args, target, repeats):
+    """Seconds a `grad(f)` call adds over calling the generated function directly.
+
+    Measured with the generated function swapped for one that returns its result at
+    once, so the figure is the wrapper's own work (choosing the variant, fitting the
+    gradients to the arguments), not a difference of two noisy timings.
+    """
+    wrapper = ssad.grad(workload.function, wrt=workload.wrt)
+    entry = wrapper.variants.for_args(args)
+    generated = entry.function
+    result = generated(*args)
+    entry.function = lambda *args: result
+    try:
+        times = median_times({"wrapper": lambda: wrapper(*args), "bare": lambda: entry.function(*args)}, target, repeats)
+    finally:
+        entry.function = generated
+    return times["wrapper"] - times["bare"]
+
+
+# ----- the run -----
+
+
+def run(names, quick):
+    target, repeats = (0.005, 5) if quick else (0.02, 11)
+    peers = available_peers()
+    rng = np.random.default_rng(0)
+    results = {
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+        },
+        "settings": {"target_seconds_per_run": target, "repeats": repeats},
+        "workloads": [],
+    }
+    for workload in workloads.WORKLOADS:
+        if names and workload.name not in names:
+            continue
+        entry = measure(workload, workload.inputs(rng), peers, target, repeats)
+        results["workloads"].append(entry)
+        print(format_entry(entry), flush=True)
+    return results
+
+
+def measure(workload, args, peers, target, repeats):
+    """One workload's entry of the results: times, checks, transform, overhead, memory."""
+    expected = workload.hand(*args)
+    entry = {"name": workload.name, "description": workload.description, "seconds": {}, "correct": {}, "notes": {}}
+    entry["transform_seconds"] = transform_seconds(workload, args)
+    calls = {"function": lambda: workload.function(*args), "hand": lambda: workload.hand(*args)}
+    for name, make in {"ssad": ssad_system, **peers}.items():
+        start = time.perf_counter()
+        try:
+            call = make(workload)
+            got = call(*args)
+        except Exception as error:  # a peer that cannot run this workload is reported, not fatal
+            if name == "ssad":
+                raise
+            entry["notes"][name] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+            continue
+        if name == "jax.jit":
+            entry["notes"][name] = f"compile {time.perf_counter() - start:.2f} s"
+        entry["correct"][name] = bool(matches(got, expected))
+        calls[name] = lambda call=call: call(*args)
+    generated = ssad.grad(workload.function, wrt=workload.wrt).variants.for_args(args).function
+    calls["ssad generated, called directly"] = lambda: generated(*args)
+    if workload.straight_line:
+        # the forward sweep alone: `ssad.vjp` runs it and keeps what the pullback needs
+        calls["ssad forward sweep"] = lambda: ssad.vjp(workload.function, *args)
+    entry["seconds"] = median_times(calls, target, repeats)
+    entry["cached_call_overhead_seconds"] = cached_call_overhead(workload, args, target, repeats)
+    if workload.name == "rnn":
+        gradient = ssad.grad(workload.function, wrt=workload.wrt)
+        entry["peak_bytes"] = {
+            "hand": peak_memory(lambda: workload.hand(*args)),
+            "ssad": peak_memory(lambda: gradient(*args)),
+        }
+    return entry
+
+
+def format_entry(entry):
+    seconds = entry["seconds"]
+    hand = seconds["hand"]
+    lines = [f"\n{entry['name']}: {entry['description']}"]
+    for name, value in seconds.items():
+        if name == "hand":
+            ratio = "1.00"
+        elif name == "ssad forward sweep":
+            ratio = f"{value / seconds['function']:.2f} of f"
+        else:
+            ratio = f"{value / hand:.2f}"
+        check = entry["correct"].get(name)
+        mark = "" if check is None else ("  ok" if check else "  WRONG")
+        note = f"  ({entry['notes'][name]})" if name in entry["notes"] else ""
+        lines.append(f"  {name:<34}{_format_time(value):>12}  {ratio:>10}{mark}{note}")
+    for name, note in entry["notes"].items():
+        if name not in seconds:
+            lines.append(f"  {name:<34}{'':>12}  {'-':>10}  ({note})")
+    lines.append(f"  ssad transform (first grad(f) and call) {entry['transform_seconds'] * 1e3:.1f} ms")
+    lines.append(f"  ssad cached-call overhead               {entry['cached_call_overhead_seconds'] * 1e6:.2f} us")
+    if "peak_bytes" in entry:
+        peak = entry["peak_bytes"]
+        lines.append(
+            f"  peak memory: hand {peak['hand'] / 1024:.0f} KiB, ssad {peak['ssad'] / 1024:.0f} KiB "
+            f"({peak['ssad'] / peak['hand']:.2f}x)"
+        )
+    return "\n".join(lines)
+
+
+def _format_time(seconds):
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def plot(results, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart written")
+        return
+    systems = ["ssad", "autograd", "torch", "jax", "jax.jit"]
+    names = [w["name"] for w in results["workloads"]]
+    figure, axes = plt.subplots(figsize=(8, 4))
+    width = 0.8 / len(systems)
+    for k, system in enumerate(systems):
+        ratios = [w["seconds"].get(system, np.nan) / w["seconds"]["hand"] for w in results["workloads"]]
+        if all(np.isnan(ratios)):
+            continue
+        axes.bar(np.arange(len(names)) + k * width, ratios, width, label=system)
+    axes.axhline(1.0, color="black", linewidth=0.8)
+    axes.axhline(1.2, color="gray", linewidth=0.8, linestyle="--")
+    axes.set_yscale("log")
+    axes.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names)
+    axes.set_ylabel("time / hand-written gradient (log scale)")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    print(f"chart written to {path}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs (noisier medians)")
+    parser.add_argument("--only", nargs="*", default=[], help="workload names to run")
+    parser.add_argument("--json", default=str(HERE / "results.json"), help="where to write the results")
+    parser.add_argument("--plot", default=str(HERE / "ratios.png"), help="where to write the chart")
+    options = parser.parse_args(argv)
+    results = run(set(options.only), options.quick)
+    Path(options.json).write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nresults written to {options.json}")
+    plot(results, options.plot)
+
+
+if __name__ == "__main__":
+    main()
