@@ -233,6 +233,21 @@ def concat(a, b):
     return a + b
 
 
+class Shape:
+    """What the tape keeps of an array the adjoint sweep needs only the shape of."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def shape_only(x):
+    """`x` for the tape when only its shape is read back (by `unbroadcast`): arrays
+    are kept as their shape, so the tape does not hold them alive; anything else as is."""
+    return Shape(x.shape) if type(x) is np.ndarray else x
+
+
 class Tape(list):
     """The stack the forward sweep pushes onto and the backward sweep pops from.
 

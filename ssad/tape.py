@@ -22,7 +22,7 @@ from .activity import list_mutation
 from .adjoints import index_value
 from .emit import is_marker
 from .registry import REGISTRY
-from .runtime import Tape, restore_part, saved_part
+from .runtime import Tape, restore_part, saved_part, shape_only, unbroadcast
 
 
 @dataclass(eq=False)
@@ -177,6 +177,7 @@ def insert_tape(reverse, forward, backward):
         restore = partner.get(id(marker), marker)
         return [n for n in marker.names if (id(restore), n) in popped]
 
+    shapes_only = _read_only_for_shape(backward, program.namespace)
     markers = [s for s in _all_statements(forward) if isinstance(s, Save)]
     tape = program.namer.fresh("tape") if any(recorded(m) for m in markers) else None
     def index(marker):
@@ -189,7 +190,13 @@ def insert_tape(reverse, forward, backward):
             saver = reverse.helper("saved_part", saved_part)
             part = gast.Call(func=_name(saver), args=[_name(marker.names[0]), index(marker)], keywords=[])
             return [gast.Expr(value=_method(tape, "push", part))]
-        return [gast.Expr(value=_method(tape, "push", _name(n))) for n in recorded(marker)]
+        pushes = []
+        for n in recorded(marker):
+            value = _name(n)
+            if n in shapes_only:
+                value = gast.Call(func=_name(reverse.helper("shape_only", shape_only)), args=[value], keywords=[])
+            pushes.append(gast.Expr(value=_method(tape, "push", value)))
+        return pushes
 
     def restore(marker):
         if marker.write is not None:
@@ -212,6 +219,51 @@ def insert_tape(reverse, forward, backward):
         for unbound in _maybe_unbound(program, markers, recorded):
             prologue.append(gast.Assign(targets=[_name(unbound, store=True)], value=gast.Constant(value=None, kind=None), type_comment=None))
     return prologue + forward, backward, tape
+
+
+def _read_only_for_shape(backward, namespace):
+    """Names the adjoint sweep reads only as `unbroadcast(g, name)`: only their shape.
+
+    The tape keeps just the shape of such a value (`shape_only`), not the array: the
+    operands of a broadcasting `+` in a loop are the common case.
+    """
+    shape_reads, other_reads = set(), set()
+    for statement in _all_statements(backward):
+        if isinstance(statement, Restore):
+            if statement.write is not None:
+                other_reads.add(statement.names[0])  # restoring contents reads the array
+            continue
+        if isinstance(statement, Save) or is_marker(statement):
+            continue
+        nodes = [statement]
+        if isinstance(statement, (gast.If, gast.While)):
+            nodes = [statement.test]
+        elif isinstance(statement, gast.For):
+            nodes = [statement.iter]
+        for node in nodes:
+            for n in gast.walk(node):
+                if (
+                    isinstance(n, gast.Call)
+                    and isinstance(n.func, gast.Name)
+                    and namespace.values.get(n.func.id) is unbroadcast
+                    and len(n.args) == 2
+                    and isinstance(n.args[1], gast.Name)
+                ):
+                    shape_reads.add(id(n.args[1]))
+            for n in gast.walk(node):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in shape_reads:
+                    other_reads.add(n.id)
+    return {n for n in _names_loaded(backward) if n not in other_reads}
+
+
+def _names_loaded(block):
+    return {
+        n.id
+        for statement in _all_statements(block)
+        if not isinstance(statement, (Save, Restore)) and not is_marker(statement)
+        for n in gast.walk(statement)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
 
 
 def _popped(backward, primal, invariant, shares):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ssad
+from ssad.runtime import Shape
 from ssad.testing import tape_records
 
 from .conftest import assert_gradient_matches
@@ -122,3 +123,26 @@ def test_an_exception_leaves_nothing_behind():
     with pytest.raises(IndexError):
         gradient(np.ones(2), 5)
     np.testing.assert_allclose(gradient(np.ones(2), 2), [4.0, 4.0])
+
+
+def recurrence(Wx, Wh, b, xs):
+    h = np.zeros((xs.shape[1], Wh.shape[0]))
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)  # `... + b` broadcasts: its operands' shapes matter
+    return np.sum(np.sin(h))
+
+
+def test_values_read_back_only_for_their_shape_record_only_the_shape():
+    rng = np.random.default_rng(5)
+    args = (rng.standard_normal((3, 4)), 0.3 * rng.standard_normal((4, 4)), rng.standard_normal(4), rng.standard_normal((6, 2, 3)))
+    gradient = ssad.grad(recurrence, wrt=(0, 1, 2))
+    records = tape_records(gradient, *args)
+    arrays = [r for r in records if isinstance(r, np.ndarray)]
+    # per step: the previous h and the row xs[t] (a view); the sums of the matmuls are
+    # needed only for `unbroadcast`, so only their shapes are kept
+    assert all(a.shape in ((2, 4), (2, 3)) for a in arrays)
+    assert sum(a.shape == (2, 4) for a in arrays) == 6
+    shapes = [r for r in records if isinstance(r, Shape)]
+    assert len(shapes) == 3 * 5 and all(s.shape == (2, 4) for s in shapes)
+    for position in range(3):
+        assert_gradient_matches(recurrence, args, position, gradient(*args)[position])

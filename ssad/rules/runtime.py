@@ -17,6 +17,7 @@ from ..runtime import (
     copy_adjoint,
     pack_like,
     seed,
+    shape_only,
     take_part,
     unbroadcast,
     zero_at,
@@ -24,7 +25,7 @@ from ..runtime import (
 )
 from ..structure import add_adjoint, add_attr
 
-nondifferentiable(seed, zeros_like_value)
+nondifferentiable(seed, zeros_like_value, shape_only)
 
 # ----- Shapes -----
 
