@@ -86,6 +86,8 @@ def test_pack_like_and_add_attr_rules():
         ((5,), np.array([[1, 1], [4, -5]]), rng.standard_normal((2, 2))),  # a 2-d index into a vector
         ((4, 2, 3), np.array([3, 3, 1]), 0.5),  # a number broadcast over every row read
         ((4, 2), np.array([], dtype=int), np.zeros((0, 2))),  # nothing read
+        ((300, 20), rng.integers(-300, 300, 400), rng.standard_normal((400, 20))),  # large: the bincount path
+        ((50, 4, 30), rng.integers(0, 50, (10, 4)), 1.5),  # large, 2-d index, a broadcast number
     ],
 )
 def test_gather_adjoints_sum_every_read_row(shape, index, d_part):
