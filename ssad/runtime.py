@@ -96,25 +96,28 @@ def _is_basic_index(index):
 _BINCOUNT_MIN = 4096  # measured: np.add.at wins below a few thousand scattered elements
 
 
-def _rows_added(shape, index, d_part):
-    """The sum of `d_part` scattered at the rows `index` of zeros of `shape`, or None.
+def _row_sums(shape, index, d_part):
+    """`(rows, sums)`: for a gather `x[index]` of rows, the distinct rows read and the
+    sum of `d_part` over the reads of each; None when `np.add.at` should do it.
 
-    For a gather `x[idx]` with an integer array `idx` (embedding lookups, BPR) this is
-    one `np.bincount` over flat positions, several times faster than `np.add.at`.
-    Only float64 arrays take this path (bincount sums in float64), and only for
-    scatters of at least `_BINCOUNT_MIN` elements: below that `np.add.at` is faster.
+    For an integer array `index` (embedding lookups, BPR) this is one `np.bincount`
+    over positions within the rows read, about twice as fast as `np.add.at` (and it
+    allocates nothing the size of `x`). Only float64 takes this path (bincount sums in
+    float64), and only scatters of at least `_BINCOUNT_MIN` elements: below that
+    `np.add.at` is faster.
     """
     if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and len(shape) >= 1):
         return None
-    rows = shape[0]
     width = math.prod(shape[1:])
     d_part = np.asarray(d_part)
     if d_part.dtype != np.float64 or width == 0 or index.size * width < _BINCOUNT_MIN:
         return None
-    flat_index = np.where(index < 0, index + rows, index).reshape(-1, 1)
-    positions = (flat_index * width + np.arange(width)).ravel()
+    index = np.where(index < 0, index + shape[0], index)  # -1 and n - 1 are one row
+    rows, position = np.unique(index, return_inverse=True)
+    positions = (position.reshape(-1, 1) * width + np.arange(width)).ravel()
     weights = np.broadcast_to(d_part, index.shape + tuple(shape[1:])).ravel()
-    return np.bincount(positions, weights, minlength=rows * width).reshape(shape)
+    sums = np.bincount(positions, weights, minlength=rows.size * width)
+    return rows, sums.reshape((rows.size,) + tuple(shape[1:]))
 
 
 def getitem_adjoint(dy, x, index):
@@ -132,16 +135,11 @@ def getitem_adjoint(dy, x, index):
         grads = zeros_like_value(x)
         grads[index] = dy
         return grads
-    x = np.asarray(x)
-    if x.dtype == np.float64:
-        scattered = _rows_added(x.shape, index, dy)
-        if scattered is not None:
-            return scattered
-    d_x = zeros_like_value(x)
+    d_x = zeros_like_value(np.asarray(x))
     if _is_basic_index(index):
         d_x[index] = dy
     else:
-        np.add.at(d_x, index, dy)
+        add_at(d_x, index, dy)
     return d_x
 
 
@@ -155,9 +153,10 @@ def add_at(d_x, index, d_part):
         if _is_basic_index(index):
             d_x[index] += d_part
             return d_x
-        scattered = _rows_added(d_x.shape, index, d_part) if d_x.dtype == np.float64 else None
-        if scattered is not None:
-            d_x += scattered
+        summed = _row_sums(d_x.shape, index, d_part) if d_x.dtype == np.float64 else None
+        if summed is not None:
+            rows, sums = summed
+            d_x[rows] += sums  # each row once: exact
         else:
             np.add.at(d_x, index, d_part)
         return d_x
