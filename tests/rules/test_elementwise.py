@@ -12,7 +12,7 @@ import ssad.rules  # noqa: F401  (registers the rules)
 from ssad.registry import REGISTRY, primitive_name
 from ssad.testing import check_rule, check_tangent
 
-from .cases import Case, Samples, case_id
+from .cases import Case, Samples, assert_transpose, case_id
 
 samples = Samples(20240611)
 rng = samples.rng
@@ -488,37 +488,6 @@ def test_tangents_keep_float32_and_astype_gives_the_result_precision():
 
 
 # ----- Tangents are the transposes of the adjoints -----
-
-
-def _random_like(value, generator):
-    if np.ndim(value) == 0:
-        return float(generator.standard_normal())
-    return generator.standard_normal(np.shape(value))
-
-
-def _is_float(value):
-    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
-
-
-def _inner(a, b):
-    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
-
-
-def assert_transpose(primitive, *args, seed=0, **kwargs):
-    """<adjoint(dy), t> == <dy, tangent(t)> for random dy and t, at `args`."""
-    generator = np.random.default_rng(seed)
-    y = primitive(*args, **kwargs)
-    dy = _random_like(y, generator)
-    tangents = tuple(_random_like(a, generator) if _is_float(a) else None for a in args)
-    adjoints = rule(primitive)(dy, y, *args, **kwargs)
-    t_y = tangent_rule(primitive)(tangents, y, *args, **kwargs)
-    assert np.shape(t_y) == np.shape(y)
-    paired = [(d, t) for d, t in zip(adjoints, tangents, strict=False) if d is not None and t is not None]
-    assert paired, "no argument carries both an adjoint and a tangent"
-    forward = _inner(dy, t_y)
-    backward = sum(_inner(d, t) for d, t in paired)
-    assert np.isfinite(forward)
-    np.testing.assert_allclose(backward, forward, rtol=1e-12, atol=1e-12)
 
 
 _ties = np.array([[0.5, -1.0, 2.0, 0.0], [1.0, 3.0, -2.0, 0.0], [0.5, 3.0, 2.0, 1.5]])

@@ -11,7 +11,7 @@ import ssad.rules  # noqa: F401  (registers the rules)
 from ssad.registry import REGISTRY, primitive_name
 from ssad.testing import check_rule, check_tangent, numerical_gradient
 
-from .cases import Case, Samples, case_id
+from .cases import Case, Samples, assert_transpose, case_id
 from .test_elementwise import is_inlinable
 
 samples = Samples(7261)
@@ -446,43 +446,6 @@ def test_float_passes_the_tangent_through():
 
 
 # ----- Tangents are the transposes of the adjoints -----
-
-
-def _random_like(value, generator):
-    if isinstance(value, (list, tuple)):
-        return type(value)(_random_like(v, generator) for v in value)
-    if np.ndim(value) == 0:
-        return float(generator.standard_normal())
-    return generator.standard_normal(np.shape(value))
-
-
-def _carries_tangent(value):
-    if isinstance(value, (list, tuple)):
-        return all(_carries_tangent(v) for v in value)
-    return isinstance(value, float) or (isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind == "f")
-
-
-def _inner(a, b):
-    if isinstance(a, (list, tuple)):
-        return sum(_inner(u, v) for u, v in zip(a, b, strict=True))
-    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
-
-
-def assert_transpose(primitive, *args, seed=0, **kwargs):
-    """<adjoint(dy), t> == <dy, tangent(t)> for random dy and t, at `args`."""
-    generator = np.random.default_rng(seed)
-    y = primitive(*args, **kwargs)
-    dy = _random_like(y, generator)
-    tangents = tuple(_random_like(a, generator) if _carries_tangent(a) else None for a in args)
-    adjoints = rule(primitive)(dy, y, *args, **kwargs)
-    t_y = tangent_rule(primitive)(tangents, y, *args, **kwargs)
-    assert np.shape(t_y) == np.shape(y)
-    paired = [(d, t) for d, t in zip(adjoints, tangents, strict=False) if d is not None and t is not None]
-    assert paired, "no argument carries both an adjoint and a tangent"
-    forward = _inner(dy, t_y)
-    backward = sum(_inner(d, t) for d, t in paired)
-    assert np.isfinite(forward)
-    np.testing.assert_allclose(backward, forward, rtol=1e-12, atol=1e-12)
 
 
 _array = np.array([[0.0, -1.5, 2.0, 0.5], [1.0, 0.0, -2.0, 0.5], [0.5, 3.0, 2.0, 1.5]])
