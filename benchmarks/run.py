@@ -309,8 +309,11 @@ def measure(workload, args, peers, target, repeats):
     generated = ssad.grad(workload.function, wrt=workload.wrt).variants.for_args(args).function
     calls["ssad generated, called directly"] = lambda: generated(*args)
     if workload.straight_line:
-        # the forward sweep alone: `ssad.vjp` runs it and keeps what the pullback needs
-        calls["ssad forward sweep"] = lambda: ssad.vjp(workload.function, *args)
+        # the forward sweep alone: the generated forward function `ssad.vjp` runs, which
+        # returns the value and what the pullback needs; then the whole `ssad.vjp` call
+        forward = forward_sweep(workload, args)
+        calls["ssad forward sweep"] = lambda: forward(*args)
+        calls["ssad.vjp call"] = lambda: ssad.vjp(workload.function, *args)
     entry["seconds"] = median_times(calls, target, repeats)
     entry["cached_call_overhead_seconds"] = cached_call_overhead(workload, args, target, repeats)
     if workload.name == "rnn":
@@ -322,6 +325,14 @@ def measure(workload, args, peers, target, repeats):
     return entry
 
 
+def forward_sweep(workload, args):
+    """The generated forward function of `workload` (what `ssad.vjp` runs first)."""
+    from ssad.api import VJP, compiled
+
+    names = tuple(workload.function.__code__.co_varnames[i] for i in range(len(args)))
+    return compiled(workload.function, names, VJP, True, frozenset()).function
+
+
 def format_entry(entry):
     seconds = entry["seconds"]
     hand = seconds["hand"]
@@ -329,7 +340,7 @@ def format_entry(entry):
     for name, value in seconds.items():
         if name == "hand":
             ratio = "1.00"
-        elif name == "ssad forward sweep":
+        elif name in ("ssad forward sweep", "ssad.vjp call"):
             ratio = f"{value / seconds['function']:.2f} of f"
         else:
             ratio = f"{value / hand:.2f}"

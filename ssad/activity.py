@@ -6,7 +6,8 @@ Guarantees: `Activity.active` holds exactly the names that both depend on a
 differentiated input through differentiable operations ("varied") and reach the
 returned value through differentiable operations ("useful"). Integers produced by
 non-differentiable primitives (shapes, indices, comparisons, `range`), values of
-`stop_gradient`, and anything computed from constants alone are inactive; only
+`stop_gradient`, maxima subtracted only to stabilize a softmax or log-sum-exp
+(`invariance`), and anything computed from constants alone are inactive; only
 active names get adjoints. Names inside loops are assigned many times, so the
 analysis is per name and iterated to a fixed point: a name is varied (useful)
 when any of its assignments makes it so.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import gast
 
 from . import primitives
+from .invariance import invariant_maxima
 
 
 @dataclass
@@ -85,6 +87,9 @@ def flow(statement, program):
 def analyze(program, wrt):
     """Activity of every name in `program` when differentiating with respect to `wrt`."""
     flows = [f for f in (flow(s, program) for s in simple_statements(program.body)) if f is not None]
+    # A stabilizing maximum the result provably does not depend on carries no gradient.
+    constants = invariant_maxima(program)
+    flows = [(targets, operands - constants) for targets, operands in flows]
     varied = set(wrt)
     changed = True
     while changed:

@@ -14,6 +14,10 @@ from .errors import SsadError
 from .structure import add_adjoint, add_attr, is_namedtuple, zeros_like_value  # noqa: F401  (generated code reads them)
 
 
+# Bound once: looking up `np.add.reduce` costs more than a small reduction itself.
+_add_reduce = np.add.reduce
+
+
 def unbroadcast(g, x):
     """Sum the adjoint `g` down to the shape of `x` (undoing NumPy broadcasting)."""
     # getattr is several times faster than np.shape on Python numbers, the hot case
@@ -32,11 +36,13 @@ def unbroadcast(g, x):
         return np.broadcast_to(g, shape)
     # np.add.reduce is np.sum without its Python-level dispatch (a few microseconds a call)
     if extra:
-        g = np.add.reduce(g, axis=tuple(range(extra)))
+        g = _add_reduce(g, 0 if extra == 1 else tuple(range(extra)))
         g_shape = g_shape[extra:]
+        if g_shape == shape:  # a bias added to every row, the common case
+            return g
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and g_shape[i] != 1)
     if axes:
-        g = np.add.reduce(g, axis=axes, keepdims=True)
+        g = _add_reduce(g, axes, keepdims=True)
     return g
 
 

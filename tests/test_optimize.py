@@ -13,7 +13,7 @@ from ssad import runtime
 from ssad.emit import comment
 from ssad.inline import ZERO, Namespace, fold, materialize_zeros
 from ssad.naming import Namer
-from ssad.optimize import drop_empty_comments, eliminate_dead_code, optimize, propagate_copies
+from ssad.optimize import drop_empty_comments, eliminate_dead_code, fold_broadcasts, optimize, propagate_copies
 
 
 def parse(source):
@@ -175,6 +175,49 @@ def test_dead_code_keeps_tape_pops_and_drops_unread_runtime_helpers():
         return d_b
         """,
     )
+
+
+# ----- broadcast folding -----
+
+
+def test_a_broadcast_read_only_against_its_shape_source_is_folded():
+    statements = parse(
+        """
+        d_e = np.broadcast_to(d_s / s, np.shape(e))
+        d_x = d_x + d_e * e
+        d_y = e - d_e
+        """
+    )
+    same(
+        fold_broadcasts(statements, namespace()),
+        """
+        d_e = d_s / s
+        d_x = d_x + d_e * e
+        d_y = e - d_e
+        """,
+    )
+
+
+def test_a_broadcast_read_any_other_way_stays():
+    kept = [
+        # read against another array: the result could have that array's shape
+        "d_e = np.broadcast_to(v, np.shape(e))\nd_x = d_e * other",
+        # read on its own: the caller sees the full shape
+        "d_e = np.broadcast_to(v, np.shape(e))\nd_x = np.sum(d_e, axis=0)",
+        "d_e = np.broadcast_to(v, np.shape(e))\nreturn d_e",
+        # the shape source is rebound, so `e` may not be the array whose shape was taken
+        "d_e = np.broadcast_to(v, np.shape(e))\ne = e[0]\nd_x = d_e * e",
+        # the broadcast name is assigned twice (in a loop, say)
+        "d_e = np.broadcast_to(v, np.shape(e))\nd_x = d_e * e\nd_e = np.broadcast_to(w, np.shape(e))\nd_y = d_e * e",
+        # in a loop, a read before the broadcast pairs last iteration's value with this one's `e`
+        "for i in r:\n    d_x = d_e * e\n    e = f(i)\n    d_e = np.broadcast_to(v, np.shape(e))",
+        # a matrix product is not elementwise
+        "d_e = np.broadcast_to(v, np.shape(e))\nd_x = d_e @ e",
+    ]
+    for source in kept:
+        statements = parse(source)
+        before = unparse(statements)
+        assert unparse(fold_broadcasts(statements, namespace())) == before, source
 
 
 # ----- comments -----

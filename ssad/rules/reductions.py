@@ -60,8 +60,9 @@ def _share_among_ties(g, m, a, axis):
     """`g` routed to the elements of `a` equal to `m` (the extremum, reduced axes kept),
     split evenly among the elements that tie within a slice."""
     hits = np.asarray(a) == m
-    count = np.sum(hits, axis=axis, dtype=g.dtype, keepdims=True)
-    return g * hits / np.maximum(count, 1)
+    count = np.add.reduce(hits, axis=axis, dtype=g.dtype, keepdims=True)
+    # divide the reduced-size adjoint first: one full-size product instead of two
+    return hits * (g / np.maximum(count, 1))
 
 
 def _product_of_others(a, axis):
