@@ -12,11 +12,9 @@ Guarantees, for `optimize(statements, namespace, copies_of)`:
   ssad's runtime helpers, adjoint rules); liveness goes through branches and
   around loops to a fixed point; calls with unknown effects (`print`), in-place
   writes and tape pops always stay; an `if` left empty is dropped;
-- broadcast folding: `b = np.broadcast_to(v, np.shape(w))` becomes `b = v` when
-  every read of `b` is an operand of `+`, `-`, `*` or `/` whose other operand is
-  `w` itself, later in the same straight-line block, and neither name is assigned
-  anywhere else (except `w` once, earlier in that block): NumPy broadcasts `v` to
-  w's shape in that operation anyway, so the spread copy is never needed;
+- broadcast folding (`broadcasts`): `b = np.broadcast_to(v, np.shape(w))` becomes
+  `b = v` where every read of `b` is in an elementwise expression that has w's
+  shape anyway;
 - a `# grad of:` comment left with no code under it is dropped.
 Constant folding happens where rules are inlined (`inline.fold`); zeros are never
 materialized in the first place (`reverse`).
@@ -26,6 +24,7 @@ import gast
 import numpy as np
 
 from . import runtime
+from .broadcasts import fold_broadcasts
 from .emit import is_marker
 from .registry import REGISTRY
 
@@ -42,7 +41,7 @@ _PURE_HELPERS = (
 
 
 def optimize(statements, namespace, copies_of=frozenset()):
-    statements = fold_broadcasts(statements, namespace)
+    statements = fold_broadcasts(statements, namespace, _callee)
     statements = propagate_copies(statements, copies_of)
     statements, _ = eliminate_dead_code(statements, namespace, set())
     return drop_empty_comments(statements)
@@ -218,87 +217,6 @@ def eliminate_dead_code(statements, namespace, live_out):
         kept.append(statement)
     kept.reverse()
     return kept, live
-
-
-# ----- broadcast folding -----
-
-_ELEMENTWISE_BINARY = (gast.Add, gast.Sub, gast.Mult, gast.Div)
-
-
-def fold_broadcasts(statements, namespace):
-    """`statements` with broadcasts that only feed elementwise operations against the
-    array whose shape they copy replaced by the value broadcast (see the module doc).
-
-    The broadcast, the reads of it and the assignment of the shape source (if any)
-    must sit in one straight-line block, in that order, so a loop cannot pair a
-    broadcast with a later rebinding of the source."""
-    stores, loads = {}, {}
-    for node, _ in _walk_with_parents(statements):
-        if isinstance(node, gast.Name):
-            counts = stores if isinstance(node.ctx, gast.Store) else loads
-            counts[node.id] = counts.get(node.id, 0) + 1
-    _fold_in_block(statements, namespace, stores, loads)
-    return statements
-
-
-def _fold_in_block(block, namespace, stores, loads):
-    for position, statement in enumerate(block):
-        if _is_compound(statement):
-            for field in _blocks(statement):
-                _fold_in_block(getattr(statement, field), namespace, stores, loads)
-            continue
-        spread = _spread_of(statement, namespace)
-        if spread is None:
-            continue
-        b, value, w = spread
-        if stores.get(b) != 1 or not loads.get(b):
-            continue
-        if stores.get(w, 0) == 1 and w not in {n for s in block[:position] for n in assigned_names(s)}:
-            continue
-        if stores.get(w, 0) > 1:
-            continue
-        later = [
-            (child, parent)
-            for s in block[position + 1:]
-            if not _is_compound(s)
-            for child, parent in _walk_with_parents([s])
-            if isinstance(child, gast.Name) and child.id == b and isinstance(child.ctx, gast.Load)
-        ]
-        if len(later) == loads[b] and all(_against(child, parent, w) for child, parent in later):
-            statement.value = value
-
-
-def _against(child, parent, w):
-    """Whether `child` is an operand of an elementwise `+ - * /` whose other operand is `w`."""
-    if not (isinstance(parent, gast.BinOp) and isinstance(parent.op, _ELEMENTWISE_BINARY)):
-        return False
-    other = parent.right if parent.left is child else parent.left
-    return isinstance(other, gast.Name) and other.id == w
-
-
-def _walk_with_parents(statements):
-    pending = [(s, None) for s in statements]
-    while pending:
-        node, parent = pending.pop()
-        yield node, parent
-        pending.extend((child, node) for child in gast.iter_child_nodes(node))
-
-
-def _spread_of(statement, namespace):
-    """(b, v, w) for `b = np.broadcast_to(v, np.shape(w))`, else None."""
-    if not (isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name)):
-        return None
-    call = statement.value
-    if not (isinstance(call, gast.Call) and len(call.args) == 2 and not call.keywords):
-        return None
-    if _callee(call.func, namespace)[0] is not np.broadcast_to:
-        return None
-    shape = call.args[1]
-    if not (isinstance(shape, gast.Call) and len(shape.args) == 1 and isinstance(shape.args[0], gast.Name)):
-        return None
-    if _callee(shape.func, namespace)[0] is not np.shape:
-        return None
-    return statement.targets[0].id, call.args[0], shape.args[0].id
 
 
 def _copy_block(block):

@@ -13,7 +13,14 @@ from ssad import runtime
 from ssad.emit import comment
 from ssad.inline import ZERO, Namespace, fold, materialize_zeros
 from ssad.naming import Namer
-from ssad.optimize import drop_empty_comments, eliminate_dead_code, fold_broadcasts, optimize, propagate_copies
+from ssad.optimize import (
+    _callee,
+    drop_empty_comments,
+    eliminate_dead_code,
+    fold_broadcasts,
+    optimize,
+    propagate_copies,
+)
 
 
 def parse(source):
@@ -189,13 +196,56 @@ def test_a_broadcast_read_only_against_its_shape_source_is_folded():
         """
     )
     same(
-        fold_broadcasts(statements, namespace()),
+        fold_broadcasts(statements, namespace(), _callee),
         """
         d_e = d_s / s
         d_x = d_x + d_e * e
         d_y = e - d_e
         """,
     )
+
+
+def test_a_broadcast_folds_through_arrays_known_to_share_its_shape():
+    statements = parse(
+        """
+        s = x ** 2
+        t = np.tanh(-s) * 3.0
+        d_s = np.broadcast_to(d_total, np.shape(s))
+        d_x = d_s * 2 * x
+        d_t = np.broadcast_to(d_total, np.shape(t))
+        d_z = d_z + -d_t * (1 - x * x)
+        """
+    )
+    same(
+        fold_broadcasts(statements, namespace(), _callee),
+        """
+        s = x ** 2
+        t = np.tanh(-s) * 3.0
+        d_s = d_total
+        d_x = d_s * 2 * x
+        d_t = d_total
+        d_z = d_z + -d_t * (1 - x * x)
+        """,
+    )
+
+
+def test_shapes_are_not_assumed_equal_across_broadcasting_or_rebinding():
+    kept = [
+        # x * y has the shape of neither x nor y in general
+        "p = x * y\nd_p = np.broadcast_to(v, np.shape(p))\nd_x = d_p * y",
+        # a matrix product is not elementwise, so q says nothing about x
+        "q = x @ a\nd_q = np.broadcast_to(v, np.shape(q))\nd_x = d_q * x",
+        # s is assigned twice: which assignment's shape it has depends on where it is read
+        "s = x ** 2\ns = s[0]\nd_s = np.broadcast_to(v, np.shape(s))\nd_x = d_s * x",
+        # assigned in a loop, s may differ in shape from one pass to the next
+        "for i in r:\n    s = x[i:] ** 2\nd_s = np.broadcast_to(v, np.shape(s))\nd_x = d_s * x",
+        # the broadcast alone decides the shape of the expression
+        "s = x ** 2\nd_s = np.broadcast_to(v, np.shape(s))\nd_x = d_s * 2.0",
+    ]
+    for source in kept:
+        statements = parse(source)
+        before = unparse(statements)
+        assert unparse(fold_broadcasts(statements, namespace(), _callee)) == before, source
 
 
 def test_a_broadcast_read_any_other_way_stays():
@@ -217,7 +267,7 @@ def test_a_broadcast_read_any_other_way_stays():
     for source in kept:
         statements = parse(source)
         before = unparse(statements)
-        assert unparse(fold_broadcasts(statements, namespace())) == before, source
+        assert unparse(fold_broadcasts(statements, namespace(), _callee)) == before, source
 
 
 # ----- comments -----

@@ -9,8 +9,7 @@ def grad_unpack_and_index(x):
     # grad of: return a * np.sum(b**2)
     d_a = d_result * sum_b_squared
     d_sum_b_squared = unbroadcast(d_result * a, sum_b_squared)
-    d_b_squared = np.broadcast_to(d_sum_b_squared, np.shape(b_squared))
-    d_b = d_b_squared * 2 * b
+    d_b = d_sum_b_squared * 2 * b
     # grad of: a, b = x[0], x[1:]
     d_x = add_at(zeros_like_value(x), np.s_[1:], d_b)
     d_x = add_at(d_x, 0, d_a)
