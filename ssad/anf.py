@@ -177,6 +177,9 @@ class _Lowering:
                     # items.append(v): an in-place change of the list, refused where aliasing would matter
                     self.check_not_shared(func.value.id, statement, f"{func.value.id}.{func.attr}(...)", write=True)
                     self.writes_in_place = True
+                    if func.attr == "pop":  # `items.pop()` for its effect: a pop whose value goes unread
+                        self.atom(statement.value, name_hint=f"{func.value.id}_popped")
+                        return
                 self.emit(gast.Expr(value=self.simple(statement.value)))
         elif isinstance(statement, gast.Return):
             result = self.atom(statement.value, name_hint="result")

@@ -51,7 +51,7 @@ _EXPRESSION_MESSAGES = {
 }
 
 # Methods of a named list that ssad replays in reverse (`items.append(v)`).
-LIST_MUTATIONS = {"append", "extend", "insert", "push"}  # push: the Tape of generated code
+LIST_MUTATIONS = {"append", "extend", "insert", "pop", "push"}  # push: the Tape of generated code
 
 _ALLOWED_EXPRESSIONS = (
     gast.Starred,

@@ -87,6 +87,9 @@ class _Forward:
                 note = self.comment_for(statement) if extra else None
                 if note is not None:
                     out.append(note)
+                if extra and isinstance(extra[0], _Before):
+                    out.extend(extra[0].statements)  # zeros shaped like the list before it changes
+                    extra = extra[1:]
                 if extra and isinstance(extra[0], _Replace):
                     out.append(extra[0].statement)  # `t, d_t = jvp_g(...)` computes both
                     extra = extra[1:]
@@ -214,6 +217,9 @@ class _Forward:
     def assignment(self, statement, target):
         op = primitives.operation(statement.value, self.program)
         operands = op.operands()
+        if op.kind == primitives.POP and self.d(op.args[0]) is not None and target not in self.varied:
+            # the popped value carries no tangent, but the tangent list must shrink with the list
+            return self.pop_tangent(op) + self.drop(target)
         if target not in self.varied or not primitives.is_differentiable(op):
             return self.drop(target)  # no tangent reaches it, or it never reaches the result
         if not any(self.d(o) is not None for o in operands):
@@ -250,19 +256,24 @@ class _Forward:
             table = gast.Dict(keys=[constant(k) for k in op.keywords], values=[self.d_or_zero(v) for v in op.keywords.values()])
             return self.set_tangent(target, gast.Tuple(elts=[bound, table], ctx=gast.Load()))
         if kind == primitives.POP:
-            items = op.args[0]
-            out = self.own(items.id)
-            pop = gast.Call(
-                func=gast.Attribute(value=name(self.tangent[items.id]), attr="pop", ctx=gast.Load()),
-                args=copy.deepcopy(op.args[1:]),
-                keywords=[],
-            )
-            return out + self.set_tangent(target, pop)
+            popped = self.pop_tangent(op)
+            return popped[:-1] + self.set_tangent(target, popped[-1].value)
         if kind == primitives.USER_CALL:
             return self.user_call(statement, op, target)
         if kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
             return self.dynamic_call(op, target)
         return self.primitive(statement, op, target)
+
+    def pop_tangent(self, op):
+        """Statements popping the tangent list of `items.pop(...)` (the pop last, as an Expr)."""
+        items = op.args[0]
+        out = self.own(items.id)
+        pop = gast.Call(
+            func=gast.Attribute(value=name(self.tangent[items.id]), attr="pop", ctx=gast.Load()),
+            args=copy.deepcopy(op.args[1:]),
+            keywords=[],
+        )
+        return out + [gast.Expr(value=pop)]
 
     def primitive(self, statement, op, target):
         rule = REGISTRY.tangent_rule(op.primitive) if op.primitive is not None else None
@@ -403,7 +414,8 @@ class _Forward:
         """items.append(v) and friends: the same change to the tangent list."""
         if items not in self.tangent and not any(self.d(o) is not None for o in operands):
             return []
-        out = self.own(items)
+        # A list with no tangent yet gets zeros shaped like it *before* the change.
+        out = [_Before(self.own(items))] if items not in self.tangent else self.own(items)
         if method == "extend":
             args = [self.d_or_zero(operands[0])]
         elif method == "insert":
@@ -413,6 +425,13 @@ class _Forward:
         change = gast.Call(func=gast.Attribute(value=name(self.tangent[items]), attr=method, ctx=gast.Load()), args=args, keywords=[])
         out.append(gast.Expr(value=change))
         return out
+
+
+class _Before:
+    """Statements that go before the primal statement rather than after it."""
+
+    def __init__(self, statements):
+        self.statements = statements
 
 
 class _Replace:
