@@ -1,7 +1,9 @@
 """The `ssad` command line: `ssad show FILE.py:FUNC` prints a generated gradient.
 
-On a terminal the source is highlighted; on a pipe it is plain source that
-compiles. Errors are one line (`ssad: error: ...`) and exit with status 1.
+`--mode forward` prints the generated jvp instead, and `--stage` the code after one
+pipeline stage. On a terminal the source is highlighted; on a pipe it is plain
+source that compiles. Errors are one line (`ssad: error: ...`) and exit with
+status 1; `ssad` with no command prints the help and exits with status 2.
 """
 
 import argparse
@@ -14,11 +16,32 @@ from . import __version__
 from .api import STAGES, show
 from .errors import SsadError
 
+MODES = ("reverse", "forward")
+
+# The transformation stage is named after the mode: `reverse` shows the adjoint code
+# before the optimizer, `forward` the tangent code before the optimizer.
+_AFTER_REVERSE = STAGES.index("reverse") + 1
+SHOW_STAGES = (*STAGES[:_AFTER_REVERSE], "forward", *STAGES[_AFTER_REVERSE:])
+
 _EXAMPLES = """examples:
-  ssad show model.py:loss               gradient of loss w.r.t. its first parameter
-  ssad show model.py:loss --wrt W,b     w.r.t. parameters W and b (a tuple of gradients)
-  ssad show mypackage.models:loss       a function of an importable module
-  ssad show model.py:loss --stage anf   the function after the A-normal form pass
+  ssad show model.py:loss                     gradient of loss w.r.t. its first parameter
+  ssad show model.py:loss --wrt W,b           w.r.t. parameters W and b (a tuple of gradients)
+  ssad show mypackage.models:loss             a function of an importable module
+  ssad show model.py:loss --mode forward      the jvp (forward mode) w.r.t. its first parameter
+  ssad show model.py:loss --stage anf         the function after the A-normal form pass
+  ssad show model.py:loss --mode forward --stage forward
+                                              the tangent code before the optimizer
+  ssad show model.py:loss --no-color          plain source on a terminal too (as on a pipe)
+"""
+
+_STAGE_HELP = """stages (--stage), in pipeline order:
+  parse      the function as ssad parsed it
+  anf        after the A-normal form pass: one operation per statement
+  activity   the A-normal form, with which names are active (carry derivatives)
+  reverse    the adjoint code before the optimizer (--mode reverse)
+  forward    the tangent code before the optimizer (--mode forward)
+  optimized  the code after the optimizer (what runs; the default)
+
 """
 
 
@@ -68,6 +91,20 @@ def _parse_wrt(text):
     return parsed if len(parsed) > 1 else parsed[0]
 
 
+def _api_stage(args):
+    """The `show(stage=...)` for the command line's --mode and --stage, or a CliError."""
+    if args.stage is None:
+        return None
+    if args.stage == "optimized" and args.no_optimize:
+        raise CliError("--stage optimized and --no-optimize contradict each other; drop one")
+    if args.stage in MODES and args.stage != args.mode:
+        raise CliError(
+            f"--stage {args.stage} shows the {args.stage}-mode transformation; "
+            f"with --mode {args.mode}, use --stage {args.mode}"
+        )
+    return "reverse" if args.stage in MODES else args.stage
+
+
 def _highlight(source):
     from pygments import highlight
     from pygments.formatters import TerminalFormatter
@@ -80,24 +117,34 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="ssad",
         description="Source-to-source automatic differentiation for Python and NumPy.",
-        epilog=_EXAMPLES,
+        epilog=_EXAMPLES + "\nrun `ssad show --help` for every option of show.\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ssad {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     show_parser = commands.add_parser(
         "show",
-        help="print the generated gradient source of a function",
-        epilog=_EXAMPLES,
+        help="print the generated gradient (or jvp) source of a function",
+        description="Print the source ssad generates for a function: what ssad.grad runs or, with\n"
+        "--mode forward, what ssad.jvp runs.",
+        epilog=_STAGE_HELP + _EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     show_parser.add_argument("function", metavar="FILE.py:FUNC", help="FILE.py:FUNC or package.module:FUNC")
     show_parser.add_argument(
         "--wrt", default="0", help="parameters to differentiate: indices or names, comma-separated (default 0)"
     )
+    show_parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="reverse",
+        help="reverse: the gradient, as ssad.grad runs it (default); forward: the jvp, as ssad.jvp runs it",
+    )
     show_parser.add_argument("--no-optimize", action="store_true", help="show the code before the optimizer")
-    show_parser.add_argument("--stage", choices=STAGES, help="show the code after this pipeline stage")
-    show_parser.add_argument("--no-color", action="store_true", help="never highlight")
+    show_parser.add_argument(
+        "--stage", choices=SHOW_STAGES, help="show the code after this pipeline stage (see stages below)"
+    )
+    show_parser.add_argument("--no-color", action="store_true", help="never highlight (as does setting NO_COLOR)")
     return parser
 
 
@@ -108,8 +155,9 @@ def main(argv=None):
         parser.print_help()
         return 2
     try:
+        stage = _api_stage(args)
         function = _load_function(args.function)
-        shown = show(function, _parse_wrt(args.wrt), optimize=not args.no_optimize, stage=args.stage)
+        shown = show(function, _parse_wrt(args.wrt), mode=args.mode, optimize=not args.no_optimize, stage=stage)
     except (CliError, SsadError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"ssad: error: {message}", file=sys.stderr)
