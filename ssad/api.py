@@ -19,7 +19,7 @@ import gast
 import numpy as np
 
 from . import activity as activity_pass
-from . import anf, emit, fence, parse
+from . import anf, display, emit, fence, parse
 from .calls import function_label, vjp_name
 from .errors import SsadError
 from .optimize import optimize as optimize_pass
@@ -643,11 +643,21 @@ def hessian(f, wrt=0):
 
 
 class Shown:
-    """Generated source: `str()` and `.source` give it, `_repr_html_()` highlights it."""
+    """What `show` returns: `str()` and `.source` are the generated source, exactly.
 
-    def __init__(self, source, title=""):
+    `.title` says what was differentiated; `.originals` holds the source of the
+    function and of every function of yours the generated code differentiates too;
+    `.original` is the function's own. In Jupyter, `_repr_html_()` shows the original
+    beside the generated code, highlighted, each `# grad of:` comment pointing back to
+    the line it differentiates.
+    """
+
+    def __init__(self, source, title="", sections=None):
         self.source = source
         self.title = title
+        self._sections = list(sections) if sections is not None else [display.Section(source)]
+        self.originals = list({id(s.original): s.original for s in self._sections if s.original}.values())
+        self.original = self.originals[0].source if self.originals else None
 
     def __str__(self):
         return self.source
@@ -656,19 +666,16 @@ class Shown:
         return self.source
 
     def _repr_html_(self):
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import PythonLexer
-
-        formatter = HtmlFormatter(noclasses=True, nowrap=False)
-        return highlight(self.source, PythonLexer(), formatter)
+        return display.to_html(self.title or "generated source", self._sections)
 
 
 def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
     """The generated gradient source of `f` (what `grad(f, wrt)` runs).
 
-    `stage` (one of "parse", "anf", "activity", "reverse", "optimized") shows the
-    code after that pipeline stage instead, for debugging the compiler.
+    `mode="forward"` shows the jvp instead. `stage` (one of "parse", "anf",
+    "activity", "reverse", "optimized") shows the code after that pipeline stage,
+    for debugging the compiler. The result prints as the source and renders in
+    Jupyter as the original function beside the generated code.
     """
     f = _unwrap(f)
     _check_function(f, "show")
@@ -677,25 +684,41 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
     if stage is not None and stage not in STAGES:
         raise SsadError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
     names, _ = normalize_wrt(f, wrt)
+    kind = "jvp" if mode == "forward" else "grad"
+    title = f"{kind} of {f.__qualname__} with respect to {', '.join(names)}"
+    if stage is not None:
+        title += f", after the {stage} stage"
+    originals = {}
     if mode == "forward":
         if stage is None:
             entry = compiled(f, names, JVP, optimize)
-            return Shown(entry.source + _callee_sources(entry, JVP), title=f"jvp of {f.__qualname__}")
-        return Shown(_build(f, names, JVP, optimize, stage), title=f"jvp of {f.__qualname__}")
+            return _shown(f, entry.source, _callee_sections(entry, JVP, originals), title, originals)
+        return _shown(f, _build(f, names, JVP, optimize, stage), [], title, originals)
     if stage is None or stage == "optimized":
         entry = compiled(f, names, GRAD, optimize)
         source = entry.source if stage is None else _build(f, names, GRAD, True, stage)
-        source += _callee_sources(entry)
-    else:
-        source = _build(f, names, GRAD, optimize, stage)
-    return Shown(source, title=f"grad of {f.__qualname__}")
+        return _shown(f, source, _callee_sections(entry, None, originals), title, originals)
+    return _shown(f, _build(f, names, GRAD, optimize, stage), [], title, originals)
 
 
-def _callee_sources(entry, variant=None):
+def _shown(f, source, callee_sections, title, originals):
+    main = display.Section(source, _original(f, originals))
+    sections = [main] + callee_sections
+    return Shown("".join(s.source for s in sections), title, sections)
+
+
+def _original(function, originals):
+    """The displayed source of `function`, read once per `show`."""
+    if function not in originals:
+        originals[function] = display.original_of(function)
+    return originals[function]
+
+
+def _callee_sections(entry, variant, originals):
     """The generated code of every user function `entry` calls, transitively, once each."""
     seen = set()
     pending = list(entry.callees or [])
-    parts = []
+    sections = []
     while pending:
         function, wrt = pending.pop(0)
         if (function, wrt) in seen:
@@ -703,9 +726,9 @@ def _callee_sources(entry, variant=None):
         seen.add((function, wrt))
         callee = compiled(function, wrt, variant or VJP)
         header = f"# {function.__qualname__}, differentiated with respect to {', '.join(wrt)}"
-        parts.append(f"\n\n{header}\n{callee.source}")
+        sections.append(display.Section(f"\n\n{header}\n{callee.source}", _original(function, originals)))
         pending.extend(callee.callees or [])
-    return "".join(parts)
+    return sections
 
 
 def stages(f, wrt=0):

@@ -2,8 +2,11 @@
 
 Every error ssad raises on purpose derives from `SsadError`. Errors about the
 user's source carry the file, line, column and source text of the construct, and
-their message says what to do next.
+their message says what to do next. A Jupyter or IPython cell is named as IPython
+names it in tracebacks (`Cell In[3], line 2`), not by the temporary file behind it.
 """
+
+import sys
 
 
 class SsadError(Exception):
@@ -48,9 +51,25 @@ class MissingRuleError(SourceError):
     """A call whose active arguments reach a function with no rule and no source."""
 
 
+def display_filename(filename):
+    """`filename` as a reader knows it: `Cell In[3]` for an IPython or Jupyter cell."""
+    ipython = sys.modules.get("IPython")  # never imported here: only a running shell has cells
+    get_shell = getattr(ipython, "get_ipython", None)
+    shell = get_shell() if get_shell is not None else None
+    cells = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    if isinstance(cells, dict) and filename in cells:
+        return f"Cell In[{cells[filename]}]"
+    return filename
+
+
 def _where(filename, lineno, col):
     if filename is None:
         return ""
+    shown = display_filename(filename)
+    if shown != filename:  # a cell: IPython's own wording, so both read alike
+        if lineno is None:
+            return shown
+        return f"{shown}, line {lineno}" + ("" if col is None else f", column {col + 1}")
     if lineno is None:
         return filename
     if col is None:
