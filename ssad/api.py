@@ -19,7 +19,7 @@ import gast
 import numpy as np
 
 from . import activity as activity_pass
-from . import anf, display, emit, fence, parse
+from . import anf, cse, display, emit, fence, parse
 from .calls import function_label, vjp_name
 from .errors import SsadError
 from .optimize import optimize as optimize_pass
@@ -138,7 +138,7 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
     if stage == "parse":
         return emit.to_source([parsed.node])
     fence.check(parsed)
-    program = anf.to_anf(parsed)
+    program = cse.eliminate_common_subexpressions(anf.to_anf(parsed))
     if stage == "anf":
         return emit.to_source([program.node])
     analysis = activity_pass.analyze(program, wrt)
@@ -459,9 +459,10 @@ def _wrapper(f, wrt, optimize, with_value):
     names, is_tuple = normalize_wrt(f, wrt)
     variant = VALUE_AND_GRAD if with_value else GRAD
     made = _gradient_wrapper(f, _Variants(f, names, variant, optimize), is_tuple, with_value=with_value)
+    # Threads that asked for the same gradient at once each made one; the first kept
+    # wins, so every caller gets the same function (and the same variants).
     with _cache_lock:
-        _wrappers.setdefault(f, {})[key] = made
-    return made
+        return _wrappers.setdefault(f, {}).setdefault(key, made)
 
 
 def _gradient_wrapper(f, variants, is_tuple, with_value):
