@@ -15,6 +15,9 @@ each time (a copy per loop iteration would make a loop over `x[i]` quadratic).
 """
 
 import copy
+import inspect
+import operator
+import textwrap
 
 import gast
 import numpy as np
@@ -295,6 +298,9 @@ class StatementAdjoints:
             raise self.program.parsed.unsupported(
                 statement, f"`*` passes values that carry gradients to {op.name}; pass them one by one"
             )
+        if op.primitive is operator.mul and len(op.args) == 2 and _same_name(*op.args):
+            # x * x: one contribution, 2 * x * dy, as for x ** 2, rather than two of x * dy
+            op = primitives.Operation(primitives.PRIMITIVE, operator.pow, [op.args[0], constant(2)], name="**")
         active = [i for i, arg in enumerate(op.args) if self.activity.is_active(arg)]
         for keyword, value in op.keywords.items():
             if self.activity.is_active(value):
@@ -324,9 +330,18 @@ class StatementAdjoints:
             for i in active:
                 output = outputs[i]
                 if isinstance(output, gast.Constant) and output.value is None:
-                    continue
+                    continue  # the rule says this argument's derivative is zero
                 self.contribute(op.args[i], self.simplify(output, op, i, y))
             return
+        always_none, sometimes_none = _none_positions(rule)
+        for i in active:
+            if i in sometimes_none and i not in always_none:
+                raise MissingRuleError(
+                    f"the adjoint rule of {primitive_name(op.primitive)} returns None for its argument {i} "
+                    "in some cases only; return a zero (0.0 or an array of zeros) there instead",
+                    *self.program.parsed.where(statement),
+                )
+        active = [i for i in active if i not in always_none]  # a zero derivative, as the rule says
         rule_name = self.helper(getattr(rule, "__name__", "adjoint_rule"), rule)
         self.namespace.pure.append(rule)
         rule_call = gast.Call(
@@ -484,6 +499,24 @@ class StatementAdjoints:
             "position the rule differentiates, or wrap the value with ssad.stop_gradient",
             *self.program.parsed.where(statement),
         )
+
+
+def _same_name(a, b):
+    return isinstance(a, gast.Name) and isinstance(b, gast.Name) and a.id == b.id
+
+
+def _none_positions(rule):
+    """(positions where every tuple `rule` returns holds a literal None, positions where some does)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(rule))
+    except (OSError, TypeError):
+        return set(), set()
+    returns = [node.value for node in gast.walk(gast.parse(source))
+               if isinstance(node, gast.Return) and isinstance(node.value, gast.Tuple)]
+    nones = [{i for i, e in enumerate(r.elts) if isinstance(e, gast.Constant) and e.value is None} for r in returns]
+    if not nones:
+        return set(), set()
+    return set.intersection(*nones), set.union(*nones)
 
 
 def _rule_name(path):
