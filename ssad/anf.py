@@ -76,9 +76,9 @@ def to_anf(parsed):
     node = parsed.node
     taken = local_names(node) | set(parsed.namespace) | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     namer = Namer(taken)
-    lower_jumps(node, namer)
+    early_result = lower_jumps(node, namer)
     namespace = Namespace(namer, parsed.namespace)
-    lowering = _Lowering(parsed, namer, namespace)
+    lowering = _Lowering(parsed, namer, namespace, early_result)
     body, result = lowering.lower_function(node.body)
     args = node.args
     positional = [a.id for a in list(args.posonlyargs) + list(args.args)]
@@ -106,8 +106,11 @@ def _call(func, *args):
 
 
 class _Lowering:
-    def __init__(self, parsed, namer, namespace):
+    def __init__(self, parsed, namer, namespace, early_result=None):
         self.parsed = parsed
+        # the variable early returns assign to (see jumps): it is assigned only on the way
+        # out, so an in-place write after that assignment never runs on the same path
+        self.early_result = early_result
         self.namer = namer
         self.namespace = namespace
         self.current = {}  # user name -> the name its current value lives in
@@ -281,7 +284,7 @@ class _Lowering:
             )
         # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would
         # see the change, which the rebinding ssad makes of `x += v` would not show.
-        later = [u for u in sharing if self.read_later(u)]
+        later = [u for u in sharing if u != self.early_result and self.read_later(u)]
         if later:
             fix = f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...`" if not write else (
                 f"copy it first (`{user_name} = {user_name}.copy()`)"
@@ -700,9 +703,13 @@ class _Lowering:
         captured = [n for n in loaded if n not in inner_locals and (n in self.current or n == name)]
         for captured_name in captured:
             if captured_name != name and self.assigned_later(captured_name):
+                if isinstance(node, gast.Lambda):
+                    label = "the lambda" if name == "function" else f"the lambda {name}"
+                else:
+                    label = f"the nested function {name}"
                 raise self.parsed.unsupported(
                     node,
-                    f"the function {name} reads `{captured_name}`, which is assigned again later; ssad "
+                    f"{label} reads `{captured_name}`, which is assigned again later; ssad "
                     "captures values when the function is made: pass the value as an argument instead",
                 )
         template_name = self.namer.fresh(f"{name}_template")  # unique in this generated module

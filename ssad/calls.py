@@ -38,6 +38,16 @@ def transformable(f):
     return True
 
 
+def callable_instance(value):
+    """`type(value).__call__` when `value` is an instance of the user's class that defines
+    `__call__` in Python (a layer, a model), else None: ssad differentiates calling it
+    like a call of that method."""
+    if value is None or isinstance(value, type) or inspect.isfunction(value) or inspect.ismethod(value):
+        return None
+    method = next((vars(k)["__call__"] for k in type(value).__mro__ if "__call__" in vars(k)), None)
+    return method if transformable(method) else None
+
+
 def parameters_of_operands(f, n_args, keyword_names):
     """The parameter of `f` each operand of a call binds to: [name for each positional] + keywords.
 

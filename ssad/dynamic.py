@@ -59,10 +59,13 @@ def call_forward(function, *args, **kwargs):
     if REGISTRY.is_nondifferentiable(function):
         value = function(*args, **kwargs)
         return value, lambda d_value: (None,) * (len(args) + 1) + ({k: None for k in kwargs},)
-    from .calls import transformable
+    from .calls import callable_instance, transformable
 
     if transformable(function):
         return _compiled_forward(function, args, kwargs, {})
+    if callable_instance(function) is not None:  # `layer(x)`: layer.__call__(x), self getting an adjoint
+        value, pullback = call_forward(callable_instance(function), function, *args, **kwargs)
+        return value, lambda d_value: pullback(d_value)[1:]  # self stands for the object called
     raise MissingRuleError(
         f"no adjoint rule for {primitive_name(function)}, called through a variable with values "
         f"that carry gradients; register one with @ssad.adjoint({getattr(function, '__name__', 'f')})"
@@ -192,10 +195,15 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
     if REGISTRY.is_nondifferentiable(function):
         value = function(*primals, **keywords)
         return value, zeros_like_value(value)
-    from .calls import transformable
+    from .calls import callable_instance, transformable
 
     if transformable(function):
         return _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, {}, {})
+    if callable_instance(function) is not None:
+        return call_jvp(
+            callable_instance(function), None, (function,) + tuple(primals), (d_function,) + tuple(tangents),
+            keywords, keyword_tangents,
+        )
     raise MissingRuleError(
         f"no tangent rule for {primal_label(function)}, called through a variable with values that "
         f"carry tangents; register one with @ssad.tangent({getattr(function, '__name__', 'f')})"

@@ -14,22 +14,27 @@ Every free name resolves to a live object. Anything else raises `UnsupportedSynt
 with file, line, column and the source line, saying what to write instead.
 """
 
+import builtins
+import functools
+import inspect
+
 import gast
 
+from .calls import callable_instance
 from .errors import SourceError
 from .parse import local_names
 
 # Statements and expressions a later issue of the project will add are rejected
 # with a message that says what to write instead today.
 _STATEMENT_MESSAGES = {
-    gast.AsyncFunctionDef: "`async def` cannot be differentiated",
+    gast.AsyncFunctionDef: "`async def` cannot be differentiated; define a plain `def` function",
     gast.ClassDef: "a class definition inside a differentiated function is not supported; "
     "define the class outside the function",
     gast.Delete: "`del` is not supported; drop the statement",
     gast.Try: "`try` statements are not supported; move error handling outside the differentiated function",
     gast.With: "`with` statements are not supported; move the context manager outside the differentiated function",
-    gast.AsyncWith: "`async with` cannot be differentiated",
-    gast.AsyncFor: "`async for` cannot be differentiated",
+    gast.AsyncWith: "`async with` cannot be differentiated; use a plain `def` function",
+    gast.AsyncFor: "`async for` cannot be differentiated; use a plain `def` function",
     gast.Raise: "`raise` is not supported yet; validate inputs before calling the differentiated function",
     gast.Assert: "`assert` is not supported yet; check inputs before calling the differentiated function",
     gast.Global: "`global` is not supported; pass the value as an argument",
@@ -39,15 +44,28 @@ _STATEMENT_MESSAGES = {
 }
 if hasattr(gast, "Match"):
     _STATEMENT_MESSAGES[gast.Match] = "`match` statements are not supported; use array operations"
+if hasattr(gast, "TryStar"):  # `try` ... `except*`
+    _STATEMENT_MESSAGES[gast.TryStar] = _STATEMENT_MESSAGES[gast.Try]
 
 _EXPRESSION_MESSAGES = {
-    gast.SetComp: "set comprehensions are not supported",
-    gast.Set: "set displays are not supported",
+    gast.SetComp: "set comprehensions are not supported; use a list comprehension",
+    gast.Set: "set displays are not supported; use a tuple or a list",
     gast.NamedExpr: "assignment expressions (`:=`) are not supported; assign in a separate statement",
-    gast.Yield: "generators (`yield`) cannot be differentiated",
-    gast.YieldFrom: "generators (`yield from`) cannot be differentiated",
-    gast.Await: "`await` cannot be differentiated",
+    gast.Yield: "generators (`yield`) cannot be differentiated; build a list and return it",
+    gast.YieldFrom: "generators (`yield from`) cannot be differentiated; build a list and return it",
+    gast.Await: "`await` cannot be differentiated; await the values outside and pass them in",
     gast.JoinedStr: "f-strings are not supported yet; format outside the differentiated function",
+}
+
+# Builtins that run code or read variables by name, where ssad cannot see the
+# values flow: their gradient would silently be lost.
+_HIDDEN_FLOW = {
+    builtins.eval: "`eval` runs code ssad cannot read, so gradients through it would be lost; "
+    "write the expression out in the function",
+    builtins.exec: "`exec` runs code ssad cannot read, so gradients through it would be lost; "
+    "write the statements out in the function",
+    builtins.locals: "`locals()` reads variables by name, which ssad cannot follow; use the variables directly",
+    builtins.globals: "`globals()` reads variables by name, which ssad cannot follow; use the variables directly",
 }
 
 # Methods of a named list that ssad replays in reverse (`items.append(v)`).
@@ -93,6 +111,8 @@ class _Fence:
         body = self.node.body
         if body and _is_docstring(body[0]):
             body = body[1:]
+        # An unsupported statement first: a `return` inside `try` is not a missing `return`.
+        self._check_block(body)
         if not body or not _always_returns(body):
             anchor = body[-1] if body else self.node
             raise self.parsed.unsupported(
@@ -100,7 +120,6 @@ class _Fence:
                 f"{self.node.name} can reach its end without a `return`; end it with `return value` "
                 "(every path must return the value to differentiate)",
             )
-        self._check_block(body)
 
     def _check_block(self, statements):
         for statement in statements:
@@ -129,7 +148,7 @@ class _Fence:
             return
         elif isinstance(statement, gast.Return):
             if statement.value is None:
-                raise self.parsed.unsupported(statement, "`return` needs a value to differentiate")
+                raise self.parsed.unsupported(statement, "`return` needs a value to differentiate; write `return value`")
             self._check_expression(statement.value)
         elif isinstance(statement, gast.Assign):
             for target in statement.targets:
@@ -138,7 +157,7 @@ class _Fence:
         elif isinstance(statement, gast.AnnAssign):
             self._check_target(statement.target)
             if statement.value is None:
-                raise self.parsed.unsupported(statement, "an annotation without a value is not supported")
+                raise self.parsed.unsupported(statement, "an annotation without a value is not supported; give it a value or drop it")
             self._check_expression(statement.value)
         elif isinstance(statement, gast.AugAssign):
             self._check_target(statement.target)
@@ -147,6 +166,7 @@ class _Fence:
             if _is_docstring(statement):
                 return
             if not isinstance(statement.value, gast.Call):
+                self._check_expression(statement.value)  # `yield x`, `(y := e)`: say what they are
                 raise self.parsed.unsupported(statement, "an expression statement that is not a call has no effect; remove it")
             func = statement.value.func
             if isinstance(func, gast.Attribute) and not self._is_static(func):
@@ -160,21 +180,42 @@ class _Fence:
         elif isinstance(statement, gast.Pass):
             return
         else:
-            raise self.parsed.unsupported(statement, f"`{kind.__name__}` statements are not supported")
+            raise self.parsed.unsupported(
+                statement,
+                f"`{kind.__name__}` statements are not supported; see docs/supported-python.md for what is",
+            )
 
     def _check_nested(self, function):
         """A nested `def`: no decorators, and a body ssad can differentiate."""
         if function.decorator_list:
-            raise self.parsed.unsupported(function.decorator_list[0], "decorators on a nested `def` are not supported")
+            raise self.parsed.unsupported(function.decorator_list[0], "decorators on a nested `def` are not supported; define the decorated function at module level")
+        self._check_nested_arguments(function.args, f"the nested function {function.name}")
         body = function.body
         if body and _is_docstring(body[0]):
             body = body[1:]
+        self._check_block(body)
         if not body or not _always_returns(body):
             raise self.parsed.unsupported(
                 body[-1] if body else function,
-                f"the nested function {function.name} can reach its end without a `return`",
+                f"the nested function {function.name} can reach its end without a `return`; end it with "
+                "`return value`",
             )
-        self._check_block(body)
+
+    def _check_nested_arguments(self, args, label):
+        """Parameters of a nested `def` or a `lambda`: named ones, with defaults read from globals."""
+        for extra, kind in ((args.vararg, "*"), (args.kwarg, "**")):
+            if extra is not None:
+                raise self.parsed.unsupported(
+                    extra, f"`{kind}{extra.id}` parameters of {label} are not supported; name each parameter"
+                )
+        for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+            for node in gast.walk(default):
+                if isinstance(node, gast.Name) and node.id in self.bound:
+                    raise self.parsed.unsupported(
+                        node,
+                        f"a default value of {label} reads the local variable `{node.id}`; read it in the "
+                        "body instead (the function sees the enclosing function's variables)",
+                    )
 
     def _check_loop(self, loop):
         if loop.orelse:
@@ -207,7 +248,7 @@ class _Fence:
             for element in target.elts:
                 self._check_loop_target(element)
             return
-        raise self.parsed.unsupported(target, "a loop variable must be a name or a tuple of names")
+        raise self.parsed.unsupported(target, "a loop variable must be a name or a tuple of names; assign other targets in the loop body")
 
     def _check_target(self, target):
         if isinstance(target, gast.Name):
@@ -218,12 +259,17 @@ class _Fence:
         if isinstance(target, (gast.Tuple, gast.List)):
             for element in target.elts:
                 if isinstance(element, gast.Starred):
-                    raise self.parsed.unsupported(element, "starred assignment targets are not supported yet")
+                    raise self.parsed.unsupported(
+                        element,
+                        "starred assignment targets are not supported yet; index instead (`first, rest = xs[0], xs[1:]`)",
+                    )
                 self._check_target(element)
             return
         if isinstance(target, gast.Subscript):
             raise self.parsed.unsupported(
-                target, "assign into a named array (`y[i] = v`), not into an expression's result"
+                target,
+                "assignment into an expression's result is not supported; assign into a named array "
+                "(`y[i] = v`, `y[0, 1] = v`)",
             )
         raise self.parsed.unsupported(
             target,
@@ -242,7 +288,9 @@ class _Fence:
             if kind in _EXPRESSION_MESSAGES:
                 raise self.parsed.unsupported(node, _EXPRESSION_MESSAGES[kind])
             if isinstance(node, gast.expr) and not isinstance(node, _ALLOWED_EXPRESSIONS):
-                raise self.parsed.unsupported(node, f"`{kind.__name__}` expressions are not supported")
+                raise self.parsed.unsupported(
+                    node, f"`{kind.__name__}` expressions are not supported; see docs/supported-python.md for what is"
+                )
             if isinstance(node, gast.Dict):
                 for key in node.keys:
                     if not isinstance(key, gast.Constant):
@@ -254,7 +302,10 @@ class _Fence:
                 raise self.parsed.unsupported(
                     node, "`*` is supported only as the last argument of a call (`g(a, *args)`); pass values one by one"
                 )
+            if isinstance(node, gast.Lambda):
+                self._check_nested_arguments(node.args, "a lambda")
             if isinstance(node, gast.Call):
+                self._check_call(node, passed_through)
                 for keyword in node.keywords:
                     if keyword.arg is None:
                         raise self.parsed.unsupported(
@@ -262,6 +313,29 @@ class _Fence:
                         )
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 self._check_defined(node)
+
+    def _check_call(self, call, passed_through):
+        func = call.func
+        value = self.parsed.namespace.get(func.id) if isinstance(func, gast.Name) else None
+        for hidden, message in _HIDDEN_FLOW.items():
+            if value is hidden:
+                raise self.parsed.unsupported(call, message)
+        if not any(id(a) in passed_through for a in call.args):
+            return
+        # `g(a, *rest)` passes a tuple on to the `*args` of a function ssad knows when it
+        # transforms the code; a function value (a parameter, a nested function, a
+        # partial) is known only when the call runs.
+        if not isinstance(func, gast.Name):
+            return  # a method: `x.reshape(*shape)`
+        if func.id in self.parsed.namespace and not (
+            isinstance(value, functools.partial) or inspect.ismethod(value) or callable_instance(value) is not None
+        ):
+            return
+        raise self.parsed.unsupported(
+            call.args[-1],
+            "`*` in a call of a function value (a parameter, a nested function or lambda, a "
+            "partial, a callable object) is not supported; pass the values one by one",
+        )
 
     def _check_defined(self, name):
         if name.id in self.parsed.namespace or name.id in self.bound:

@@ -52,6 +52,7 @@ class _Forward:
         self.owned = set()  # primal names whose tangent array may be written in place
         self.names = {}
         self.callees = []
+        self.loop_heads = []  # per enclosing loop: the primals whose tangents its iterations carry
         self.last_comment_line = None
         self.seen = set(program.params)  # names assigned so far, in the order of the source
         for primal in program.params + _assigned(program.body):
@@ -78,6 +79,8 @@ class _Forward:
         out = []
         for statement in statements:
             if isinstance(statement, gast.If):
+                if _is_loop_exit(statement) and self.loop_heads:
+                    out.extend(self.zeros_before_exit())
                 out.append(self.branch(statement))
             elif isinstance(statement, (gast.For, gast.While)):
                 out.extend(self.loop(statement))
@@ -110,6 +113,13 @@ class _Forward:
         self.owned.add(primal)
         return assign(self.names[primal], call(self.helper("zeros_like_value", zeros_like_value), name(primal)))
 
+    def zeros_before_exit(self):
+        """Zero tangents for what the loop carries but this iteration has dropped so far.
+
+        The end of the loop body zeroes them too, but a `break` leaves before it.
+        """
+        return [self.zero(primal) for primal in sorted(self.loop_heads[-1] - set(self.tangent))]
+
     def branch(self, statement):
         if _is_loop_exit(statement):
             return statement
@@ -139,7 +149,9 @@ class _Forward:
             self.namer.restore(snapshot)
             self.tangent = {p: self.names[p] for p in head}
             self.owned = set()
+            self.loop_heads.append(head)
             body = self.block(statement.body)
+            self.loop_heads.pop()
             end = set(self.tangent)
             new = end - head
             if not new:
@@ -284,7 +296,8 @@ class _Forward:
             label = primitive_name(op.primitive) if op.primitive is not None else op.name
             raise MissingRuleError(
                 f"no tangent rule for {label} (called as `{op.name}`); register one with "
-                f"@ssad.tangent({op.name.strip('.()') or 'f'}) to differentiate it in forward mode",
+                f"@ssad.tangent({primitives.rule_target(op) if op.primitive is not None else 'f'}) to "
+                "differentiate it in forward mode",
                 *self.program.parsed.where(statement),
             )
         template = template_of(rule, single=True)

@@ -87,7 +87,7 @@ def parse_function(f):
     node = module.body[0]
     if f.__name__ == "<lambda>":
         node = _lambda_as_def(module, f)
-    if not isinstance(node, gast.FunctionDef):
+    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SsadError(f"the source of {f.__qualname__} is not a `def` statement")
     node.decorator_list = []
     filename = f.__code__.co_filename
@@ -103,6 +103,12 @@ def parse_function(f):
     )
     if parsed.source_lines is source_lines:
         parsed.line_offset = 0
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise parsed.unsupported(
+            node,
+            f"{f.__qualname__} is an `async def` function, which ssad cannot differentiate; await "
+            "the values outside and differentiate a plain `def` function of them",
+        )
     parsed.namespace = resolve_free_names(f, node)
     return parsed
 

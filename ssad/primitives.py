@@ -18,9 +18,9 @@ import gast
 import numpy as np
 
 from .errors import SourceError
-from .calls import transformable
+from .calls import callable_instance, transformable
 from .closures import Closure, closure
-from .registry import REGISTRY
+from .registry import REGISTRY, primitive_name
 
 BINARY = {
     gast.Add: operator.add,
@@ -150,7 +150,11 @@ def operation(value, program):
                     return Operation(
                         CONSTRUCT, callee, list(value.args), keywords, name=gast_path(func), keys=record_fields(callee)
                     )
-                elif isinstance(callee, (functools.partial, Closure)) or inspect.ismethod(callee):
+                elif (
+                    isinstance(callee, (functools.partial, Closure))
+                    or inspect.ismethod(callee)
+                    or callable_instance(callee) is not None
+                ):
                     # A function value held in a global: dispatched when it runs (see `dynamic`).
                     return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=gast_path(func))
             return Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
@@ -177,6 +181,19 @@ def record_fields(callee):
     if isinstance(callee, type) and dataclasses.is_dataclass(callee):
         return [f.name for f in dataclasses.fields(callee) if f.init]
     return None
+
+
+def rule_target(op):
+    """How a user names `op`'s primitive in `@ssad.adjoint(...)`: `np.ndarray.argpartition` for a method."""
+    if not op.name.startswith("."):
+        return op.name
+    owner = getattr(op.primitive, "__objclass__", None)
+    attribute = op.name.strip(".()")
+    if owner is np.ndarray:
+        return f"np.ndarray.{attribute}"
+    if owner is not None:
+        return f"{owner.__name__}.{attribute}"
+    return primitive_name(op.primitive) if op.primitive is not None else attribute
 
 
 def gast_path(expr):
