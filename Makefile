@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dask]'
 	touch $@
 
 install: $(VENV)/.installed-test
@@ -23,7 +23,7 @@ test: install
 	$(BIN)/python -m pytest tests
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dask,bench]'
 	touch $@
 
 # Every installed peer: autograd, PyTorch, JAX (a large download the first time).

@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .errors import SsadError
-from .structure import add_adjoint, add_attr, is_namedtuple, zeros_like_value  # noqa: F401  (generated code reads them)
+from .structure import add_adjoint, add_attr, is_namedtuple, is_other_array, zeros_like_value  # noqa: F401  (generated code reads them)
 
 
 # Bound once: looking up `np.add.reduce` costs more than a small reduction itself.
@@ -35,15 +35,23 @@ def unbroadcast(g, x):
     if extra < 0:
         return np.broadcast_to(g, shape)
     # np.add.reduce is np.sum without its Python-level dispatch (a few microseconds a call)
+    # a dask array has no ufunc.reduce; np.sum dispatches to its own
+    reduce = _add_reduce if isinstance(g, np.ndarray) else np.sum
     if extra:
-        g = _add_reduce(g, 0 if extra == 1 else tuple(range(extra)))
+        g = reduce(g, 0 if extra == 1 else tuple(range(extra)))
         g_shape = g_shape[extra:]
         if g_shape == shape:  # a bias added to every row, the common case
             return g
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and g_shape[i] != 1)
     if axes:
-        g = _add_reduce(g, axes, keepdims=True)
+        g = reduce(g, axes, keepdims=True)
     return g
+
+
+def size(x):
+    """`np.size(x)`, read from the array: NumPy's `np.size` would compute a dask array to count it."""
+    n = getattr(x, "size", None)
+    return n if type(n) is int else np.size(x)
 
 
 def broadcast_like(t, y):
@@ -62,6 +70,8 @@ def seed(result):
         return result.dtype.type(1.0) if result.dtype.kind == "f" else 1.0
     if isinstance(result, numbers.Number):
         return 1.0
+    if is_other_array(result) and result.ndim == 0:  # a lazy scalar (dask): no need to compute it
+        return result.dtype.type(1.0) if result.dtype.kind == "f" else 1.0
     raise SsadError(
         f"grad needs a function that returns a scalar, but it returned "
         f"{_describe(result)}. Use ssad.vjp(f, *args) and pass the output's adjoint "
@@ -77,7 +87,7 @@ def _describe(value):
 
 def pack_like(x, items):
     """The adjoint of `x` from the adjoints of its unpacked items (`a, b = x`)."""
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or is_other_array(x):
         return np.stack([np.broadcast_to(item, x.shape[1:]) for item in items])
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*items)
@@ -141,12 +151,34 @@ def getitem_adjoint(dy, x, index):
         grads = zeros_like_value(x)
         grads[index] = dy
         return grads
+    if is_other_array(x) or is_other_array(dy):
+        return _add_at_lazily(zeros_like_value(x), index, dy)
+    if type(x) is np.ndarray and x.dtype == np.float64:
+        dense = _dense_row_sums(x.shape, index, dy)
+        if dense is not None:
+            return dense
     d_x = zeros_like_value(np.asarray(x))
     if _is_basic_index(index):
         d_x[index] = dy
     else:
         add_at(d_x, index, dy)
     return d_x
+
+
+def _dense_row_sums(shape, index, d_part):
+    """For a gather `x[index]` of rows by an integer array, the whole adjoint of x at
+    once: one `np.bincount` writes every element (zeros where no row was read), so no
+    zero array is made first and no scatter follows. None when it does not apply."""
+    if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and len(shape) >= 1):
+        return None
+    width = math.prod(shape[1:])
+    d_part = np.asarray(d_part)
+    if d_part.dtype != np.float64 or width == 0 or index.size * width < _BINCOUNT_MIN:
+        return None
+    index = np.where(index < 0, index + shape[0], index)
+    positions = (index.reshape(-1, 1) * width + np.arange(width)).ravel()
+    weights = np.broadcast_to(d_part, index.shape + tuple(shape[1:])).ravel()
+    return np.bincount(positions, weights, minlength=math.prod(shape)).reshape(shape)
 
 
 def add_at(d_x, index, d_part):
@@ -157,8 +189,15 @@ def add_at(d_x, index, d_part):
     """
     if isinstance(d_x, np.ndarray):
         if _is_basic_index(index):
-            d_x[index] += d_part
+            try:
+                d_x[index] += d_part
+            except (TypeError, NotImplementedError):  # dask refuses to write into a NumPy array
+                if not is_other_array(d_part):
+                    raise
+                return _add_at_lazily(d_x, index, d_part)
             return d_x
+        if is_other_array(d_part):  # np.add.at (and np.asarray) would compute a dask adjoint
+            return _add_at_lazily(d_x, index, d_part)
         summed = _row_sums(d_x.shape, index, d_part) if d_x.dtype == np.float64 else None
         if summed is not None:
             rows, sums = summed
@@ -180,7 +219,46 @@ def add_at(d_x, index, d_part):
     if isinstance(d_x, dict):
         d_x[index] = add_adjoint(d_x.get(index), d_part)
         return d_x
+    if is_other_array(d_x):
+        return _add_at_lazily(d_x, index, d_part)
     raise SsadError(f"cannot index an adjoint of type {type(d_x).__name__}")
+
+
+def _add_at_lazily(d_x, index, d_part):
+    """`add_at` where `d_x` or `d_part` is an array of another library (dask), built from
+    operations it implements lazily: there is no `np.add.at` for a dask array.
+
+    Slices and integers update `d_x` with `__setitem__`; integer arrays and masks, which
+    may read an element more than once, add the `summed_at` of `d_part` over the flat
+    positions they read. Index arrays are NumPy arrays: the positions are computed from
+    them and d_x's shape, never from d_x's values.
+    """
+    if not is_other_array(d_x):
+        d_x = np.asarray(d_x, like=d_part)  # NumPy zeros become the library's array
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(part, (np.ndarray, list)) or is_other_array(part) for part in parts):
+        d_x[index] = d_x[index] + d_part
+        return d_x
+    positions = np.reshape(np.arange(math.prod(d_x.shape)), d_x.shape)[index]
+    weights = np.broadcast_to(d_part, np.shape(positions))
+    sums = summed_at(np.ravel(positions), np.ravel(weights), math.prod(d_x.shape))
+    return d_x + np.reshape(sums, d_x.shape).astype(d_x.dtype)
+
+
+def summed_at(positions, weights, size):
+    """`np.bincount(positions, weights, minlength=size)`: the sum of the weights at each of
+    `size` flat positions, for weights of any array library.
+
+    `np.bincount` dispatches to dask's, which pairs the two arrays chunk by chunk: the
+    positions (a NumPy array) are made the weights' kind of array, with their chunks.
+    """
+    if isinstance(weights, np.ndarray) or not is_other_array(weights):
+        return np.bincount(positions, weights, size)
+    positions = np.asarray(positions, like=weights)
+    chunks = getattr(weights, "chunks", None)
+    if chunks is not None:
+        positions = positions.rechunk(chunks)
+    return np.bincount(positions, weights, minlength=size)
 
 
 def added_at(d_x, index, d_part):
@@ -236,6 +314,8 @@ def copy_adjoint(d_x):
         return list(d_x)
     if isinstance(d_x, dict):
         return dict(d_x)
+    if is_other_array(d_x):  # dask's __setitem__ rebinds the array it is called on (np.copy would compute it)
+        return d_x.copy()
     return d_x
 
 

@@ -19,6 +19,13 @@ def _float_dtype(dtype):
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)  # np.inexact, without the cost
 
 
+def is_other_array(x):
+    """True for an array of another library that dispatches NumPy's array-function protocol
+    (a `dask.array`, say): NumPy functions applied to it return its own, possibly lazy, kind.
+    Callers test the NumPy types first, so NumPy values never pay for this test."""
+    return hasattr(type(x), "__array_function__") and not isinstance(x, np.ndarray)
+
+
 def is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
@@ -30,8 +37,18 @@ def is_record(x):
     return (
         hasattr(x, "__dict__")
         and not isinstance(x, (np.ndarray, np.generic, numbers.Number, type, types.ModuleType))
-        and not callable(x)
+        and (not callable(x) or _is_callable_object(x))
+        and not is_other_array(x)  # a dask array has a __dict__ too
     )
+
+
+def _is_callable_object(x):
+    """An instance of the user's class with `__call__` (a layer): a record like any object.
+
+    Functions, methods, partials and ssad's closures are callable too, and are not records."""
+    from .calls import callable_instance
+
+    return callable_instance(x) is not None
 
 
 def fields_of(x):
@@ -60,6 +77,8 @@ def zeros_like_value(x):
         return _float_dtype(x.dtype).type(0.0)
     if isinstance(x, (bool, numbers.Number)):
         return 0.0
+    if is_other_array(x):  # np.zeros_like dispatches: a dask array gets lazy zeros, chunked like it
+        return np.zeros_like(x, dtype=_float_dtype(x.dtype))
     if is_namedtuple(x):
         return type(x)(*[zeros_like_value(v) for v in x])
     if isinstance(x, (tuple, list)):
@@ -109,6 +128,8 @@ def fit_gradient(g, x):
             return g
         if g is None:
             return np.zeros(x.shape, dtype)
+        if is_other_array(g):  # a lazy gradient (of NumPy parameters applied to dask data) stays lazy
+            return _fit_other_array(g, x, dtype)
         return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
     if isinstance(x, np.generic):
         return _float_dtype(x.dtype).type(0.0 if g is None else g)
@@ -118,6 +139,8 @@ def fit_gradient(g, x):
         return 0.0 if g is None else float(g)
     if isinstance(x, numbers.Complex):
         return complex(g)
+    if is_other_array(x):
+        return _fit_other_array(g, x, _float_dtype(x.dtype))
     if g is None:
         g = zeros_like_value(x)
         if g is None:
@@ -131,3 +154,11 @@ def fit_gradient(g, x):
     if is_record(x):
         return rebuild(x, {name: fit_gradient(getattr(g, name, None), getattr(x, name)) for name in fields_of(x)})
     return g
+
+
+def _fit_other_array(g, x, dtype):
+    """`fit_gradient` where `x` or `g` is an array of another library: x's shape and float
+    dtype, computed by NumPy functions that dispatch, so a dask gradient is never computed."""
+    if g is None or np.shape(g) != np.shape(x):  # a zero, a scalar, or a broadcast gradient
+        g = np.zeros_like(x, dtype=dtype) + (0.0 if g is None else g)
+    return g if g.dtype == dtype else g.astype(dtype)

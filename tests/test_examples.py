@@ -147,3 +147,17 @@ def test_ode_misfit_gradient_matches_finite_differences():
     args = (0.3, 1.0, forcing, 0.1, observed)
     ssad.check_grads(example.misfit, args, wrt=("k", "y0"))
     assert ssad.grad(example.misfit)(0.5, 1.0, forcing, 0.1, observed) == pytest.approx(0.0, abs=1e-12)
+
+
+# ----- Least squares on a Dask cluster -----
+
+
+def test_dask_example_fits_chunked_data_on_a_cluster_with_a_lazy_gradient(capsys):
+    pytest.importorskip("dask.distributed")
+    example = load("dask_gradient")
+    w, exact = example.main(n_rows=6_000, n_features=3, chunk_rows=1_500, steps=30)
+    printed = capsys.readouterr().out
+    assert "in 4 chunks of 1500 rows" in printed
+    assert "the gradient is a dask.array.core.Array of shape (3,)" in printed
+    assert "within 1e-6 of the least-squares solution: True" in printed
+    np.testing.assert_allclose(w, exact, atol=1e-6)

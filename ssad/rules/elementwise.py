@@ -17,10 +17,14 @@ finite input into NaN:
 - ``abs``, ``fabs``: the slope at 0 is 0 (that of ``np.sign``). ``hypot`` at the
   origin likewise gives 0 to both inputs.
 - ``maximum``, ``minimum``, ``fmax``, ``fmin``: the gradient goes to the input the
-  result equals; where the two inputs are equal, each gets half of it.
+  result equals; where the two inputs are equal, each gets half of it. Where an
+  input is NaN, the gradient goes to the input the function returned: the NaN for
+  ``maximum``/``minimum`` (the first input when both are NaN), the number for
+  ``fmax``/``fmin``.
 - ``clip``: ``a`` gets the gradient wherever it lies in ``[a_min, a_max]``, bounds
-  included; where ``a`` was clipped, the bound it was clipped to gets it instead
-  (this assumes ``a_min <= a_max``). A bound may be None.
+  included, and where it is NaN (clip returns it); where ``a`` was clipped, the
+  bound it was clipped to gets it instead (this assumes ``a_min <= a_max``). A bound
+  may be None.
 - ``where``: each branch gets the gradient only where it was selected, so an inf
   or NaN in the branch not taken never leaks into the adjoint.
 - ``power(x, p)``: the slope in ``x`` is 0 where ``p == 0``, even at ``x == 0``; the
@@ -34,7 +38,7 @@ Rounding, sign and comparison functions are registered as non-differentiable.
 import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import broadcast_like, unbroadcast
+from ..runtime import broadcast_like, is_other_array, unbroadcast
 
 # ----- Trigonometric -----
 
@@ -510,20 +514,32 @@ def conj_tangent(tangents, y, x):
 
 @adjoint(np.maximum)
 @adjoint(np.minimum)
-@adjoint(np.fmax)
-@adjoint(np.fmin)
 def extremum_adjoint(dy, y, x1, x2):
-    # x1 gets the gradient where the result is x1, and half of it at ties.
-    share1 = (y == x1) - 0.5 * (x1 == x2)
+    # x1 gets the gradient where the result is x1, and half of it at ties. A NaN
+    # input is what maximum returns (x1 when both are), so it gets the gradient.
+    share1 = ((y == x1) | (x1 != x1)) - 0.5 * (x1 == x2)
     return (unbroadcast(dy * share1, x1), unbroadcast(dy * (1 - share1), x2))
 
 
 @tangent(np.maximum)
 @tangent(np.minimum)
+def extremum_tangent(tangents, y, x1, x2):
+    # The tangent of the input the result equals (of a NaN input); the mean of both at ties.
+    share1 = ((y == x1) | (x1 != x1)) - 0.5 * (x1 == x2)
+    return broadcast_like(tangents[0] * share1 + tangents[1] * (1 - share1), y)
+
+
+@adjoint(np.fmax)
+@adjoint(np.fmin)
+def nan_ignoring_extremum_adjoint(dy, y, x1, x2):
+    # As for maximum, but fmax returns the number past a NaN, so that input gets it.
+    share1 = (y == x1) - 0.5 * (x1 == x2)
+    return (unbroadcast(dy * share1, x1), unbroadcast(dy * (1 - share1), x2))
+
+
 @tangent(np.fmax)
 @tangent(np.fmin)
-def extremum_tangent(tangents, y, x1, x2):
-    # The tangent of the input the result equals; the mean of both at ties.
+def nan_ignoring_extremum_tangent(tangents, y, x1, x2):
     share1 = (y == x1) - 0.5 * (x1 == x2)
     return broadcast_like(tangents[0] * share1 + tangents[1] * (1 - share1), y)
 
@@ -552,8 +568,9 @@ def clip_adjoint(dy, y, a, *bounds, **keyword_bounds):
     returned always matches the positional arguments of the call.
     """
     # Inside the bounds y equals a; where a was clipped, y is the bound (above a for
-    # the lower bound, below a for the upper one). NaN in a gives no gradient.
-    d_a = unbroadcast(np.where(y == a, dy, 0.0), a)
+    # the lower bound, below a for the upper one). A NaN in a is returned as it is,
+    # so it gets the gradient (a NaN bound gets none).
+    d_a = unbroadcast(np.where((y == a) | (a != a), dy, 0.0), a)
     d_bounds = (np.where(y > a, dy, 0.0), np.where(y < a, dy, 0.0))
     return (d_a,) + tuple(unbroadcast(d, bound) for d, bound in zip(d_bounds, bounds, strict=False))  # fewer bounds than two when passed by keyword
 
@@ -568,7 +585,7 @@ def clip_tangent(tangents, y, a, *bounds, **keyword_bounds):
     """
     t_lower = _bound_tangent(tangents, 1)
     t_upper = _bound_tangent(tangents, 2)
-    return np.where(y == a, tangents[0], np.where(y > a, t_lower, np.where(y < a, t_upper, 0.0)))
+    return np.where((y == a) | (a != a), tangents[0], np.where(y > a, t_lower, np.where(y < a, t_upper, 0.0)))
 
 
 def _bound_tangent(tangents, position):
@@ -583,14 +600,21 @@ def _bound_tangent(tangents, position):
 def astype_adjoint(dy, y, x, dtype=None, order="K", casting="unsafe", subok=True, copy=True):
     # The gradient flows through the cast, back in the input's precision.
     grad_dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else None
-    return (np.asarray(dy, dtype=grad_dtype),)
+    return (_cast(dy, grad_dtype),)
 
 
 @tangent(np.ndarray.astype)
 def astype_tangent(tangents, y, x, dtype=None, order="K", casting="unsafe", subok=True, copy=True):
     # The tangent flows through the cast, in the result's precision.
     tangent_dtype = y.dtype if np.issubdtype(y.dtype, np.floating) else None
-    return np.asarray(tangents[0], dtype=tangent_dtype)
+    return _cast(tangents[0], tangent_dtype)
+
+
+def _cast(g, dtype):
+    """`np.asarray(g, dtype)`; an array of another library (dask) is cast lazily instead."""
+    if is_other_array(g):
+        return g if dtype is None else g.astype(dtype)
+    return np.asarray(g, dtype=dtype)
 
 
 # ----- Non-differentiable -----

@@ -61,6 +61,11 @@ def _as_stacks(dy, a, b):
     return dy, a, b
 
 
+def _dtype(x):
+    """x's dtype, read from the array: np.asarray would compute a dask array."""
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+
+
 def _is_matrix(x):
     # `.ndim` is an attribute read; np.ndim is a function call several times slower,
     # and this test runs once per matrix product in generated loops.
@@ -104,7 +109,7 @@ def _tensordot_left(dy, a, b, axes):
     g = np.tensordot(dy, b, (list(range(len(a_free), len(a_free) + len(b_free))), b_free))
     # g's axes: a's free axes, then the partners of b's contracted axes in b's order
     held = a_free + [a_axes[t] for t in sorted(range(len(b_axes)), key=b_axes.__getitem__)]
-    return np.transpose(g, np.argsort(held))
+    return np.transpose(g, np.argsort(held).tolist())
 
 
 def _tensordot_right(dy, a, b, axes):
@@ -115,7 +120,7 @@ def _tensordot_right(dy, a, b, axes):
     g = np.tensordot(a, dy, (a_free, list(range(len(a_free)))))
     # g's axes: the partners of a's contracted axes in a's order, then b's free axes
     held = [b_axes[t] for t in sorted(range(len(a_axes)), key=a_axes.__getitem__)] + b_free
-    return np.transpose(g, np.argsort(held))
+    return np.transpose(g, np.argsort(held).tolist())
 
 
 def _dot_axes(a, b):
@@ -173,7 +178,7 @@ def _kron_right(dy, a, b):
 def _trace_adjoint(dy, a, offset, axis1, axis2):
     """Adjoint of `a` in np.trace(a, offset, axis1, axis2): `dy` spread on the diagonal."""
     shape = np.shape(a)
-    eye = np.eye(shape[axis1], shape[axis2], offset, dtype=np.result_type(np.asarray(a).dtype, 1.0))
+    eye = np.eye(shape[axis1], shape[axis2], offset, dtype=np.result_type(_dtype(a), 1.0))
     if len(shape) == 2:
         return dy * eye if axis1 % 2 < axis2 % 2 else dy * eye.T
     return np.moveaxis(np.multiply.outer(dy, eye), (-2, -1), (axis1, axis2))
@@ -215,7 +220,7 @@ def _einsum_adjoint(dy, k, labels, output, spare, operands, optimize):
     label (a diagonal) gets a fresh label tied to it by an identity matrix; a length-1
     axis that was broadcast gets a fresh label, so its adjoint is summed."""
     x = operands[k]
-    dtype = np.result_type(np.asarray(x).dtype, 1.0)
+    dtype = np.result_type(_dtype(x), 1.0)
     sizes = {}
     for term, op in zip(labels, operands, strict=True):
         for label, n in zip(term, np.shape(op), strict=True):

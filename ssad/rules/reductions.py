@@ -11,7 +11,8 @@ Conventions
   other rules use the float dtype shared by the array and ``dy``.
 - ``max``/``min``/``ptp``: where several elements tie for the extremum, the gradient
   is split evenly among them (each of k tied maxima receives dy / k). This is a
-  valid subgradient and keeps the rule symmetric in the tied elements.
+  valid subgradient and keeps the rule symmetric in the tied elements. A slice that
+  holds NaN has NaN as its extremum; its NaN elements are the ones that share it.
 - ``prod`` and ``cumprod`` never divide by an element that may be zero: both are
   exact when the input holds one or several zeros.
 - ``std`` at a slice with zero spread has no derivative; its rule gives NaN there.
@@ -29,12 +30,16 @@ Conventions
 import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
+from ..runtime import is_other_array, size
 
 # ----- Helpers -----
 
 
 def _as_float(g, a):
     """`g` as an array in the float dtype shared by `g` and `a`."""
+    if is_other_array(g) or is_other_array(a):  # np.asarray would compute a dask array
+        dtype = np.result_type(getattr(g, "dtype", g), a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype, 1.0)
+        return g.astype(dtype) if is_other_array(g) else np.asarray(g, dtype=dtype)
     return np.asarray(g, dtype=np.result_type(g, np.asarray(a).dtype, 1.0))
 
 
@@ -59,8 +64,13 @@ def _axes(axis, ndim):
 def _share_among_ties(g, m, a, axis):
     """`g` routed to the elements of `a` equal to `m` (the extremum, reduced axes kept),
     split evenly among the elements that tie within a slice."""
-    hits = np.asarray(a) == m
-    count = np.add.reduce(hits, axis=axis, dtype=g.dtype, keepdims=True)
+    lazy = is_other_array(a)  # a dask array: no np.asarray, no .any() (each would compute it)
+    a = a if lazy else np.asarray(a)
+    hits = a == m
+    undefined = m != m
+    if lazy or undefined.any():  # a slice holding NaN has NaN as its extremum: its NaNs share the gradient
+        hits = hits | (undefined & (a != a))
+    count = (np.sum if lazy else np.add.reduce)(hits, axis=axis, dtype=g.dtype, keepdims=True)
     # divide the reduced-size adjoint first: one full-size product instead of two
     return hits * (g / np.maximum(count, 1))
 
@@ -69,7 +79,7 @@ def _product_of_others(a, axis):
     """For each element of `a`, the product of the other elements of its slice along
     `axis`: the derivative of the product. Built from products before and after each
     element, so it is exact when the slice holds zeros."""
-    x = np.asarray(a)
+    x = a if is_other_array(a) else np.asarray(a)
     axes = _axes(axis, x.ndim)
     if x.size == 0 or not axes:
         return np.ones_like(x)
@@ -184,7 +194,7 @@ def sum_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False,
 @adjoint(np.ndarray.mean)
 def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
     spread = dy if axis is None or keepdims else np.expand_dims(dy, axis)
-    return (np.broadcast_to(spread / (np.size(a) / np.size(y)), np.shape(a)),)
+    return (np.broadcast_to(spread / (size(a) / size(y)), np.shape(a)),)
 
 
 @tangent(np.mean)
@@ -258,21 +268,21 @@ def ptp_tangent(tangents, y, a, axis=None, out=None, keepdims=False):
 @adjoint(np.ndarray.var)
 def var_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis, keepdims=True)
-    return (_expand(dy, a, axis, keepdims) * centered * (2 / (np.size(a) / np.size(y) - ddof)),)
+    return (_expand(dy, a, axis, keepdims) * centered * (2 / (size(a) / size(y) - ddof)),)
 
 
 @tangent(np.var)
 @tangent(np.ndarray.var)
 def var_tangent(tangents, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis, keepdims=True)
-    return np.sum(centered * tangents[0], axis=axis, keepdims=keepdims) * (2 / (np.size(a) / np.size(y) - ddof))
+    return np.sum(centered * tangents[0], axis=axis, keepdims=keepdims) * (2 / (size(a) / size(y) - ddof))
 
 
 @adjoint(np.std)
 @adjoint(np.ndarray.std)
 def std_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis, keepdims=True)
-    spread = _expand(y, a, axis, keepdims) * (np.size(a) / np.size(y) - ddof)
+    spread = _expand(y, a, axis, keepdims) * (size(a) / size(y) - ddof)
     return (_expand(dy, a, axis, keepdims) * centered / spread,)
 
 
@@ -280,7 +290,7 @@ def std_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=Fals
 @tangent(np.ndarray.std)
 def std_tangent(tangents, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis, keepdims=True)
-    return np.sum(centered * tangents[0], axis=axis, keepdims=keepdims) / (y * (np.size(a) / np.size(y) - ddof))
+    return np.sum(centered * tangents[0], axis=axis, keepdims=keepdims) / (y * (size(a) / size(y) - ddof))
 
 
 # ----- Scans -----

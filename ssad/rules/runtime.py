@@ -15,9 +15,11 @@ from ..runtime import (
     added_at,
     broadcast_like,
     copy_adjoint,
+    getitem_adjoint,
     pack_like,
     seed,
     shape_only,
+    size,
     take_part,
     unbroadcast,
     zero_at,
@@ -25,7 +27,7 @@ from ..runtime import (
 )
 from ..structure import add_adjoint, add_attr
 
-nondifferentiable(seed, zeros_like_value, shape_only)
+nondifferentiable(seed, zeros_like_value, shape_only, size)
 
 # ----- Shapes -----
 
@@ -57,6 +59,16 @@ def broadcast_like_tangent(tangents, y, t, like):
 @adjoint(add_at)
 def added_at_adjoint(dy, y, d_x, index, d_part):
     return (dy, None, unbroadcast(take_part(dy, index), d_part))
+
+
+@adjoint(getitem_adjoint)
+def getitem_adjoint_adjoint(dy, y, d_part, x, index):
+    return (unbroadcast(take_part(dy, index), d_part), None, None)
+
+
+@tangent(getitem_adjoint)
+def getitem_adjoint_tangent(tangents, y, d_part, x, index):
+    return getitem_adjoint(tangents[0], x, index)
 
 
 def _base_tangent(t_base, d_x):

@@ -18,6 +18,7 @@ Conventions where the derivative does not exist:
   at the origin gives 0 to every coordinate.
 - ``max``, ``min``: the gradient goes to the arguments equal to the result; when
   several are, it is split evenly among them (two tied arguments get half each).
+  A NaN result came from a NaN argument: the NaN arguments share the gradient.
 - ``pow(x, p)``: the slope in ``x`` is 0 where ``p == 0``, even at ``x == 0``; the
   slope in ``p`` uses ``log(x)`` only where ``x > 0`` and is 0 elsewhere.
 - ``a % b``: d/da = 1 and d/db = -floor(a / b), away from the jumps where ``a / b``
@@ -352,7 +353,7 @@ def max_min_adjoint(dy, y, *args, key=None, default=None):
     array).
     """
     items = args[0] if len(args) == 1 else args
-    ties = [item == y for item in items]
+    ties = [_is_result(item, y) for item in items]
     share = dy / (sum(ties) or 1)
     d_items = [share if tie else 0.0 for tie in ties]
     if len(args) > 1:
@@ -372,8 +373,13 @@ def max_min_tangent(tangents, y, *args, key=None, default=None):
     """
     items = args[0] if len(args) == 1 else args
     item_tangents = _tangents_of_items(tangents[0], items) if len(args) == 1 else tangents
-    tied = [t for item, t in zip(items, item_tangents, strict=True) if item == y]
+    tied = [t for item, t in zip(items, item_tangents, strict=True) if _is_result(item, y)]
     return _total(tied) / (len(tied) or 1)
+
+
+def _is_result(item, y):
+    """True when ``max``/``min`` may have returned `item` as `y`: equal, or both NaN."""
+    return item == y or (item != item and y != y)
 
 
 def _tangents_of_items(t, items):

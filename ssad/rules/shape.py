@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import broadcast_like, pack_like, unbroadcast
+from ..runtime import broadcast_like, is_other_array, pack_like, size, summed_at, unbroadcast
 
 
 # ----- Reshaping -----
@@ -627,7 +627,7 @@ nondifferentiable(
 
 def _float_dtype(x):
     """The dtype of x's adjoint: x's own dtype when inexact, float64 otherwise."""
-    dtype = np.asarray(x).dtype
+    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype  # np.asarray would compute a dask array
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
@@ -644,6 +644,8 @@ def _reshape_like(dy, a, order):
         return _unravel_memory_order(dy, a)
     elif order == "K":
         order = "C"
+    if order == "C":  # the default, which dask's reshape (no `order`) also follows
+        return np.reshape(dy, np.shape(a))
     return np.reshape(dy, np.shape(a), order=order)
 
 
@@ -699,7 +701,7 @@ def _untranspose(dy, axes):
     """Undo np.transpose(x, axes): transpose `dy` by the inverse permutation."""
     if axes is None:
         return np.transpose(dy)  # reversing the axes is its own inverse
-    return np.transpose(dy, np.argsort(np.mod(axes, np.ndim(dy))))
+    return np.transpose(dy, np.argsort(np.mod(axes, np.ndim(dy))).tolist())
 
 
 def _method_axes(axes):
@@ -733,10 +735,10 @@ def _scatter_add(dy, index, outer, n, inner, dtype):
     weights = np.ravel(dy)
     size = outer * n * inner
     if np.iscomplexobj(weights):  # bincount takes real weights only
-        real = np.bincount(positions, weights.real, size)
-        total = real + 1j * np.bincount(positions, weights.imag, size)
+        real = summed_at(positions, weights.real, size)
+        total = real + 1j * summed_at(positions, weights.imag, size)
     else:
-        total = np.bincount(positions, weights, size)
+        total = summed_at(positions, weights, size)
     return total.astype(dtype, copy=False)
 
 
@@ -862,7 +864,7 @@ def _unpack_like(g, x):
     """
     if isinstance(x, (list, tuple)):
         return pack_like(x, [_unpack_like(g[i], item) for i, item in enumerate(x)])
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or is_other_array(x):
         return np.reshape(g, x.shape).astype(_float_dtype(x), copy=False)
     return np.asarray(g)[()]
 
@@ -877,10 +879,13 @@ def _unconcatenate(dy, arrays, axis, promote=None):
     if axis is None:
         dy = np.ravel(dy)
         axis = 0
-        sizes = [np.size(item) for item in items]
+        sizes = [size(item) for item in items]
     else:
         sizes = [np.shape(promote(item) if promote else item)[axis] for item in items]
-    pieces = np.split(dy, np.cumsum(sizes)[:-1], axis=axis)
+    # slices rather than np.split, which dask does not implement
+    ends = np.cumsum(sizes).tolist()
+    before = (slice(None),) * (axis % np.ndim(dy))
+    pieces = [dy[before + (slice(end - n, end),)] for n, end in zip(sizes, ends, strict=True)]
     grads = [
         _unpack_like(np.reshape(piece, np.shape(item)), item)
         for piece, item in zip(pieces, items, strict=True)
