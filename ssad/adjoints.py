@@ -28,7 +28,18 @@ from .errors import MissingRuleError, SourceError
 from .inline import bind_arguments, instantiate, template_of
 from .registry import REGISTRY, primitive_name
 from .activity import list_mutation
-from .runtime import add_adjoint, add_at, add_attr, copy_adjoint, drop_last, pack_like, take_part, zero_at, zeros_like_value
+from .runtime import (
+    add_adjoint,
+    add_at,
+    add_attr,
+    copy_adjoint,
+    drop_last,
+    getitem_adjoint,
+    pack_like,
+    take_part,
+    zero_at,
+    zeros_like_value,
+)
 from .runtime import unbroadcast as unbroadcast_helper
 from .shapes import drop_unbroadcast
 
@@ -197,6 +208,8 @@ class StatementAdjoints:
 
     def mutation_adjoint(self, statement, items, method, operands):
         """items.append(v) / items.extend(vs) / items.insert(i, v), replayed in reverse."""
+        if items in self.namespace.values:
+            return  # a list outside the function (a global): a side effect that stays, like `print`
         if items in self.adjoint:
             self.comment_for(statement)
             d_items = self.adjoint[items]
@@ -277,13 +290,18 @@ class StatementAdjoints:
         index = index_value(copy.deepcopy(slice_), self.namespace)
         helper = self.helper("add_at", add_at)
         primal = source.id
+        d_source = self.adjoint.get(primal) or self.adjoint_names[primal]
         if primal not in self.adjoint:
-            base = call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(source))
-        elif primal in self.owned:
+            # the first contribution: d_part scattered into zeros shaped like the source
+            gathered = call(self.helper("getitem_adjoint", getitem_adjoint), d_part, copy.deepcopy(source), index)
+            self.out.append(assign(d_source, gathered))
+            self.adjoint[primal] = d_source
+            self.owned.add(primal)
+            return
+        if primal in self.owned:
             base = name(self.adjoint[primal])
         else:
             base = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint[primal]))
-        d_source = self.adjoint.get(primal) or self.adjoint_names[primal]
         self.out.append(assign(d_source, call(helper, base, index, d_part)))
         self.adjoint[primal] = d_source
         self.owned.add(primal)
@@ -426,7 +444,10 @@ class StatementAdjoints:
         if key not in self.adjoint:
             adjoint = self.adjoint_names[key]
             self.adjoint[key] = adjoint
-            self.owned.discard(key)
+            if isinstance(expr, (gast.BinOp, gast.UnaryOp)) and key not in self.containers:
+                self.owned.add(key)  # an operator's result is a fresh array: later parts add in place
+            else:
+                self.owned.discard(key)  # it may be another adjoint itself (`unbroadcast(g, x)` is g)
             self.out.append(assign(adjoint, expr))
             return
         adjoint = self.adjoint[key]
@@ -486,8 +507,8 @@ class StatementAdjoints:
         )
         return MissingRuleError(
             f"no adjoint rule for {label} (called as `{op.name}`). {hint}:\n\n"
-            f"    @ssad.adjoint({op.name})\n"
-            f"    def {_rule_name(op.name)}(dy, y, *args, **kwargs):\n"
+            f"    @ssad.adjoint({primitives.rule_target(op)})\n"
+            f"    def {_rule_name(primitives.rule_target(op))}(dy, y, *args, **kwargs):\n"
             f"        return (adjoint_of_arg0, ...)\n",
             *where,
         )

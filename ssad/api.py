@@ -11,6 +11,7 @@ cached per (function, wrt, variant, optimize, rule-registry version), so a secon
 import copy
 import functools
 import inspect
+import linecache
 import threading
 import weakref
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from .registry import REGISTRY
 from .forward import forward as forward_pass
 from .forward import tangent_parameter
 from .reverse import reverse
-from .runtime import copy_adjoint
+from .runtime import Tape, copy_adjoint
 from .runtime import seed as seed_helper
 from .structure import fit_gradient
 
@@ -73,8 +74,8 @@ def _varargs(f):
 
 def normalize_wrt(f, wrt):
     """(names, is_tuple) for `wrt`: an int, a parameter name, or a tuple of them."""
-    if f.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        fence.check(parse.parse_function(f))  # reports `*args` where it stands
+    if f.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) and REGISTRY.adjoint_rule(f) is None:
+        fence.check(parse.parse_function(f))  # reports `**kwargs` where it stands
     positional, keyword_only = _parameters(f)
     is_tuple = isinstance(wrt, (tuple, list))
     items = list(wrt) if is_tuple else [wrt]
@@ -88,7 +89,7 @@ def normalize_wrt(f, wrt):
             if not -len(positional) <= item < len(positional):
                 raise SsadError(
                     f"wrt={item} is out of range: {f.__qualname__} has {len(positional)} positional "
-                    f"parameters ({', '.join(positional)})"
+                    f"parameter{'' if len(positional) == 1 else 's'} ({', '.join(positional)})"
                 )
             names.append(positional[item])
         else:
@@ -132,9 +133,45 @@ def _returned(names):
     return gast.Tuple(elts=[_name(n) for n in names], ctx=gast.Load())
 
 
+def _rule_caller(f, variant):
+    """`def f(x, y): return f(x, y)` when `f` has a registered rule for `variant`, else None.
+
+    A rule wins over transforming the body, at the top level as in a call: the one
+    call of this stand-in is differentiated by the rule.
+    """
+    has_rule = REGISTRY.tangent_rule(f) if variant == JVP else REGISTRY.adjoint_rule(f)
+    if has_rule is None or f.__code__.co_flags & inspect.CO_VARKEYWORDS:
+        return None
+    label = function_label(f)
+    parameters = inspect.signature(f).parameters.values()
+    header, passed, keyword_only = [], [], False
+    for parameter in parameters:
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            header.append(f"*{parameter.name}")
+            passed.append(f"*{parameter.name}")
+            keyword_only = True
+        elif parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+            if not keyword_only:
+                header.append("*")
+                keyword_only = True
+            header.append(parameter.name)
+            passed.append(f"{parameter.name}={parameter.name}")
+        else:
+            header.append(parameter.name)
+            passed.append(parameter.name)
+    source = f"def {label}({', '.join(header)}):\n    return {label}({', '.join(passed)})\n"
+    node = gast.parse(source).body[0]
+    # Defaults come from f when the generated function is made (`_with_defaults`).
+    filename = f.__code__.co_filename
+    lines = linecache.getlines(filename)
+    if len(lines) >= f.__code__.co_firstlineno:  # messages and comments point at f's `def` line
+        return parse.Parsed(f, node, filename, f.__code__.co_firstlineno - 2, 0, lines, {label: f})
+    return parse.Parsed(f, node, filename, 0, 0, source.splitlines(True), {label: f})
+
+
 def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
     """Run the pipeline; return a Compiled, or the source at `stage` when one is named."""
-    parsed = parse.parse_function(f)
+    parsed = _rule_caller(f, variant) or parse.parse_function(f)
     if stage == "parse":
         return emit.to_source([parsed.node])
     fence.check(parsed)
@@ -535,15 +572,30 @@ def vjp(f, *args, **kwargs):
                 "ssad.vjp again for another output adjoint"
             )
         runs.append(True)
-        saved = list(residuals)
-        if entry.tape_index is not None:  # each run pops from its own copy of the tape
-            saved[entry.tape_index] = saved[entry.tape_index].copy()
-        adjoints = backward(d_value, tuple(saved))
+        if entry.callees:  # callees keep tapes of their own inside the residuals
+            saved = _unspent(residuals)
+        else:
+            saved = list(residuals)
+            if entry.tape_index is not None:  # each run pops from its own copy of the tape
+                saved[entry.tape_index] = saved[entry.tape_index].copy()
+            saved = tuple(saved)
+        adjoints = backward(d_value, saved)
         if rest is not None and len(args) > len(positional):  # one adjoint per argument *args took
             adjoints = tuple(adjoints[:-1]) + tuple(adjoints[-1])
         return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
 
     return value, pullback
+
+
+def _unspent(residuals):
+    """`residuals` with every tape in it copied, however deep (a callee's saved values sit
+    in a tuple, on the caller's tape when it was called in a loop): the backward sweep
+    pops what it reads, and a pullback may run more than once."""
+    if isinstance(residuals, Tape):
+        return Tape(_unspent(entry) for entry in residuals)
+    if type(residuals) is tuple:
+        return tuple(_unspent(entry) for entry in residuals)
+    return residuals
 
 
 def jvp(f, primals, tangents):

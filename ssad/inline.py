@@ -64,6 +64,8 @@ class Namespace:
             self.values[preferred] = value
             return preferred
         name = self.namer.fresh(preferred)
+        while name in self.values:  # a pass that restored the namer (a loop's fixpoint) freed a bound name
+            name = self.namer.fresh(preferred)
         self.values[name] = value
         return name
 

@@ -11,6 +11,6 @@ def grad_elementwise(x, y):
     d_x_times_y = unbroadcast(d_z, x_times_y)
     d_sin_x = unbroadcast(d_z, sin_x)
     d_x = d_sin_x * np.cos(x)
-    d_x = d_x + unbroadcast(d_x_times_y * y, x)
+    d_x += unbroadcast(d_x_times_y * y, x)
     d_y = unbroadcast(d_x_times_y * x, y)
     return d_x, d_y

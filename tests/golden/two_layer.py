@@ -8,7 +8,7 @@ def grad_two_layer(W1, W2, x, y):
 
     d_result = seed(result)
     # grad of: return np.mean((h @ W2 - y) ** 2)
-    d_h_matmul_W2_minus_y_squared = d_result / (np.size(h_matmul_W2_minus_y_squared) / np.size(result))
+    d_h_matmul_W2_minus_y_squared = d_result / (size(h_matmul_W2_minus_y_squared) / size(result))
     d_h_matmul_W2_minus_y = d_h_matmul_W2_minus_y_squared * 2 * h_matmul_W2_minus_y
     d_h_matmul_W2 = unbroadcast(d_h_matmul_W2_minus_y, h_matmul_W2)
     d_h = matmul_left_adjoint(d_h_matmul_W2, h, W2)

@@ -11,6 +11,6 @@ def grad_unpack_and_index(x):
     d_sum_b_squared = unbroadcast(d_result * a, sum_b_squared)
     d_b = d_sum_b_squared * 2 * b
     # grad of: a, b = x[0], x[1:]
-    d_x = add_at(zeros_like_value(x), np.s_[1:], d_b)
+    d_x = getitem_adjoint(d_b, x, np.s_[1:])
     d_x = add_at(d_x, 0, d_a)
     return d_x

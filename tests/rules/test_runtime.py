@@ -36,6 +36,13 @@ CASES = [
     Case(added_at, (A34, (1, 2), 0.7), id="added_at-element"),
     Case(added_at, (A34, np.s_[1:], R4), id="added_at-rows"),
     Case(added_at, (R4, np.array([0, 2, 2]), np.array([0.5, -1.0, 2.0])), id="added_at-repeated"),
+    Case(getitem_adjoint, (np.array([0.5, -1.0, 2.0]), R4, np.array([0, 2, 2])), id="getitem_adjoint-repeated"),
+    Case(getitem_adjoint, (R4, A34, 1), id="getitem_adjoint-row"),
+    Case(
+        getitem_adjoint,
+        (rng.standard_normal((130, 32)), rng.standard_normal((40, 32)), rng.integers(-40, 40, 130)),
+        id="getitem_adjoint-dense",  # 130 * 32 >= 4096 elements: one bincount writes the whole adjoint
+    ),
     Case(add_adjoint, (A34, A34 * 2.0), id="add_adjoint"),
     Case(copy_adjoint, (A34,), id="copy_adjoint"),
     Case(zero_at, (A34, np.s_[:, 1]), id="zero_at"),
