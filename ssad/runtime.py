@@ -138,6 +138,18 @@ def _row_sums(shape, index, d_part):
 
 def getitem_adjoint(dy, x, index):
     """The adjoint of `x` for `y = x[index]`: `dy` scattered into zeros shaped like `x`."""
+    if type(x) is np.ndarray and not is_other_array(dy):
+        # the common case first: a NumPy array read by an index
+        if x.dtype == np.float64:
+            dense = _dense_row_sums(x.shape, index, dy)
+            if dense is not None:
+                return dense
+        d_x = zeros_like_value(x)
+        if _is_basic_index(index):
+            d_x[index] = dy
+        else:  # a small gather, or not float64: repeated indices must accumulate
+            np.add.at(d_x, index, dy)
+        return d_x
     if isinstance(x, (tuple, list)):
         items = [zeros_like_value(v) for v in x]
         if isinstance(index, slice):
