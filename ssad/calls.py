@@ -38,6 +38,15 @@ def transformable(f):
     return True
 
 
+def unwrapped(f):
+    """A function made by `ssad.grad` (or `value_and_grad`) stands for its generated code,
+    which has source ssad can read; any other value stands for itself."""
+    generated = getattr(f, "generated", None)
+    if getattr(f, "_ssad_wrapped", None) is not None and generated is not None:
+        return generated
+    return f
+
+
 def callable_instance(value):
     """`type(value).__call__` when `value` is an instance of the user's class that defines
     `__call__` in Python (a layer, a model), else None: ssad differentiates calling it

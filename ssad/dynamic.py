@@ -32,8 +32,10 @@ class _RuleKeywords(dict):
 
 def call_forward(function, *args, **kwargs):
     """(function(*args, **kwargs), pullback) for a function value known only when the code runs."""
+    from .calls import unwrapped
     from .closures import Closure
 
+    function = unwrapped(function)
     if isinstance(function, functools.partial):
         return _partial_forward(function, args, kwargs)
     if inspect.ismethod(function):
@@ -156,8 +158,11 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
     (None for none); `d_function` is the tangent of the function value itself (what
     a closure captured, a partial's bound arguments), or None.
     """
+    from .calls import unwrapped
     from .closures import Closure
     from .structure import zeros_like_value
+
+    function = unwrapped(function)
 
     keywords = dict(keywords or {})
     keyword_tangents = dict(keyword_tangents or {})

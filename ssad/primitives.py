@@ -18,7 +18,7 @@ import gast
 import numpy as np
 
 from .errors import SourceError
-from .calls import callable_instance, transformable
+from .calls import callable_instance, transformable, unwrapped
 from .closures import Closure, closure
 from .registry import REGISTRY, primitive_name
 
@@ -134,7 +134,7 @@ def operation(value, program):
         keywords = {k.arg: k.value for k in value.keywords}
         func = value.func
         if is_static(func, program):
-            callee = static_value(func, program)
+            callee = unwrapped(static_value(func, program))
             resolve = getattr(callee, "resolve", None)
             if resolve is not None and callable(resolve):
                 callee = resolve()  # a lazily compiled half of a vjp or jvp: its generated function

@@ -195,3 +195,28 @@ def test_check_grads_catches_a_wrong_tangent_rule():
 def test_second_order_through_a_varargs_rule_is_refused_clearly():
     with pytest.raises(ssad.SsadError, match=r"through `\*args` of hypot_adjoint is not supported"):
         ssad.check_grads(straight.scalar_math, (0.7, -0.4), order=2)
+
+
+def _energy(x):
+    return np.sum(np.sin(x) * x)
+
+
+_d_energy = ssad.grad(_energy)
+
+
+def _squared_gradient_norm(x):
+    return np.sum(_d_energy(x) ** 2)  # a gradient function called inside differentiated code
+
+
+def _squared_gradient_norm_made_inside(x):
+    g = ssad.grad(_energy)
+    return np.sum(g(x) ** 2)
+
+
+@pytest.mark.parametrize("f", [_squared_gradient_norm, _squared_gradient_norm_made_inside])
+def test_a_gradient_called_inside_a_differentiated_function(f):
+    x = np.array([0.3, -0.8, 1.2])
+    first = np.cos(x) * x + np.sin(x)
+    second = 2 * np.cos(x) - np.sin(x) * x
+    np.testing.assert_allclose(ssad.grad(f)(x), 2 * first * second, rtol=1e-12)
+    ssad.check_grads(f, (x,))
