@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench bench-core install clean
+.PHONY: demo test fuzz bench bench-core install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest tests
+
+# Thousands of random programs, each gradient and jvp against finite differences (about 17 min).
+fuzz: install
+	SSAD_FUZZ_EXAMPLES=3000 $(BIN)/python -m pytest tests/fuzz -q
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dask,bench]'

@@ -32,6 +32,7 @@ from .runtime import (
     add_adjoint,
     add_at,
     add_attr,
+    broadcast_like,
     copy_adjoint,
     drop_last,
     getitem_adjoint,
@@ -78,6 +79,7 @@ class StatementAdjoints:
         self.last_comment_line = None
         self.adjoint_names = {}
         self.containers = set()
+        self.overwritten = set()  # names written by `x[i] = v`: the adjoint there is a bare 0.0
         self.scalars = set()  # names known to hold scalars (see `shapes`)
         self.calls = {}
 
@@ -121,7 +123,7 @@ class StatementAdjoints:
             for position, element in enumerate(op.args):
                 if self.activity.is_active(element):
                     item = gast.Subscript(value=name(dy), slice=constant(position), ctx=gast.Load())
-                    self.contribute(element, item)
+                    self.contribute(element, self.shaped_item(target.id, item, element))
         elif op.kind == primitives.USER_CALL:
             self.user_call(statement, dy, target.id)
         elif op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
@@ -147,7 +149,8 @@ class StatementAdjoints:
         elif op.kind == primitives.DICT:
             for key, value in zip(op.keys, op.args, strict=True):
                 if self.activity.is_active(value):
-                    self.contribute(value, gast.Subscript(value=name(dy), slice=constant(key), ctx=gast.Load()))
+                    item = gast.Subscript(value=name(dy), slice=constant(key), ctx=gast.Load())
+                    self.contribute(value, self.shaped_item(target.id, item, value))
         elif op.kind == primitives.CONSTRUCT:
             fields = dict(zip(op.keys, op.args, strict=False))
             fields.update(op.keywords)
@@ -160,6 +163,13 @@ class StatementAdjoints:
                 self.scatter(source, statement.value.slice, name(dy))
         else:
             self.primitive(statement, op, dy, target.id)
+
+    def shaped_item(self, container, item, element):
+        """The adjoint of a display's element; an item written over later has adjoint 0.0,
+        which rules that need the element's shape (np.repeat, np.cumsum) cannot take."""
+        if container not in self.overwritten:
+            return item
+        return call(self.helper("broadcast_like", broadcast_like), item, copy.deepcopy(element))
 
     def attribute(self, source, attr, d_part):
         """t = source.attr: add d_part to that attribute of source's adjoint."""
@@ -274,6 +284,7 @@ class StatementAdjoints:
         self.comment_for(statement)
         index = index_value(copy.deepcopy(target.slice), self.namespace)
         d_array = self.adjoint[array]
+        self.overwritten.add(array)
         value = statement.value
         if self.activity.is_active(value):
             part = call(self.helper("take_part", take_part), name(d_array), copy.deepcopy(index))

@@ -564,11 +564,13 @@ def vjp(f, *args, **kwargs):
     backward = entry.backward
     runs = []
 
+    once = _writes_in_place_anywhere(entry)
+
     def pullback(d_value):
-        if runs and entry.writes_in_place:
+        if runs and once:
             raise SsadError(
-                f"this pullback of {f.__qualname__} was already called: its function writes into "
-                "arrays in place, which the backward sweep restores, so it can run once. Call "
+                f"this pullback of {f.__qualname__} was already called: {f.__qualname__} (or a function "
+                "it calls) writes into arrays in place, which the backward sweep restores, so it can run once. Call "
                 "ssad.vjp again for another output adjoint"
             )
         runs.append(True)
@@ -585,6 +587,25 @@ def vjp(f, *args, **kwargs):
         return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
 
     return value, pullback
+
+
+def _writes_in_place_anywhere(entry):
+    """Whether `entry`'s code or any user function it calls, transitively, writes into an
+    array in place (its backward sweep then restores it, so a pullback can run once)."""
+    if entry.writes_in_place:
+        return True
+    seen = set()
+    pending = list(entry.callees or [])
+    while pending:
+        function, wrt = pending.pop()
+        if (function, wrt) in seen:
+            continue
+        seen.add((function, wrt))
+        callee = compiled(function, wrt, VJP)
+        if callee.writes_in_place:
+            return True
+        pending.extend(callee.callees or [])
+    return False
 
 
 def _unspent(residuals):

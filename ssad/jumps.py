@@ -89,9 +89,13 @@ def needs_lowering(node):
 
 
 def lower_jumps(node, namer):
-    """Rewrite `node` (a gast.FunctionDef) in place; see the module docstring."""
+    """Rewrite `node` (a gast.FunctionDef) in place; see the module docstring.
+
+    Returns the name early returns assign the result to, or None when there is none.
+    Nothing runs after that assignment but the final `return`.
+    """
     if not needs_lowering(node):
-        return
+        return None
     context = _Context(namer)
     body = list(node.body)
     returns = [n for n in _own_nodes(node) if isinstance(n, gast.Return)]
@@ -105,6 +109,7 @@ def lower_jumps(node, namer):
     else:
         lowered, _ = _block(body[:-1], context)
         node.body = lowered + [body[-1]]
+    return context.result
 
 
 def _guard_flag(context):

@@ -115,10 +115,17 @@ def loop_invariants(program, forward):
             and s.value.func.attr == "pop"
             and isinstance(s.value.func.value, gast.Name)
         }
-        counts = {}
+        counts = {}  # how many statements bind each name: `t, t_saved = forward_g(...)` binds t too
         for statement in _all_statements(loop.body):
-            if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
-                counts[statement.targets[0].id] = counts.get(statement.targets[0].id, 0) + 1
+            if isinstance(statement, gast.Assign):
+                targets = statement.targets
+            elif isinstance(statement, gast.For):
+                targets = [statement.target]
+            else:
+                continue
+            for n in gast.walk(gast.Tuple(elts=list(targets), ctx=gast.Store())):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                    counts[n.id] = counts.get(n.id, 0) + 1
         candidates = {}
         for statement in _all_statements(loop.body):
             if not isinstance(statement, gast.Assign) or not isinstance(statement.targets[0], gast.Name):
@@ -170,7 +177,8 @@ def insert_tape(reverse, forward, backward):
     program = reverse.program
     primal = set(program.params) | _stores(forward)
     invariant = loop_invariants(program, forward)
-    popped = _popped(backward, primal, invariant, program.shares)  # (id(Restore), name) to restore
+    shares = _with_call_residuals(program.shares, reverse.calls)
+    popped = _popped(backward, primal, invariant, shares)  # (id(Restore), name) to restore
     partner = {id(pair[0]): pair[1] for pair in reverse.sites.values() if isinstance(pair, tuple)}
 
     def recorded(marker):
@@ -219,6 +227,30 @@ def insert_tape(reverse, forward, backward):
         for unbound in _maybe_unbound(program, markers, recorded):
             prologue.append(gast.Assign(targets=[_name(unbound, store=True)], value=gast.Constant(value=None, kind=None), type_comment=None))
     return prologue + forward, backward, tape
+
+
+def _with_call_residuals(shares, calls):
+    """`shares`, with what a split call saves sharing memory with the arrays passed to it.
+
+    `t, t_saved = forward_g(z)` may keep `z` itself in `t_saved` for `backward_g`; an
+    in-place write into `z` after the call must then be undone before `backward_g`
+    runs, as for any other name that views `z`.
+    """
+    widened = {name: set(others) for name, others in shares.items()}
+    for entry in calls.values():
+        if entry[0] == "dynamic":
+            _, saved, args, keywords = entry
+            operands = list(args) + list(keywords.values())
+        else:
+            saved, _, _, bound = entry
+            operands = [operand for _, operand in bound]
+        for operand in operands:
+            if not isinstance(operand, gast.Name):
+                continue
+            for name in {operand.id} | widened.get(operand.id, set()):
+                widened.setdefault(name, set()).add(saved)
+                widened.setdefault(saved, set()).add(name)
+    return widened
 
 
 def _read_only_for_shape(backward, namespace):

@@ -366,3 +366,97 @@ def test_an_update_after_an_early_return_is_not_refused_as_aliasing():
     assert d_s == 2.0
     for s in (0.1, 0.5, 2.0):  # returns at i = 0, at i = 2, and at the end
         ssad.check_grads(returns_written_array_early, (x, s))
+
+
+def dict_item_written_over(x):
+    d = {"a": np.repeat(x[1:3], 2), "b": np.cumsum(x)}
+    for _ in range(2):
+        d["a"] = np.sin(x)
+    d["b"] = np.cos(x)
+    return np.sum(d["a"] * d["b"])
+
+
+def list_item_written_over(x):
+    items = [np.concatenate([x[1:], x[:1]]), x * 2.0]
+    items[0] = np.tanh(x)
+    return np.sum(items[0] * items[1])
+
+
+def test_an_item_written_over_passes_a_shaped_zero_to_the_rule_that_made_it():
+    # After `d["a"] = v` the adjoint of the item it replaced is a bare 0.0; the
+    # adjoints of np.repeat, np.cumsum and np.concatenate need it shaped like their
+    # output and failed (reshape, axis and modulo-by-zero errors).
+    x = np.array([0.3, -0.7, 1.1, 0.45])
+    np.testing.assert_allclose(
+        ssad.grad(dict_item_written_over)(x), np.cos(x) ** 2 - np.sin(x) ** 2, rtol=1e-12
+    )
+    ssad.check_grads(dict_item_written_over, (x,))
+    ssad.check_grads(list_item_written_over, (x,))
+
+
+def arcsinh_total(a):
+    return np.sum(np.arcsinh(a))  # its backward sweep reads `a`, kept in its saved values
+
+
+def written_after_a_call_that_kept_it(y):
+    z = y.copy()
+    z[0] = arcsinh_total(z)  # overwrites the array the call above saved
+    return np.sum(np.sin(z))
+
+
+def test_an_array_a_callee_saved_is_restored_before_the_callee_backward_runs():
+    # The callee kept a reference to `z` for its backward sweep; `z[0] = ...` changed
+    # it, and the caller restored nothing because its own adjoint code never read z
+    # again: a silently wrong gradient.
+    y = np.array([0.3, -0.7, 1.1, 0.45])
+    z0 = np.sum(np.arcsinh(y))
+    kept = np.array([0.0, 1.0, 1.0, 1.0])  # z[0] is written over: y[0] reaches sin only through the call
+    expected = kept * np.cos(y) + np.cos(z0) / np.hypot(y, 1.0)
+    np.testing.assert_allclose(ssad.grad(written_after_a_call_that_kept_it)(y), expected, rtol=1e-12)
+    ssad.check_grads(written_after_a_call_that_kept_it, (y,))
+
+
+def twice(a, b):
+    return b + b
+
+
+def overwritten_by_a_call_in_one_branch(x, y):
+    x0 = x
+    for i in range(2):
+        if i == 0:
+            t = y + x0  # the same value every iteration, were this its only assignment
+        else:
+            t = twice(x0, x)
+        x = 0.5 * x + np.sin(t)
+    return x[1] * 1.5 + x[2]
+
+
+def test_a_name_a_call_also_assigns_in_the_loop_is_not_loop_invariant():
+    # `t, t_saved = forward_twice(...)` was not counted as an assignment of t, so
+    # `t = y + x0` looked like t's only one, loop-invariant, and t was never
+    # restored: the adjoint of np.sin(t) read the last iteration's t.
+    x = np.array([-1.42, 0.8, -0.72, 0.38])
+    y = np.array([1.27, 1.11, 0.23, -1.14])
+    ssad.check_grads(overwritten_by_a_call_in_one_branch, (x, y))
+
+
+def scaled_middle_squared(a, s):
+    z = a.copy()
+    z[1:3] *= s
+    return z * z
+
+
+def sum_of_scaled_middle(x, s):
+    return np.sum(scaled_middle_squared(x, s))
+
+
+def test_a_pullback_whose_callee_writes_in_place_refuses_a_second_run():
+    # The callee's backward sweep restores z in place, so its residuals are used up;
+    # a second run gave a wrong gradient silently instead of the documented error.
+    x, s = np.array([0.3, -0.35, 0.55, 0.45]), 2.0
+    _, pullback = ssad.vjp(sum_of_scaled_middle, x, s)
+    d_x, d_s = pullback(1.0)
+    np.testing.assert_allclose(d_x, 2 * x * np.array([1.0, s * s, s * s, 1.0]), rtol=1e-12)
+    np.testing.assert_allclose(d_s, 2 * s * np.sum(x[1:3] ** 2), rtol=1e-12)
+    with pytest.raises(ssad.SsadError, match="was already called"):
+        pullback(1.0)

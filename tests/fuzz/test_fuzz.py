@@ -1,0 +1,46 @@
+"""Random differentiable programs: ssad's gradients and JVPs against finite differences.
+
+CI runs `SSAD_FUZZ_EXAMPLES` programs (default 300), the same ones every run
+(`derandomize=True`, no example database). Set the variable higher for a longer
+search, e.g. `SSAD_FUZZ_EXAMPLES=5000 .venv/bin/pytest tests/fuzz -q`. A failure
+prints the shrunk program and its point; turn it into a named test in
+`tests/test_regressions.py` when fixing the bug. `python -m tests.fuzz START STOP`
+sweeps seeded programs and lists every failure instead of stopping at the first.
+"""
+
+import os
+import warnings
+
+from hypothesis import HealthCheck, Phase, given, reject, settings
+from hypothesis import strategies as st
+
+from tests.fuzz.generate import Choices, generate
+from tests.fuzz.harness import Unfair, check
+
+EXAMPLES = int(os.environ.get("SSAD_FUZZ_EXAMPLES", "300"))
+# Shrinking a failure compiles each candidate program again and can take minutes;
+# SSAD_FUZZ_SHRINK=0 reports the first failing program as it was generated.
+PHASES = [p for p in Phase if p is not Phase.shrink or os.environ.get("SSAD_FUZZ_SHRINK", "1") != "0"]
+
+
+@st.composite
+def programs(draw):
+    return generate(Choices(lambda lo, hi: draw(st.integers(lo, hi))))
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=PHASES,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+@given(programs())
+def test_gradient_and_jvp_of_random_programs_match_finite_differences(program):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # e.g. both branches of np.where are evaluated
+        try:
+            check(program)
+        except Unfair:
+            reject()
