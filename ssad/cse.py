@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 from . import primitives
+from .naming import RenameLoads
 from .registry import REGISTRY
 
 _PURE_MODULES = ("numpy", "math", "_operator", "operator")
@@ -38,7 +39,7 @@ def eliminate_common_subexpressions(program):
     # or when its one assignment is at the top level (and has run by the time it is read).
     stable = {n for n in _loaded(program.body) if stores.get(n, 0) == 0} - changed
     for statement in program.body:
-        statement = _Rename(renamed).visit(statement)
+        statement = RenameLoads(renamed).visit(statement)
         key = _key(statement, program, stable)
         if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
             target = statement.targets[0].id
@@ -109,11 +110,3 @@ def _stores(block):
     return stores, changed
 
 
-class _Rename(gast.NodeTransformer):
-    def __init__(self, mapping):
-        self.mapping = mapping
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and node.id in self.mapping:
-            return gast.Name(id=self.mapping[node.id], ctx=node.ctx, annotation=None, type_comment=None)
-        return node

@@ -196,3 +196,15 @@ def _is_method(func, local):
     while isinstance(root, gast.Attribute):
         root = root.value
     return not (isinstance(root, gast.Name) and root.id not in local)
+
+
+class RenameLoads(gast.NodeTransformer):
+    """Replace reads (not writes) of the names in `mapping` by their new names."""
+
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.mapping:
+            return gast.Name(id=self.mapping[node.id], ctx=node.ctx, annotation=None, type_comment=None)
+        return node

@@ -26,6 +26,7 @@ import numpy as np
 from . import runtime
 from .broadcasts import fold_broadcasts
 from .emit import is_marker
+from .naming import RenameLoads
 from .registry import REGISTRY
 
 _PURE_HELPERS = (
@@ -58,14 +59,6 @@ def _is_compound(statement):
 # ----- copy propagation -----
 
 
-class _Rename(gast.NodeTransformer):
-    def __init__(self, mapping):
-        self.mapping = mapping
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and node.id in self.mapping:
-            return gast.Name(id=self.mapping[node.id], ctx=node.ctx, annotation=None, type_comment=None)
-        return node
 
 
 def propagate_copies(statements, candidates):
@@ -80,14 +73,14 @@ def propagate_copies(statements, candidates):
             continue
         if copies and not isinstance(statement, gast.Return) and not is_marker(statement):
             if isinstance(statement, gast.AugAssign):
-                statement.value = _Rename(copies).visit(statement.value)
+                statement.value = RenameLoads(copies).visit(statement.value)
             elif isinstance(statement, gast.Assign):
-                statement.value = _Rename(copies).visit(statement.value)
+                statement.value = RenameLoads(copies).visit(statement.value)
                 for target in statement.targets:
                     if isinstance(target, gast.Subscript):
-                        target.slice = _Rename(copies).visit(target.slice)
+                        target.slice = RenameLoads(copies).visit(target.slice)
             else:
-                statement = _Rename(copies).visit(statement)
+                statement = RenameLoads(copies).visit(statement)
         if (
             isinstance(statement, gast.Assign)
             and isinstance(statement.targets[0], gast.Name)

@@ -112,15 +112,12 @@ def _is_basic_index(index):
 _BINCOUNT_MIN = 4096  # measured: np.add.at wins below a few thousand scattered elements
 
 
-def _row_sums(shape, index, d_part):
-    """`(rows, sums)`: for a gather `x[index]` of rows, the distinct rows read and the
-    sum of `d_part` over the reads of each; None when `np.add.at` should do it.
+def _row_gather(shape, index, d_part):
+    """`(rows read, width of a row, d_part as float64 per read row)` for a gather `x[index]`
+    of rows by an integer array that `np.bincount` should sum, else None.
 
-    For an integer array `index` (embedding lookups, BPR) this is one `np.bincount`
-    over positions within the rows read, about twice as fast as `np.add.at` (and it
-    allocates nothing the size of `x`). Only float64 takes this path (bincount sums in
-    float64), and only scatters of at least `_BINCOUNT_MIN` elements: below that
-    `np.add.at` is faster.
+    Only float64 takes this path (bincount sums in float64), and only scatters of at
+    least `_BINCOUNT_MIN` elements: below that `np.add.at` is faster.
     """
     if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and len(shape) >= 1):
         return None
@@ -129,9 +126,24 @@ def _row_sums(shape, index, d_part):
     if d_part.dtype != np.float64 or width == 0 or index.size * width < _BINCOUNT_MIN:
         return None
     index = np.where(index < 0, index + shape[0], index)  # -1 and n - 1 are one row
+    weights = np.broadcast_to(d_part, index.shape + tuple(shape[1:])).ravel()
+    return index, width, weights
+
+
+def _row_sums(shape, index, d_part):
+    """`(rows, sums)`: for a gather `x[index]` of rows, the distinct rows read and the
+    sum of `d_part` over the reads of each; None when `np.add.at` should do it.
+
+    For an integer array `index` (embedding lookups, BPR) this is one `np.bincount`
+    over positions within the rows read, about twice as fast as `np.add.at` (and it
+    allocates nothing the size of `x`).
+    """
+    gather = _row_gather(shape, index, d_part)
+    if gather is None:
+        return None
+    index, width, weights = gather
     rows, position = np.unique(index, return_inverse=True)
     positions = (position.reshape(-1, 1) * width + np.arange(width)).ravel()
-    weights = np.broadcast_to(d_part, index.shape + tuple(shape[1:])).ravel()
     sums = np.bincount(positions, weights, minlength=rows.size * width)
     return rows, sums.reshape((rows.size,) + tuple(shape[1:]))
 
@@ -181,15 +193,11 @@ def _dense_row_sums(shape, index, d_part):
     """For a gather `x[index]` of rows by an integer array, the whole adjoint of x at
     once: one `np.bincount` writes every element (zeros where no row was read), so no
     zero array is made first and no scatter follows. None when it does not apply."""
-    if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and len(shape) >= 1):
+    gather = _row_gather(shape, index, d_part)
+    if gather is None:
         return None
-    width = math.prod(shape[1:])
-    d_part = np.asarray(d_part)
-    if d_part.dtype != np.float64 or width == 0 or index.size * width < _BINCOUNT_MIN:
-        return None
-    index = np.where(index < 0, index + shape[0], index)
+    index, width, weights = gather
     positions = (index.reshape(-1, 1) * width + np.arange(width)).ravel()
-    weights = np.broadcast_to(d_part, index.shape + tuple(shape[1:])).ravel()
     return np.bincount(positions, weights, minlength=math.prod(shape)).reshape(shape)
 
 
