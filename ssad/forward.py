@@ -14,6 +14,7 @@ gives a tangent the other path lacks, that path gets an explicit zero.
 """
 
 import copy
+import inspect
 from dataclasses import dataclass
 
 import gast
@@ -21,11 +22,12 @@ import gast
 from . import primitives
 from .activity import list_mutation, simple_statements
 from .adjoints import assign, call, constant, index_value, name, store
-from .calls import function_label, parameters_of_operands, transformable
+from .calls import function_label, transformable
 from .emit import comment
-from .errors import MissingRuleError
+from .errors import MissingRuleError, SourceError
 from .inline import ZERO, bind_arguments, instantiate, is_zero, materialize_zeros, template_of
 from .registry import REGISTRY, primitive_name
+from .reverse import bind_operands
 from .runtime import copy_adjoint, zeros_like_value
 
 
@@ -288,6 +290,18 @@ class _Forward:
         return out + [gast.Expr(value=pop)]
 
     def primitive(self, statement, op, target):
+        # A tangent rule sees the tangents of positional operands only (as reverse mode refuses)
+        if op.passes_through and self.d(op.args[-1].value) is not None:
+            raise self.program.parsed.unsupported(
+                statement, f"`*` passes values that carry tangents to {op.name}; pass them one by one"
+            )
+        for keyword, value in op.keywords.items():
+            if self.d(value) is not None:
+                raise SourceError(
+                    f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
+                    "inputs; pass it positionally so its tangent can flow",
+                    *self.program.parsed.where(statement),
+                )
         rule = REGISTRY.tangent_rule(op.primitive) if op.primitive is not None else None
         if rule is None and op.primitive is not None and transformable(op.primitive):
             # the user gave an adjoint rule but no tangent rule: forward mode reads the source
@@ -337,21 +351,26 @@ class _Forward:
         from .api import JVP, compile_unless_in_progress
 
         function = op.primitive
-        positional, keywords = parameters_of_operands(function, len(op.args), list(op.keywords))
-        bound = list(zip(positional, op.args, strict=True)) + [(keywords[k], v) for k, v in op.keywords.items()]
-        if any(isinstance(p, tuple) for p, _ in bound):
-            raise MissingRuleError(
-                f"forward mode through `*args` of {function.__qualname__} is not supported; name its parameters",
-                *self.program.parsed.where(statement),
-            )
-        wrt = tuple(p for p, operand in bound if self.d(operand) is not None)
+        tangents = {}  # parameter -> the tangent it takes
+        for param, operand in bind_operands(op, self.program, statement):
+            if isinstance(param, tuple):  # the values `*args` collects take a tuple of tangents
+                tangents.setdefault(param[0], []).append(operand)
+            elif self.d(operand) is not None:
+                tangents[param] = self.d(operand)
+        for param, items in list(tangents.items()):
+            if isinstance(items, list):
+                if any(self.d(item) is not None for item in items):
+                    tangents[param] = gast.Tuple(elts=[self.d_or_zero(item) for item in items], ctx=gast.Load())
+                else:
+                    del tangents[param]
+        wrt = tuple(p for p in _parameter_order(function) if p in tangents)
         compile_unless_in_progress(function, wrt, JVP)
         self.callees.append((function, wrt))
         handle = self.helper(f"jvp_{function_label(function)}", jvp_handle(function, wrt))
         call_node = copy.deepcopy(statement.value)
         call_node.func = name(handle)
         call_node.keywords = list(call_node.keywords) + [
-            gast.keyword(arg=tangent_parameter(p), value=self.d(operand)) for p, operand in bound if p in wrt
+            gast.keyword(arg=tangent_parameter(p), value=tangents[p]) for p in wrt
         ]
         self.tangent[target] = self.names[target]
         self.owned.discard(target)
@@ -469,6 +488,13 @@ def _assigned(statements):
 
 def _is_loop_exit(statement):
     return len(statement.body) == 1 and isinstance(statement.body[0], gast.Break) and not statement.orelse
+
+
+def _parameter_order(function):
+    """The names of `function`'s parameters in the order its signature lists them."""
+    code = function.__code__
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+    return code.co_varnames[:count]
 
 
 def tangent_parameter(param):

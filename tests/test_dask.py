@@ -225,6 +225,7 @@ NOT_PROTOCOL_SAFE = {
     np.ndarray.reshape: "Dask reshapes only by merging or splitting axes along chunk boundaries",
     np.ndarray.conjugate: "dask arrays have no `.conjugate()` method",
     np.ndarray.take: "dask arrays have no `.take()` method",
+    np.take_along_axis: _UNSUPPORTED,
     np.ndarray.diagonal: "dask arrays have no `.diagonal()` method",
     np.column_stack: _UNSUPPORTED,
     np.cumprod: _AS_NUMPY,
@@ -391,7 +392,13 @@ def check_on_dask(sample):
 
 
 def builtin_adjoint_primitives():
-    return [p for p in REGISTRY.adjoint_primitives() if REGISTRY.adjoint_rule(p).__module__.startswith("ssad.rules")]
+    # A private helper of the rules (its rules serve only a rule differentiated again) is no
+    # primitive a user calls on dask arrays.
+    return [
+        p
+        for p in REGISTRY.adjoint_primitives()
+        if REGISTRY.adjoint_rule(p).__module__.startswith("ssad.rules") and not p.__name__.startswith("_")
+    ]
 
 
 @functools.cache

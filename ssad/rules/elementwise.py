@@ -560,7 +560,7 @@ def where_tangent(tangents, y, condition, a, b):
 
 @adjoint(np.clip)
 @adjoint(np.ndarray.clip)
-def clip_adjoint(dy, y, a, *bounds, **keyword_bounds):
+def clip_adjoint(dy, y, a, *bounds, a_min=None, a_max=None, out=None, min=None, max=None):
     """Adjoint of ``np.clip(a, a_min, a_max)`` and ``a.clip(min, max)``.
 
     Bounds passed positionally get adjoints; bounds passed by keyword
@@ -577,7 +577,7 @@ def clip_adjoint(dy, y, a, *bounds, **keyword_bounds):
 
 @tangent(np.clip)
 @tangent(np.ndarray.clip)
-def clip_tangent(tangents, y, a, *bounds, **keyword_bounds):
+def clip_tangent(tangents, y, a, *bounds, a_min=None, a_max=None, out=None, min=None, max=None):
     """Tangent of ``np.clip(a, a_min, a_max)`` and ``a.clip(min, max)``.
 
     The tangent of ``a`` inside the bounds (bounds included), that of the bound

@@ -37,7 +37,7 @@ import string
 import numpy as np
 
 from ..errors import SsadError
-from ..registry import adjoint, tangent
+from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, unbroadcast
 from .reductions import _share_among_ties
 
@@ -181,7 +181,9 @@ def _trace_adjoint(dy, a, offset, axis1, axis2):
     eye = np.eye(shape[axis1], shape[axis2], offset, dtype=np.result_type(_dtype(a), 1.0))
     if len(shape) == 2:
         return dy * eye if axis1 % 2 < axis2 % 2 else dy * eye.T
-    return np.moveaxis(np.multiply.outer(dy, eye), (-2, -1), (axis1, axis2))
+    # dy times eye for each of its elements (np.multiply.outer, in operations with rules)
+    spread = np.reshape(dy, np.shape(dy) + (1, 1)) * eye
+    return np.moveaxis(spread, (-2, -1), (axis1, axis2))
 
 
 # ----- Helpers: einsum -----
@@ -194,6 +196,10 @@ def _require_string_subscripts(subscripts):
             "np.einsum('ij,jk->ik', a, b); rewrite the sublist form "
             "np.einsum(a, [0, 1], b, [1, 2]) that way."
         )
+
+
+# a check that refuses an input: not transformed when a rule is differentiated again
+nondifferentiable(_require_string_subscripts)
 
 
 def _einsum_labels(subscripts, operands):
@@ -298,15 +304,47 @@ def _matrix_norm_gradient(x, m, ord, rows, cols):
     if ord in (np.inf, -np.inf):
         sums = np.sum(np.abs(x), axis=cols, keepdims=True)
         return np.sign(x) * _share_among_ties(np.ones_like(m), m, sums, rows)
+    return _singular_norm_gradient(x, m, ord, rows, cols)
+
+
+def _singular_norm_gradient(x, m, ord, rows, cols):
+    """d norm / d x for the matrix norms of the singular values (ord 2, -2, 'nuc')."""
     u, s, vh = np.linalg.svd(np.moveaxis(x, (rows, cols), (-2, -1)), full_matrices=False)
     if ord == 2:
         u, vh = u[..., :1], vh[..., :1, :]
     elif ord == -2:
         u, vh = u[..., -1:], vh[..., -1:, :]
     elif ord != "nuc":
-        raise SsadError(f"np.linalg.norm: no gradient rule for the matrix norm ord={ord!r}")
+        _unknown_matrix_norm(ord)
     # at a zero norm (a zero matrix; for ord=-2 a singular one) the subgradient is zero
     return np.where(m == 0, 0, np.moveaxis(u @ vh, (-2, -1), (rows, cols)))
+
+
+# Its derivative would need that of np.linalg.svd, which ssad lacks: differentiating the
+# norm's rule again (a Hessian) reaches these rules only for these orders, and refuses.
+@adjoint(_singular_norm_gradient)
+def singular_norm_gradient_adjoint(dy, y, x, m, ord, rows, cols):
+    _no_second_derivative(ord)
+
+
+@tangent(_singular_norm_gradient)
+def singular_norm_gradient_tangent(tangents, y, x, m, ord, rows, cols):
+    _no_second_derivative(ord)
+
+
+def _no_second_derivative(ord):
+    raise SsadError(
+        f"no second derivative for np.linalg.norm with ord={ord!r}: its gradient is made of "
+        "singular vectors, and ssad has no derivative of np.linalg.svd. For second "
+        "derivatives use a matrix norm of order None ('fro'), 1, -1, inf or -inf"
+    )
+
+
+def _unknown_matrix_norm(ord):
+    raise SsadError(f"np.linalg.norm: no gradient rule for the matrix norm ord={ord!r}")
+
+
+nondifferentiable(_unknown_matrix_norm)
 
 
 def _norm_axes(x, ord, axis):
@@ -317,12 +355,15 @@ def _norm_axes(x, ord, axis):
     return axes, len(axes) == 1
 
 
+nondifferentiable(_norm_axes)  # axes and a flag: read from x's shape, not its values
+
+
 def _norm_gradient(y, x, ord, axes, vector, keepdims):
     """d norm / d x for y = np.linalg.norm(x, ord, axis, keepdims), shaped like `x`."""
     m = np.asarray(y) if keepdims else np.expand_dims(y, axes)
     if vector:
         return _vector_norm_gradient(x, m, ord, axes if len(axes) > 1 else axes[0])
-    return _matrix_norm_gradient(x, m, ord, *axes)
+    return _matrix_norm_gradient(x, m, ord, axes[0], axes[1])
 
 
 def _norm_adjoint(dy, y, x, ord, axis, keepdims):
@@ -370,12 +411,13 @@ def _as_columns(v, a, b):
     return np.expand_dims(v, -1) if vector else v
 
 
-def _cholesky_adjoint(d_low, low):
+def _cholesky_adjoint(low_adjoint, low):
     """Symmetric adjoint of `a` for the lower Cholesky factor L = `low` of `a` and its
-    adjoint dL = `d_low`: with P the lower triangle of L^T dL with its diagonal halved
+    adjoint dL = `low_adjoint`: with P the lower triangle of L^T dL with its diagonal halved
     and S = L^-T P L^-1, the adjoint is (S + S^T) / 2."""
+    # (not `d_low`: forward mode names the tangent of `low` so when this is differentiated again)
     n = np.shape(low)[-1]
-    p = np.tril(_transpose(low) @ d_low) * (1 - 0.5 * np.eye(n, dtype=np.asarray(low).dtype))
+    p = np.tril(_transpose(low) @ low_adjoint) * (1 - 0.5 * np.eye(n, dtype=np.asarray(low).dtype))
     low_inv = np.linalg.inv(low)
     s = _transpose(low_inv) @ p @ low_inv
     return (s + _transpose(s)) / 2

@@ -20,12 +20,14 @@ from ..runtime import (
     seed,
     shape_only,
     size,
+    summed_at,
     take_part,
     unbroadcast,
     zero_at,
     zeros_like_value,
 )
 from ..structure import add_adjoint, add_attr
+from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size)
 
@@ -59,6 +61,16 @@ def broadcast_like_tangent(tangents, y, t, like):
 @adjoint(add_at)
 def added_at_adjoint(dy, y, d_x, index, d_part):
     return (dy, None, unbroadcast(take_part(dy, index), d_part))
+
+
+@adjoint(summed_at)
+def summed_at_adjoint(dy, y, positions, weights, size):
+    return (None, np.take(dy, positions), None)
+
+
+@tangent(summed_at)
+def summed_at_tangent(tangents, y, positions, weights, size):
+    return summed_at(positions, tangents[1], size)
 
 
 @adjoint(getitem_adjoint)
@@ -129,12 +141,13 @@ def take_part_tangent(tangents, y, d_x, index):
 
 @adjoint(pack_like)
 def pack_like_adjoint(dy, y, x, items):
-    return (None, tuple(dy))
+    return (None, pack_like(items, list(dy)))  # a list of items gets a list of adjoints
 
 
 @tangent(pack_like)
 def pack_like_tangent(tangents, y, x, items):
-    return pack_like(x, tangents[1])
+    # x is read for its type and shape only; the items' tangent may be a scalar zero
+    return pack_like(x, _item_tangents(tangents[1], items))
 
 
 @adjoint(add_attr)

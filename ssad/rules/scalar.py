@@ -40,7 +40,7 @@ import operator
 import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import broadcast_like, unbroadcast
+from ..runtime import broadcast_like, pack_like, unbroadcast
 from .elementwise import _exponent_term
 
 # ----- math: trigonometric -----
@@ -358,9 +358,7 @@ def max_min_adjoint(dy, y, *args, key=None, default=None):
     d_items = [share if tie else 0.0 for tie in ties]
     if len(args) > 1:
         return tuple(d_items)
-    if isinstance(items, np.ndarray):
-        return (np.array(d_items),)
-    return (type(items)(d_items),)
+    return (pack_like(items, d_items),)  # an array, list or tuple like the argument
 
 
 @tangent(max)
@@ -402,7 +400,7 @@ def sum_adjoint(dy, y, iterable, *positional_start, start=0):
     if isinstance(iterable, np.ndarray):
         d_iterable = np.zeros(iterable.shape) + dy  # sum(array) adds up its rows
     else:
-        d_iterable = type(iterable)(unbroadcast(dy, item) for item in iterable)
+        d_iterable = pack_like(iterable, [unbroadcast(dy, item) for item in iterable])
     return (d_iterable,) + tuple(unbroadcast(dy, s) for s in positional_start)
 
 

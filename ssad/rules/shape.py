@@ -488,6 +488,16 @@ def ndarray_take_tangent(tangents, y, a, indices, axis=None, out=None, mode="rai
     return np.take(tangents[0], indices, axis, mode=mode)
 
 
+@adjoint(np.take_along_axis)
+def take_along_axis_adjoint(dy, y, arr, indices, axis=-1):
+    return (_untake_along_axis(dy, arr, indices, axis),)
+
+
+@tangent(np.take_along_axis)
+def take_along_axis_tangent(tangents, y, arr, indices, axis=-1):
+    return np.take_along_axis(tangents[0], indices, axis)
+
+
 @adjoint(np.diag)
 def diag_adjoint(dy, y, v, k=0):
     return (_undiag(dy, v, k),)
@@ -631,6 +641,9 @@ def _float_dtype(x):
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
+nondifferentiable(_float_dtype)  # a dtype carries no gradient, even when read from an input that does
+
+
 def _reshape_like(dy, a, order):
     """Undo np.reshape(a, ..., order) or np.ravel(a, order): `dy` back in a's shape.
 
@@ -652,13 +665,22 @@ def _reshape_like(dy, a, order):
 def _unravel_memory_order(dy, a):
     """Undo np.ravel(a, order='K'), which reads a non-contiguous `a` in memory order."""
     _check_memory_order(a)
-    # empty_like keeps a's axis order in memory (with positive strides), which is the
-    # order ravel 'K' reads a in; the ravel of that contiguous array is a view of it.
-    grad = np.empty_like(a, dtype=_float_dtype(a))
-    flat = np.ravel(grad, order="K")
-    assert np.shares_memory(flat, grad), "ravel of a contiguous array must be a view"
-    flat[...] = np.ravel(dy)
-    return grad
+    axes = _memory_axes(a)
+    # ravel 'K' reads `a` transposed to `axes` in index order: reshape to that, transpose back
+    laid_out = np.reshape(dy, _memory_shape(a, axes))
+    return np.transpose(laid_out, np.argsort(axes)).astype(_float_dtype(a), copy=False)
+
+
+def _memory_axes(a):
+    """The axes of `a` from the slowest-varying in memory to the fastest: the order in which
+    np.ravel(a, order='K') reads them (an axis with a negative stride is still read in index
+    order)."""
+    return np.argsort([-abs(stride) for stride in a.strides], kind="stable")
+
+
+def _memory_shape(a, axes):
+    """The shape of `a` transposed to `axes`."""
+    return tuple(a.shape[k] for k in axes)
 
 
 def _check_memory_order(a):
@@ -669,6 +691,10 @@ def _check_memory_order(a):
             "(it has a zero stride): NumPy's element order is not defined by the shape. "
             "Use order='C', or copy x first (np.ascontiguousarray(x))."
         )
+
+
+# strides, shapes and checks: no gradient, and not transformed when a rule is differentiated again
+nondifferentiable(_check_memory_order, _memory_axes, _memory_shape)
 
 
 def _reshape_tangent(t, a, shape, order):
@@ -757,6 +783,27 @@ def _untake(dy, a, indices, axis, mode):
     return np.reshape(grad, shape)
 
 
+def _untake_along_axis(dy, arr, indices, axis):
+    """Undo np.take_along_axis(arr, indices, axis): scatter-add `dy` into zeros like `arr`.
+
+    Along the other axes each element of `dy` comes from the same position of `arr`, or
+    from position 0 where `arr` has length 1 there and was broadcast.
+    """
+    shape = np.shape(arr)
+    if axis is None:  # indices into the flattened array
+        return _untake(dy, arr, indices, None, "raise")
+    axis = axis % len(shape)
+    where = []
+    for k, n in enumerate(shape):
+        if k == axis:
+            where.append(np.mod(indices, n))
+        else:
+            where.append(np.reshape(np.arange(n), [n if j == k else 1 for j in range(len(shape))]))
+    positions = np.ravel_multi_index(tuple(np.broadcast_to(w, np.shape(dy)) for w in where), shape)
+    grad = _scatter_add(dy, positions, 1, math.prod(shape), 1, _float_dtype(arr))
+    return np.reshape(grad, shape)
+
+
 def _unrepeat(dy, a, repeats, axis):
     """Undo np.repeat(a, repeats, axis): sum `dy` over the copies of each element."""
     shape = np.shape(a)
@@ -801,24 +848,18 @@ _COPYING_PAD_MODES = ("edge", "wrap", "reflect", "symmetric")
 
 def _unpad(dy, array, pad_width, mode, options):
     """Undo np.pad(array, pad_width, mode, **options)."""
+    _check_pad_mode(mode, options, "gradient", "adjoint")
     shape = np.shape(array)
     widths = _pad_widths(pad_width, len(shape))
     if mode in ("constant", "empty"):
         # the border does not depend on `array`: its adjoint is the interior of dy
         interior = tuple(slice(before, before + n) for (before, _), n in zip(widths, shape, strict=True))
         return dy[interior]
-    if mode in _COPYING_PAD_MODES and options.get("reflect_type", "even") == "even":
-        # pad the element numbers of `array` the same way to learn which element each
-        # output value copies, then add dy into those elements
-        source = np.pad(np.arange(math.prod(shape)).reshape(shape), widths, mode)
-        grad = _scatter_add(dy, source, 1, math.prod(shape), 1, _float_dtype(array))
-        return np.reshape(grad, shape)
-    raise SsadError(
-        f"no gradient for np.pad with mode={mode!r} and options {options!r}: ssad "
-        f"differentiates the modes 'constant', 'empty', {', '.join(map(repr, _COPYING_PAD_MODES))} "
-        "(with the default reflect_type='even'). Register a rule with ssad.adjoint(np.pad) "
-        "to support more."
-    )
+    # a copying mode: pad the element numbers of `array` the same way to learn which
+    # element each output value copies, then add dy into those elements
+    source = np.pad(np.arange(math.prod(shape)).reshape(shape), widths, mode)
+    grad = _scatter_add(dy, source, 1, math.prod(shape), 1, _float_dtype(array))
+    return np.reshape(grad, shape)
 
 
 def _pad_tangent(t, pad_width, mode, options):
@@ -827,16 +868,27 @@ def _pad_tangent(t, pad_width, mode, options):
     A constant (or uninitialized) border does not depend on `array`: its tangent is zero.
     The copying modes copy tangents the way they copy values.
     """
+    _check_pad_mode(mode, options, "tangent", "tangent")
     if mode in ("constant", "empty"):
         return np.pad(t, pad_width)
+    return np.pad(t, pad_width, mode)
+
+
+def _check_pad_mode(mode, options, what, decorator):
+    """Refuse the np.pad modes whose border the rules do not describe."""
+    if mode in ("constant", "empty"):
+        return
     if mode in _COPYING_PAD_MODES and options.get("reflect_type", "even") == "even":
-        return np.pad(t, pad_width, mode)
+        return
     raise SsadError(
-        f"no tangent for np.pad with mode={mode!r} and options {options!r}: ssad "
+        f"no {what} for np.pad with mode={mode!r} and options {options!r}: ssad "
         f"differentiates the modes 'constant', 'empty', {', '.join(map(repr, _COPYING_PAD_MODES))} "
-        "(with the default reflect_type='even'). Register a rule with ssad.tangent(np.pad) "
+        f"(with the default reflect_type='even'). Register a rule with ssad.{decorator}(np.pad) "
         "to support more."
     )
+
+
+nondifferentiable(_check_pad_mode)
 
 
 def _undiagonal(dy, a, offset, axis1, axis2):

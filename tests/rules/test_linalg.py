@@ -8,6 +8,7 @@ import pytest
 import ssad
 import ssad.rules  # noqa: F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name
+from ssad.rules.linalg import _singular_norm_gradient
 from ssad.testing import assert_close, check_rule, check_tangent, numerical_gradient
 
 from .cases import Case, case_id
@@ -159,6 +160,10 @@ CASES = [
 ]
 
 
+# The singular-vector part of the matrix norms' gradient: its rules refuse, checked below.
+CHECKED_ELSEWHERE = [_singular_norm_gradient]
+
+
 # Primitives whose rule returns the gradient restricted to symmetric perturbations.
 SYMMETRIC_INPUT = {np.linalg.cholesky: cholesky_of_symmetric_part}
 
@@ -189,7 +194,35 @@ def test_cases_cover_every_rule_of_the_module():
 
     primitives = REGISTRY.adjoint_primitives()
     rules = {p for p in primitives if REGISTRY.adjoint_rule(p).__module__ == linalg.__name__}
-    assert rules == {case.primitive for case in CASES}
+    assert rules == {case.primitive for case in CASES} | set(CHECKED_ELSEWHERE)
+
+
+def spectral_norm(a):
+    return np.linalg.norm(a, 2)
+
+
+def nuclear_norm(a):
+    return np.linalg.norm(a, "nuc")
+
+
+def l1_matrix_norm(a):
+    return np.linalg.norm(a, 1)
+
+
+@pytest.mark.parametrize("f, ord", [(spectral_norm, "2"), (nuclear_norm, "'nuc'")], ids=["2", "nuc"])
+def test_second_derivatives_of_singular_value_norms_are_refused(f, ord):
+    # their gradient is made of singular vectors, and np.linalg.svd has no rules
+    with pytest.raises(ssad.SsadError, match=f"no second derivative for np.linalg.norm with ord={ord}"):
+        ssad.hessian(f)(M34)
+    with pytest.raises(ssad.SsadError, match="no derivative of np.linalg.svd"):
+        ssad.grad(lambda a: np.sum(ssad.grad(f)(a) * M34))(M34)
+    ssad.grad(f)(M34)  # the first derivative is unaffected
+
+
+def test_second_derivatives_of_the_other_matrix_norms():
+    H = ssad.hessian(l1_matrix_norm)(M34)
+    assert H.shape == (3, 4, 3, 4)
+    np.testing.assert_array_equal(H, 0.0)  # piecewise linear, away from ties
 
 
 # ----- Exact values and conventions -----

@@ -14,6 +14,7 @@ from ssad.runtime import (
     copy_adjoint,
     getitem_adjoint,
     pack_like,
+    summed_at,
     take_part,
     unbroadcast,
     zero_at,
@@ -47,6 +48,7 @@ CASES = [
     Case(copy_adjoint, (A34,), id="copy_adjoint"),
     Case(zero_at, (A34, np.s_[:, 1]), id="zero_at"),
     Case(take_part, (A34, np.s_[1:, 2]), id="take_part"),
+    Case(summed_at, (np.array([0, 2, 2, 5]), R4, 6), id="summed_at"),
 ]
 CHECKED_ELSEWHERE = [add_at, pack_like, add_attr]
 
