@@ -19,6 +19,7 @@ import functools
 import inspect
 
 import gast
+import numpy as np
 
 from .calls import callable_instance
 from .errors import SourceError
@@ -169,6 +170,7 @@ class _Fence:
                 self._check_expression(statement.value)  # `yield x`, `(y := e)`: say what they are
                 raise self.parsed.unsupported(statement, "an expression statement that is not a call has no effect; remove it")
             func = statement.value.func
+            self._check_not_in_place(statement, self._static_callee(func))
             if isinstance(func, gast.Attribute) and not self._is_static(func):
                 if func.attr not in LIST_MUTATIONS or not isinstance(func.value, gast.Name):
                     raise self.parsed.unsupported(
@@ -346,12 +348,47 @@ class _Fence:
             *self.parsed.where(name),
         )
 
+    def _static_callee(self, func):
+        """The live object a call's function expression names when it starts from a free
+        name (`np.put_along_axis`, `np.add.at`), else None."""
+        if not self._is_static(func):
+            return None
+        path = []
+        while isinstance(func, gast.Attribute):
+            path.append(func.attr)
+            func = func.value
+        value = self.parsed.namespace[func.id]
+        for attr in reversed(path):
+            value = getattr(value, attr, None)
+        return value
+
+    def _check_not_in_place(self, statement, callee):
+        """NumPy functions that write into an argument change an array ssad cannot follow:
+        the gradient would silently miss the change."""
+        if callee is None:
+            return
+        label = None
+        if any(callee is f for f in _IN_PLACE_NUMPY):
+            label = f"np.{callee.__name__}"
+        elif getattr(callee, "__name__", None) == "at" and isinstance(getattr(callee, "__self__", None), np.ufunc):
+            label = f"np.{callee.__self__.__name__}.at"
+        if label is not None:
+            raise self.parsed.unsupported(
+                statement,
+                f"{label} writes into its argument in place, which ssad cannot differentiate; "
+                "compute a new array instead (for example with an indexed assignment `y[i] = v` "
+                "on a copy, or np.where)",
+            )
+
     def _is_static(self, func):
         """True when an attribute chain starts from a free name (`np.random.seed`)."""
         root = func
         while isinstance(root, gast.Attribute):
             root = root.value
         return isinstance(root, gast.Name) and root.id in self.parsed.namespace
+
+
+_IN_PLACE_NUMPY = (np.put_along_axis, np.put, np.place, np.putmask, np.copyto, np.fill_diagonal)
 
 
 def _always_returns(statements):

@@ -1022,3 +1022,24 @@ def test_wrt_out_of_range_counts_parameters_in_words():
         ssad.grad(kinked, wrt=1)
     with pytest.raises(ssad.SsadError, match=r"has 2 positional parameters \(x, layer\)$"):
         ssad.grad(calls_a_layer, wrt=5)
+
+
+def _put_in_place(x):
+    y = x * 2.0
+    np.put_along_axis(y, np.array([0]), 1.0, axis=0)
+    return np.sum(y)
+
+
+def _ufunc_at_in_place(x):
+    y = x * 2.0
+    np.add.at(y, np.array([0, 0]), x[:2])
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f, label", [(_put_in_place, "np.put_along_axis"), (_ufunc_at_in_place, "np.add.at")])
+def test_numpy_functions_that_write_in_place_are_refused_where_they_stand(f, label):
+    # the write would be invisible to ssad: the gradient would silently miss it
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=f"{label} writes into its argument in place") as caught:
+        ssad.grad(f)(np.array([0.3, -1.2, 0.8, 2.0]))
+    assert caught.value.lineno == f.__code__.co_firstlineno + 2
+    assert label in caught.value.text

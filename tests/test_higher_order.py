@@ -287,3 +287,17 @@ def test_a_gradient_called_inside_a_differentiated_function(f):
     second = 2 * np.cos(x) - np.sin(x) * x
     np.testing.assert_allclose(ssad.grad(f)(x), 2 * first * second, rtol=1e-12)
     ssad.check_grads(f, (x,))
+
+
+def _sum_sin_sorted(x):
+    return np.sum(np.sin(np.sort(x)) * np.array([1.0, 2.0, 3.0, 4.0]))
+
+
+def test_second_derivative_through_sort():
+    # sort's adjoint used to fill its result with np.put_along_axis, a write the second
+    # transformation did not see: the Hessian came out zero.
+    x = np.array([0.3, -1.2, 0.8, 2.0])
+    weights = np.empty(4)
+    weights[np.argsort(x)] = [1.0, 2.0, 3.0, 4.0]
+    np.testing.assert_allclose(ssad.hessian(_sum_sin_sorted)(x), np.diag(-np.sin(x) * weights), atol=1e-12)
+    ssad.check_grads(_sum_sin_sorted, (x,), order=2)

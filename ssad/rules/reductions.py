@@ -155,14 +155,12 @@ def _cumprod_tangent(t, a, axis):
 def _unsort(g, a, axis, kind):
     """`g`, shaped like `np.sort(a, axis)`, moved back to the positions the elements
     had in `a`."""
+    # read g through the inverse permutation: a gather, which ssad can differentiate again
     if axis is None:
-        order = np.argsort(a, axis=None, kind=kind)
-        flat = np.empty_like(g)
-        flat[order] = g
-        return flat.reshape(np.shape(a))
-    grad = np.empty_like(g)
-    np.put_along_axis(grad, np.argsort(a, axis=axis, kind=kind), g, axis=axis)
-    return grad
+        inverse = np.argsort(np.argsort(a, axis=None, kind=kind), kind="stable")
+        return np.reshape(np.ravel(g)[inverse], np.shape(a))
+    inverse = np.argsort(np.argsort(a, axis=axis, kind=kind), axis=axis, kind="stable")
+    return np.take_along_axis(g, inverse, axis=axis)
 
 
 def _sort_like(t, a, axis, kind):
