@@ -301,3 +301,23 @@ def test_second_derivative_through_sort():
     weights[np.argsort(x)] = [1.0, 2.0, 3.0, 4.0]
     np.testing.assert_allclose(ssad.hessian(_sum_sin_sorted)(x), np.diag(-np.sin(x) * weights), atol=1e-12)
     ssad.check_grads(_sum_sin_sorted, (x,), order=2)
+
+
+def _sum_sinc(x):
+    return np.sum(np.sinc(x) * np.array([1.0, 2.0, 3.0]))
+
+
+def test_second_derivative_of_sinc_at_zero():
+    # sinc's derivative is 0 at x == 0, and was written there as a constant: its own
+    # derivative came out 0 instead of -pi**2 / 3.
+    x = np.array([0.0, 0.3, -1.2])
+    hessian = ssad.hessian(_sum_sinc)(x)
+    np.testing.assert_allclose(hessian[0, 0], -np.pi**2 / 3, rtol=1e-12)
+    v = x[1:]
+    closed_form = (2 * np.sin(np.pi * v) - 2 * np.pi * v * np.cos(np.pi * v) - (np.pi * v) ** 2 * np.sin(np.pi * v)) / (
+        np.pi * v**3
+    )
+    np.testing.assert_allclose(np.diag(hessian)[1:], closed_form * np.array([2.0, 3.0]), rtol=1e-10)
+    # finite differences of the gradient across 0 lose digits to cancellation in
+    # (cos(pi x) - sinc(x)) / x, so check_grads runs at a point away from 0
+    ssad.check_grads(_sum_sinc, (np.array([0.2, 0.3, -1.2]),), order=2)

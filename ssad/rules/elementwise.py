@@ -126,15 +126,21 @@ def hypot_tangent(tangents, y, x1, x2):
     return broadcast_like((tangents[0] * x1 + tangents[1] * x2) / np.where(y == 0, 1.0, y), y)
 
 
+def _sinc_derivative(y, x):
+    """sinc'(x) = (cos(pi x) - sinc(x)) / x; at x == 0 it is 0, written as -pi**2 / 3 * x,
+    the leading term of its series, so that differentiating it again gives sinc''(0)."""
+    at_zero = x == 0
+    return np.where(at_zero, (-np.pi**2 / 3) * x, (np.cos(np.pi * x) - y) / np.where(at_zero, 1.0, x))
+
+
 @adjoint(np.sinc)
 def sinc_adjoint(dy, y, x):
-    # sinc(x) = sin(pi x) / (pi x); at x == 0 the numerator below is 0 as well.
-    return (dy * (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x),)
+    return (dy * _sinc_derivative(y, x),)
 
 
 @tangent(np.sinc)
 def sinc_tangent(tangents, y, x):
-    return tangents[0] * (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x)
+    return tangents[0] * _sinc_derivative(y, x)
 
 
 @adjoint(np.deg2rad)
