@@ -8,7 +8,7 @@
 from . import rules as _rules  # noqa: F401  (registers the built-in rules)
 from .api import grad, hessian, jacobian, jvp, show, stages, value_and_grad, vjp
 from .errors import MissingRuleError, SsadError, UnsupportedSyntaxError
-from .registry import adjoint, nondifferentiable, tangent
+from .registry import adjoint, impure, nondifferentiable, tangent
 from .runtime import stop_gradient
 from .checks import check_grads
 
@@ -24,6 +24,7 @@ __all__ = [
     "check_grads",
     "grad",
     "hessian",
+    "impure",
     "jacobian",
     "jvp",
     "nondifferentiable",

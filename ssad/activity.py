@@ -18,7 +18,9 @@ from dataclasses import dataclass
 import gast
 
 from . import primitives
+from .errors import SourceError
 from .invariance import invariant_maxima
+from .registry import is_random_draw, primitive_name
 
 
 @dataclass
@@ -98,6 +100,7 @@ def analyze(program, wrt):
             if operands & varied and not varied.issuperset(targets):
                 varied.update(targets)
                 changed = True
+    _refuse_active_draws(program, varied)
     useful = _names([program.result])
     changed = True
     while changed:
@@ -107,3 +110,22 @@ def analyze(program, wrt):
                 useful.update(operands)
                 changed = True
     return Activity(varied, useful)
+
+
+def _refuse_active_draws(program, varied):
+    """A random draw whose parameters carry gradients has no derivative ssad can give."""
+    for statement in simple_statements(program.body):
+        if not isinstance(statement, gast.Assign) or not isinstance(statement.value, gast.Call):
+            continue
+        op = primitives.operation(statement.value, program)
+        if op.primitive is None or not is_random_draw(op.primitive):
+            continue
+        active = sorted(_names(op.operands()) & varied)
+        if active:
+            raise SourceError(
+                f"`{primitive_name(op.primitive)}` draws random numbers with a parameter that carries a gradient "
+                f"(`{active[0]}`); a draw has no derivative. Reparameterize: draw a standard sample and "
+                "transform it (`mu + sigma * rng.standard_normal(shape)`), so the gradient flows through "
+                "`mu` and `sigma`",
+                *program.parsed.where(statement),
+            )

@@ -14,17 +14,13 @@ write into arrays in place are left as they are, so no merged name can alias a
 written array.
 """
 
-import math
-import operator
 
 import gast
-import numpy as np
 
 from . import primitives
 from .naming import RenameLoads
 from .registry import REGISTRY
 
-_PURE_MODULES = ("numpy", "math", "_operator", "operator")
 
 
 def eliminate_common_subexpressions(program):
@@ -83,12 +79,7 @@ def _loaded(block):
 
 
 def _is_pure(primitive):
-    if primitive is None or REGISTRY.adjoint_rule(primitive) is None:
-        return False
-    if isinstance(primitive, np.ufunc) or primitive in vars(operator).values() or primitive in vars(math).values():
-        return True
-    module = getattr(primitive, "__module__", None) or ""
-    return module.split(".")[0] in _PURE_MODULES and not module.startswith("numpy.random")
+    return primitive is not None and REGISTRY.adjoint_rule(primitive) is not None and REGISTRY.is_pure(primitive)
 
 
 def _stores(block):

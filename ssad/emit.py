@@ -18,6 +18,7 @@ import gast
 
 _COMMENT = "__ssad_comment__"
 _BLANK = "__ssad_blank__"
+MIRROR = "__ssad_mirror__"  # checker markers (see `mirror`), removed before emitting
 _MARKER = re.compile(rf"^(\s*)(?:{_COMMENT}\((.*)\)|{_BLANK}\(\))\s*$")
 
 _filenames_lock = threading.Lock()
@@ -40,7 +41,7 @@ def is_marker(statement):
         isinstance(statement, gast.Expr)
         and isinstance(statement.value, gast.Call)
         and isinstance(statement.value.func, gast.Name)
-        and statement.value.func.id in (_COMMENT, _BLANK)
+        and statement.value.func.id in (_COMMENT, _BLANK, MIRROR)
     )
 
 

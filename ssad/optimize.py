@@ -154,7 +154,7 @@ def is_pure(value, namespace):
                 continue
             if any(callee is known for known in namespace.pure):
                 continue
-            if not REGISTRY.is_primitive(callee):
+            if not REGISTRY.is_primitive(callee) or not REGISTRY.is_pure(callee):
                 return False
     return True
 

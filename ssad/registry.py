@@ -50,9 +50,27 @@ Non-differentiable primitives
 ``nondifferentiable(f, ...)`` declares callables whose results carry no gradient
 (shapes, indices, comparisons, ``np.zeros_like``...). A call to one never makes its
 result active.
+
+Effects
+-------
+Having no derivative is not the same as being pure. A primitive is *pure* when two
+calls with equal arguments return equal values and change nothing else; only then
+may the compiler compute it once for two calls (common subexpressions), drop a call
+whose result is unused, or recompute it in the adjoint sweep instead of saving it
+(a loop-invariant value). Random draws are the common impure primitives: everything
+in ``numpy.random`` and ``random``, and the methods of NumPy's ``Generator`` and
+``RandomState``. ``nondifferentiable(f, pure=False)`` and ``impure(f)`` declare
+others. `is_pure` is the one effect model the optimizer, the tape and CSE share.
 """
 
+import random
 import threading
+
+import numpy as np
+
+# Objects whose methods draw random numbers (and so change their own state).
+_RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
+_IMPURE_BUILTINS = (print, input, open, next, iter)
 
 
 class Registry:
@@ -62,6 +80,7 @@ class Registry:
         self._adjoints = {}
         self._tangents = {}
         self._nondifferentiable = {}
+        self._impure = set()
         self._lock = threading.Lock()
         self.version = 0
 
@@ -86,7 +105,22 @@ class Registry:
             self._nondifferentiable[primitive] = True
             self.version += 1
 
+    def register_impure(self, primitive):
+        _check_hashable(primitive)
+        with self._lock:
+            self._impure.add(primitive)
+            self.version += 1
+
     # ----- lookup -----
+
+    def is_pure(self, primitive):
+        """Whether equal arguments give equal results with no other effect (see "Effects")."""
+        try:
+            if primitive in self._impure or primitive in _IMPURE_BUILTINS:
+                return False
+        except TypeError:
+            return False
+        return not _draws_random_numbers(primitive)
 
     def adjoint_rule(self, primitive):
         """The adjoint rule of `primitive`, or None."""
@@ -103,9 +137,11 @@ class Registry:
 
     def is_nondifferentiable(self, primitive):
         try:
-            return primitive in self._nondifferentiable
+            if primitive in self._nondifferentiable:
+                return True
         except TypeError:
             return False
+        return is_random_draw(primitive) and primitive not in self._adjoints
 
     def is_primitive(self, primitive):
         return self.adjoint_rule(primitive) is not None or self.is_nondifferentiable(primitive)
@@ -115,6 +151,29 @@ class Registry:
 
     def nondifferentiable_primitives(self):
         return list(self._nondifferentiable)
+
+
+def _draws_random_numbers(primitive):
+    """NumPy's and Python's random functions, and the methods of their generators."""
+    owner = getattr(primitive, "__self__", None)
+    if isinstance(owner, _RANDOM_STATES) or isinstance(primitive, _RANDOM_STATES):
+        return True
+    module = getattr(primitive, "__module__", None) or ""
+    if module == "random" or module.startswith("numpy.random"):
+        return True
+    objclass = getattr(primitive, "__objclass__", None)
+    return isinstance(objclass, type) and issubclass(objclass, _RANDOM_STATES)
+
+
+# Draws that change no argument: non-differentiable (their values are constants of
+# the function). `shuffle` writes into its argument and `seed` draws nothing: neither
+# is a draw in this sense.
+_NOT_DRAWS = {"shuffle", "seed", "set_state", "get_state", "bit_generator", "spawn", "jumped", "setstate", "getstate"}
+
+
+def is_random_draw(primitive):
+    """A random draw: no derivative, impure, and refused when a parameter carries a gradient."""
+    return _draws_random_numbers(primitive) and getattr(primitive, "__name__", None) not in _NOT_DRAWS
 
 
 def _check_hashable(primitive):
@@ -173,10 +232,27 @@ def tangent(primitive):
     return register
 
 
-def nondifferentiable(*primitives):
-    """Declare primitives whose results carry no gradient (shapes, indices, tests)."""
+def nondifferentiable(*primitives, pure=True):
+    """Declare primitives whose results carry no gradient (shapes, indices, tests).
+
+    With ``pure=False`` they are also impure (see `impure`): a draw of random numbers
+    has no derivative, but two draws are not the same value.
+    """
     for primitive in primitives:
         REGISTRY.register_nondifferentiable(primitive)
+        if not pure:
+            REGISTRY.register_impure(primitive)
+
+
+def impure(*primitives):
+    """Declare primitives with effects: each call may return a new value or change state.
+
+    The compiler then never merges two calls, drops an unused call, or recomputes a
+    call's result instead of saving it. NumPy's and Python's random functions are
+    impure without being declared.
+    """
+    for primitive in primitives:
+        REGISTRY.register_impure(primitive)
 
 
 def primitive_name(primitive):

@@ -31,7 +31,7 @@ import numpy as np
 
 import gast
 
-from . import primitives
+from . import mirror, primitives
 from .activity import list_mutation
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .calls import handles, parameters_of_operands
@@ -156,6 +156,9 @@ class _Reverse(StatementAdjoints):
                 self.materialize_zero(param, backward)
         adjoints = {param: self.adjoint[param] for param in wrt}
         forward, backward, tape = insert_tape(self, forward, backward)
+        if mirror.ENABLED:
+            mirror.check(program, forward, backward, tape)
+            forward, backward = mirror.strip(forward), mirror.strip(backward)
         return Gradient(program, forward, backward, seed, adjoints, result_active, tape, self.callees)
 
     # ----- the forward sweep -----
@@ -178,31 +181,36 @@ class _Reverse(StatementAdjoints):
     def forward_block(self, statements, depth):
         out = []
         for statement in statements:
-            if isinstance(statement, gast.Assign):
-                original = statement  # the adjoint sweep finds its site by the ANF statement
-                statement = self.split_call(statement)
-                target = statement.targets[0]
-                if isinstance(target, gast.Subscript):
-                    save, _ = self.site(original, [target.value.id], depth, write=target)
-                    out.append(save)
-                elif depth:
-                    save, _ = self.site(original, _assigned_names([target]), depth)
-                    out.append(save)
-                self.seen.update(_assigned_names([target]))
-                out.append(statement)
-            elif isinstance(statement, gast.If):
-                if _loop_exit(statement):
-                    out.append(statement)
-                    continue
-                body = self.forward_block(statement.body, depth + 1)
-                orelse = self.forward_block(statement.orelse, depth + 1)
-                out.append(gast.If(test=statement.test, body=body, orelse=orelse))
-                gast.copy_location(out[-1], statement)
-            elif isinstance(statement, (gast.For, gast.While)):
-                out.extend(self.forward_loop(statement, depth))
-            elif isinstance(statement, gast.Expr):
-                out.append(statement)
+            if _loop_exit(statement):
+                out.append(statement)  # the end of an iteration: no adjoint, no markers
+                continue
+            out += mirror.marks("pre", id(statement))
+            self.forward_statement(statement, depth, out)
+            out += mirror.marks("post", id(statement))
         return out
+
+    def forward_statement(self, statement, depth, out):
+        if isinstance(statement, gast.Assign):
+            original = statement  # the adjoint sweep finds its site by the ANF statement
+            statement = self.split_call(statement)
+            target = statement.targets[0]
+            if isinstance(target, gast.Subscript):
+                save, _ = self.site(original, [target.value.id], depth, write=target)
+                out.append(save)
+            elif depth:
+                save, _ = self.site(original, _assigned_names([target]), depth)
+                out.append(save)
+            self.seen.update(_assigned_names([target]))
+            out.append(statement)
+        elif isinstance(statement, gast.If):
+            body = self.forward_block(statement.body, depth + 1)
+            orelse = self.forward_block(statement.orelse, depth + 1)
+            out.append(gast.If(test=statement.test, body=body, orelse=orelse))
+            gast.copy_location(out[-1], statement)
+        elif isinstance(statement, (gast.For, gast.While)):
+            out.extend(self.forward_loop(statement, depth))
+        elif isinstance(statement, gast.Expr):
+            out.append(statement)
 
     def split_call(self, statement):
         """`t = g(a)` with active operands becomes `t, t_saved = forward_g(a)` (see `calls`)."""
@@ -281,6 +289,9 @@ class _Reverse(StatementAdjoints):
                 assign(counter, gast.BinOp(left=name(counter), op=gast.Add(), right=constant(1))), loop
             )
             body = [step] + body
+        if mirror.ENABLED:  # the iteration ends before its `if stop: break`
+            cut = len(body) - 1 if body and _loop_exit(body[-1]) else len(body)
+            body = mirror.marks("start", id(loop)) + body[:cut] + mirror.marks("end", id(loop)) + body[cut:]
         if isinstance(loop, gast.For):
             new = gast.For(target=loop.target, iter=loop.iter, body=body, orelse=[], type_comment=None)
         else:
@@ -293,20 +304,26 @@ class _Reverse(StatementAdjoints):
     def backward_block(self, statements, depth):
         saved_out, self.out = self.out, []
         for statement in reversed(statements):
-            if isinstance(statement, gast.Expr):
-                self.statement_adjoint(statement)  # `items.append(v)` and friends
-            elif isinstance(statement, gast.Assign):
-                self.statement_adjoint(statement)
-                key = id(statement)
-                if key in self.sites:
-                    self.out.append(self.sites[key][1])
-            elif isinstance(statement, gast.If):
-                if not _loop_exit(statement):
-                    self.if_adjoint(statement, depth)
-            elif isinstance(statement, (gast.For, gast.While)):
-                self.loop_adjoint(statement, depth)
+            if _loop_exit(statement):
+                continue
+            self.out += mirror.marks("post", id(statement))
+            self.statement_adjoint_block(statement, depth)
+            self.out += mirror.marks("pre", id(statement))
         code, self.out = self.out, saved_out
         return code
+
+    def statement_adjoint_block(self, statement, depth):
+        if isinstance(statement, gast.Expr):
+            self.statement_adjoint(statement)  # `items.append(v)` and friends
+        elif isinstance(statement, gast.Assign):
+            self.statement_adjoint(statement)
+            key = id(statement)
+            if key in self.sites:
+                self.out.append(self.sites[key][1])
+        elif isinstance(statement, gast.If):
+            self.if_adjoint(statement, depth)
+        elif isinstance(statement, (gast.For, gast.While)):
+            self.loop_adjoint(statement, depth)
 
     def state(self):
         return dict(self.adjoint), set(self.owned)
@@ -372,6 +389,7 @@ class _Reverse(StatementAdjoints):
         self.adjoint = {p: self.adjoint_names[p] for p in head_nonzero}
         self.owned = set(head_owned)
         header = self.backward_header(loop)
+        body = mirror.marks("end", id(loop)) + body + mirror.marks("start", id(loop))
         if body:  # markers included: pops inside the loop must run even without adjoint code
             header.body = body
             self.out.append(gast.copy_location(header, loop))

@@ -126,12 +126,20 @@ def loop_invariants(program, forward):
             for n in gast.walk(gast.Tuple(elts=list(targets), ctx=gast.Store())):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                     counts[n.id] = counts.get(n.id, 0) + 1
+        # An array written in place in the loop (or one sharing its memory) holds another
+        # value after the write than its assignment gave it: never invariant.
+        written = {
+            s.targets[0].value.id
+            for s in _all_statements(loop.body)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript)
+        } | {m[0] for m in map(list_mutation, _all_statements(loop.body)) if m is not None}
+        written |= {other for n in written for other in program.shares.get(n, ())}
         candidates = {}
         for statement in _all_statements(loop.body):
             if not isinstance(statement, gast.Assign) or not isinstance(statement.targets[0], gast.Name):
                 continue
             target = statement.targets[0].id
-            if counts[target] != 1 or target in outside or not _pure(statement.value, program):
+            if counts[target] != 1 or target in outside or target in written or not _pure(statement.value, program):
                 continue
             candidates[target] = _loads(statement)
         changed = True
@@ -167,6 +175,8 @@ def _pure(value, program):
     if isinstance(value, (gast.List, gast.Dict)):
         return False  # a new mutable container each iteration: not the same value
     op = primitives.operation(value, program)
+    if op.primitive is not None and not REGISTRY.is_pure(op.primitive):
+        return False  # a random draw differs every time, derivative or not
     if op.kind in (primitives.COPY, primitives.CONSTANT, primitives.INACTIVE, primitives.PACK, primitives.GETITEM):
         return True
     return op.primitive is not None and REGISTRY.is_primitive(op.primitive)

@@ -1,6 +1,11 @@
 import numpy as np
 
+from ssad import mirror
 from ssad.testing import assert_close, numerical_gradient
+
+# Every adjoint sweep the tests generate is checked to read the values of the forward
+# sweep it reverses (see ssad/mirror.py).
+mirror.ENABLED = True
 
 
 def float_positions(args):

@@ -1,0 +1,107 @@
+"""Having no derivative is not being pure: random draws inside differentiated code.
+
+A draw carries no gradient, but two draws are different values: the tape must save
+each iteration's draw, CSE must not merge two draws, and dead-code elimination must
+not drop one (the random state would then differ from the user's function).
+"""
+
+import numpy as np
+import pytest
+
+import ssad
+from ssad.registry import REGISTRY
+
+X = np.array([0.3, -0.4, 0.5])
+
+
+def draws_in_a_loop(x):
+    s = 0.0
+    for _ in range(3):
+        e = np.random.normal(size=3)
+        s = s + np.sum(np.sin(x * e))
+    return s
+
+
+def true_gradient_of_draws_in_a_loop(x, seed):
+    np.random.seed(seed)
+    draws = [np.random.normal(size=3) for _ in range(3)]
+    return sum(np.cos(x * e) * e for e in draws)
+
+
+def test_a_draw_in_a_loop_is_saved_each_iteration():
+    np.random.seed(0)
+    got = ssad.grad(draws_in_a_loop)(X)
+    np.testing.assert_allclose(got, true_gradient_of_draws_in_a_loop(X, 0), rtol=1e-12)
+
+
+def test_a_draw_declared_non_differentiable_is_still_impure():
+    def scaled_draw(size):
+        return np.random.standard_normal(size)
+
+    ssad.nondifferentiable(scaled_draw, pure=False)
+    assert REGISTRY.is_nondifferentiable(scaled_draw) and not REGISTRY.is_pure(scaled_draw)
+
+    def f(x):
+        s = 0.0
+        for _ in range(3):
+            e = scaled_draw(3)
+            s = s + np.sum(np.sin(x * e))
+        return s
+
+    np.random.seed(4)
+    got = ssad.grad(f)(X)
+    np.random.seed(4)
+    draws = [np.random.standard_normal(3) for _ in range(3)]
+    np.testing.assert_allclose(got, sum(np.cos(X * e) * e for e in draws), rtol=1e-12)
+
+
+def test_generator_and_random_state_methods_are_draws():
+    rs = np.random.RandomState(0)
+    rng = np.random.default_rng(1)
+
+    def f(x):
+        s = 0.0
+        for _ in range(2):
+            s = s + np.sum(x * rs.randn(3)) + np.sum(np.cos(x * rng.normal(size=3)))
+        return s
+
+    got = ssad.grad(f)(X)
+    rs.seed(0)
+    check = np.random.default_rng(1)
+    expected = 0.0
+    for _ in range(2):
+        a, b = rs.randn(3), check.normal(size=3)
+        expected = expected + a - np.sin(X * b) * b
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_two_draws_are_not_one_and_an_unused_draw_still_runs():
+    def f(x):
+        a = np.random.normal(size=3)
+        b = np.random.normal(size=3)
+        np.random.normal(size=2)  # unused: the random state still advances
+        return np.sum(x * a) + np.sum(x * b)
+
+    np.random.seed(3)
+    got = ssad.grad(f)(X)
+    after = np.random.normal()
+    np.random.seed(3)
+    a, b = np.random.normal(size=3), np.random.normal(size=3)
+    np.random.normal(size=2)
+    np.testing.assert_allclose(got, a + b, rtol=1e-12)
+    assert after == np.random.normal()
+
+
+def test_a_draw_whose_parameter_carries_a_gradient_is_refused():
+    def f(mu):
+        return np.sum(np.random.normal(mu, 1.0, size=3))
+
+    with pytest.raises(ssad.SsadError, match=r"test_effects.py:\d+:\d+: .*draws random numbers.*Reparameterize"):
+        ssad.grad(f)(0.5)
+
+
+def test_pure_and_impure_primitives():
+    assert REGISTRY.is_pure(np.sin) and REGISTRY.is_pure(np.zeros_like)
+    for draw in (np.random.normal, np.random.default_rng().normal, np.random.RandomState(0).randn):
+        assert not REGISTRY.is_pure(draw)
+    assert not REGISTRY.is_pure(print)
