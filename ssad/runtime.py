@@ -63,14 +63,22 @@ def broadcast_like(t, y):
 
 
 def seed(result):
-    """The adjoint seed of a scalar result: 1.0 (in its dtype). Non-scalars are refused."""
+    """The adjoint seed of a real scalar result: 1.0 (in its dtype). Non-scalars and
+    complex results are refused."""
     if type(result) is float:
         return 1.0
     if isinstance(result, (np.generic, np.ndarray)) and result.ndim == 0:
-        return result.dtype.type(1.0) if result.dtype.kind == "f" else 1.0
+        kind = result.dtype.kind
+        if kind == "c":
+            _refuse_complex(result)
+        return result.dtype.type(1.0) if kind == "f" else 1.0
     if isinstance(result, numbers.Number):
+        if isinstance(result, complex):
+            _refuse_complex(result)
         return 1.0
     if is_other_array(result) and result.ndim == 0:  # a lazy scalar (dask): no need to compute it
+        if result.dtype.kind == "c":
+            _refuse_complex(result)
         return result.dtype.type(1.0) if result.dtype.kind == "f" else 1.0
     raise SsadError(
         f"grad needs a function that returns a scalar, but it returned "
@@ -79,9 +87,22 @@ def seed(result):
     )
 
 
+def _refuse_complex(result):
+    raise SsadError(
+        f"grad requires a real-valued output, but the function returned {_describe(result)}: "
+        f"{result!r}. Its gradient is not defined by one number per input. Return a real value "
+        f"(np.real(...), np.abs(...) ** 2, ...), or use ssad.vjp(f, *args) and pass the output's "
+        f"adjoint to the pullback (for a holomorphic f, pullback(1.0) gives f'(z)); see "
+        f"'Complex numbers' in docs/conventions.md"
+    )
+
+
 def _describe(value):
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        kind = "a complex array" if value.dtype.kind == "c" else "an array"
+        return f"{kind} of shape {value.shape}"
+    if isinstance(value, np.generic) or is_other_array(value):
+        return f"a value of type {type(value).__name__} (dtype {value.dtype})"
     return f"a value of type {type(value).__name__}"
 
 

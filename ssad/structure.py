@@ -4,7 +4,8 @@ Gradients have the structure of the inputs: a float for a float, an array of the
 shape and (floating) dtype for an array, the same container for tuples, lists and
 dicts, the same type for namedtuples and dataclasses, and for other objects an object
 with the same attribute names (a `types.SimpleNamespace`). A leaf that is not a
-number or an array (a string, a function) has no gradient: `None`.
+number or an array (a string, a function) has no gradient: `None`. A real input has
+a real gradient: the real part of its adjoint (see `_real_part`).
 """
 
 import copy
@@ -13,6 +14,9 @@ import numbers
 import types
 
 import numpy as np
+
+
+_REAL = np.dtype(np.float64)
 
 
 def _float_dtype(dtype):
@@ -120,6 +124,18 @@ def add_attr(d_x, name, d_part):
     return new
 
 
+def _real_part(g, dtype):
+    """`g` for an input of dtype `dtype`: the real part of a complex `g` when `dtype` is real.
+
+    With ssad's complex convention (docs/conventions.md) the adjoint `c` of a real input
+    pairs with its tangent `t` as Re(c * t): only Re(c) is its gradient, and an imaginary
+    part (from a product with a complex number on the way) means nothing.
+    """
+    if dtype.kind != "c" and np.iscomplexobj(g):
+        return np.real(g)
+    return g
+
+
 def fit_gradient(g, x):
     """The gradient `g` of input `x`, given x's structure and a user-facing type."""
     if isinstance(x, np.ndarray):
@@ -130,13 +146,16 @@ def fit_gradient(g, x):
             return np.zeros(x.shape, dtype)
         if is_other_array(g):  # a lazy gradient (of NumPy parameters applied to dask data) stays lazy
             return _fit_other_array(g, x, dtype)
-        return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
+        return np.array(np.broadcast_to(_real_part(g, dtype), x.shape), dtype=dtype)
     if isinstance(x, np.generic):
-        return _float_dtype(x.dtype).type(0.0 if g is None else g)
+        dtype = _float_dtype(x.dtype)
+        return dtype.type(0.0 if g is None else _real_part(g, dtype))
     if isinstance(x, bool):
         return None
     if isinstance(x, numbers.Real):
-        return 0.0 if g is None else float(g)
+        if g is None:
+            return 0.0
+        return float(g) if type(g) is float else float(_real_part(g, _REAL))
     if isinstance(x, numbers.Complex):
         return complex(g)
     if is_other_array(x):
@@ -159,6 +178,8 @@ def fit_gradient(g, x):
 def _fit_other_array(g, x, dtype):
     """`fit_gradient` where `x` or `g` is an array of another library: x's shape and float
     dtype, computed by NumPy functions that dispatch, so a dask gradient is never computed."""
+    if g is not None:
+        g = _real_part(g, dtype)
     if g is None or np.shape(g) != np.shape(x):  # a zero, a scalar, or a broadcast gradient
         g = np.zeros_like(x, dtype=dtype) + (0.0 if g is None else g)
     return g if g.dtype == dtype else g.astype(dtype)

@@ -4,9 +4,18 @@
 tested: it draws a random output adjoint `dy`, runs the rule, and compares each
 argument's adjoint element by element with central differences of
 ``sum(dy * f(x))``. Nothing is sanitized before comparing: a NaN is a failure.
+
+Complex inputs are checked in the complex plane, with ssad's convention
+(docs/conventions.md, "Complex numbers"): an adjoint ``c`` pairs with a tangent
+``t`` as ``Re(c * t)``, so the expected adjoint of a complex argument is
+``dL/dx - 1j * dL/dy`` for ``L = Re(sum(dy * f(z)))``, each part by central
+differences along the real and the imaginary axis. A real argument's adjoint is
+its real part (an imaginary part there means nothing). Tangents are compared in
+the complex plane too, and a real output must get a real tangent.
 """
 
 import numbers
+import types
 
 import numpy as np
 
@@ -14,11 +23,16 @@ from .registry import REGISTRY, primitive_name
 
 
 def _is_float_input(x):
+    """A float or complex input (Python number, NumPy scalar or array): one that has a gradient."""
     if isinstance(x, bool):
         return False
-    if isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral):
+    if isinstance(x, numbers.Complex) and not isinstance(x, numbers.Integral):
         return True
-    return isinstance(x, (np.ndarray, np.generic)) and np.issubdtype(np.asarray(x).dtype, np.floating)
+    return isinstance(x, (np.ndarray, np.generic)) and np.issubdtype(np.asarray(x).dtype, np.inexact)
+
+
+def _is_complex(x):
+    return np.iscomplexobj(x)
 
 
 def _random_like(value, rng):
@@ -28,17 +42,36 @@ def _random_like(value, rng):
         return [_random_like(v, rng) for v in value]
     shape = np.shape(value)
     draw = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    if _is_complex(value):  # a non-uniform complex direction: every phase is exercised
+        draw = draw + 1j * rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        return draw if shape else complex(draw)
     return draw if shape else float(draw)
 
 
 def _inner(dy, y):
+    """The pairing of an adjoint with a value: sum(dy * y), its real part for complex values."""
     if isinstance(dy, (tuple, list)):
         return sum(_inner(a, b) for a, b in zip(dy, y, strict=True))
+    if _is_complex(dy) or _is_complex(y):
+        return float(np.real(np.sum(np.asarray(dy, dtype=np.complex128) * np.asarray(y, dtype=np.complex128))))
     return float(np.sum(np.asarray(dy, dtype=np.float64) * np.asarray(y, dtype=np.float64)))
 
 
 def numerical_gradient(scalar_fn, x, eps=1e-6):
-    """Central differences of `scalar_fn` at float or float array `x`, shaped like `x`."""
+    """Central differences of `scalar_fn` at float or float array `x`, shaped like `x`.
+
+    For complex `x` = u + 1j v: ``d/du - 1j * d/dv``, each part by central differences
+    (the adjoint of `x` in ssad's convention).
+    """
+    if _is_complex(x):
+        u, v = np.real(x), np.imag(x)
+        d_u = _real_numerical_gradient(lambda w: scalar_fn(w + 1j * v), u, eps)
+        d_v = _real_numerical_gradient(lambda w: scalar_fn(u + 1j * w), v, eps)
+        return d_u - 1j * d_v
+    return _real_numerical_gradient(scalar_fn, x, eps)
+
+
+def _real_numerical_gradient(scalar_fn, x, eps):
     if np.ndim(x) == 0:
         x = float(x)
         return (scalar_fn(x + eps) - scalar_fn(x - eps)) / (2 * eps)
@@ -58,8 +91,9 @@ def numerical_gradient(scalar_fn, x, eps=1e-6):
 
 
 def assert_close(name, got, expected, rtol, atol):
-    got_array = np.asarray(got, dtype=np.float64)
-    expected_array = np.asarray(expected, dtype=np.float64)
+    dtype = np.complex128 if _is_complex(got) or _is_complex(expected) else np.float64
+    got_array = np.asarray(got, dtype=dtype)
+    expected_array = np.asarray(expected, dtype=dtype)
     if got_array.shape != expected_array.shape:
         raise AssertionError(
             f"{name}: adjoint has shape {got_array.shape}, expected {expected_array.shape}"
@@ -78,6 +112,13 @@ def assert_close(name, got, expected, rtol, atol):
         )
 
 
+def _apply(primitive, *args, **kwargs):
+    """`primitive(*args, **kwargs)`; an attribute descriptor (`np.ndarray.real`) is read from args[0]."""
+    if isinstance(primitive, types.GetSetDescriptorType):
+        return primitive.__get__(np.asarray(args[0]))
+    return primitive(*args, **kwargs)
+
+
 def check_rule(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
     """Check the registered adjoint rule of `primitive` at `args` against central differences.
 
@@ -90,7 +131,7 @@ def check_rule(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
     if rule is None:
         raise AssertionError(f"no adjoint rule is registered for {name}")
     rng = np.random.default_rng(seed)
-    y = primitive(*args, **kwargs)
+    y = _apply(primitive, *args, **kwargs)
     dy = _random_like(y, rng)
     adjoints = rule(dy, y, *args, **kwargs)
     if not isinstance(adjoints, tuple):
@@ -109,10 +150,13 @@ def check_rule(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
         def scalar_fn(value, i=i):
             moved = list(args)
             moved[i] = value
-            return _inner(dy, primitive(*moved, **kwargs))
+            return _inner(dy, _apply(primitive, *moved, **kwargs))
 
         expected = numerical_gradient(scalar_fn, arg)
-        assert_close(f"{name} argument {i}", adjoints[i], expected, rtol, atol)
+        got = adjoints[i]
+        if not _is_complex(arg) and _is_complex(got):
+            got = np.real(got)  # a real argument's adjoint is its real part
+        assert_close(f"{name} argument {i}", got, expected, rtol, atol)
         checked += 1
     if checked == 0:
         raise AssertionError(f"check_rule({name}) checked no argument: pass at least one float input")
@@ -159,8 +203,9 @@ def tape_records(gradient, *args, **kwargs):
 def check_tangent(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
     """Check the registered tangent rule of `primitive` at `args` against central differences.
 
-    For every float positional argument, alone (the other tangents zero) and all
-    together, a random tangent `dx` is drawn and the rule's output compared with
+    For every float or complex positional argument, alone (the other tangents zero)
+    and all together, a random tangent `dx` is drawn (complex for a complex argument)
+    and the rule's output compared with
     (f(x + eps dx) - f(x - eps dx)) / (2 eps), component by component for tuple
     outputs. Raises AssertionError naming the worst mismatch; returns nothing.
     """
@@ -172,12 +217,12 @@ def check_tangent(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
     floats = [i for i, a in enumerate(args) if _is_float_input(a)]
     if not floats:
         raise AssertionError(f"check_tangent({name}) checked no argument: pass at least one float input")
-    y = primitive(*args, **kwargs)
+    y = _apply(primitive, *args, **kwargs)
     directions = {i: _random_like(args[i], rng) for i in floats}
     eps = 1e-6
     for chosen in [[i] for i in floats] + ([floats] if len(floats) > 1 else []):
         tangents = tuple(
-            directions[i] if i in chosen else (np.zeros_like(np.asarray(a, dtype=np.float64)) if i in floats else None)
+            directions[i] if i in chosen else (np.zeros_like(np.asarray(a, dtype=_dtype_of(a))) if i in floats else None)
             for i, a in enumerate(args)
         )
         got = rule(tangents, y, *args, **kwargs)
@@ -185,10 +230,10 @@ def check_tangent(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
         def moved(step, chosen=chosen):
             shifted = list(args)
             for i in chosen:
-                shifted[i] = np.asarray(args[i], dtype=np.float64) + step * np.asarray(directions[i])
+                shifted[i] = np.asarray(args[i], dtype=_dtype_of(args[i])) + step * np.asarray(directions[i])
                 if np.ndim(args[i]) == 0:
-                    shifted[i] = float(shifted[i])
-            return primitive(*shifted, **kwargs)
+                    shifted[i] = complex(shifted[i]) if _is_complex(args[i]) else float(shifted[i])
+            return _apply(primitive, *shifted, **kwargs)
 
         up, down = moved(eps), moved(-eps)
         label = f"{name} tangent of argument(s) {chosen}"
@@ -196,10 +241,21 @@ def check_tangent(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
             if not isinstance(got, tuple) or len(got) != len(y):
                 raise AssertionError(f"{label}: expected a tuple of {len(y)} tangents, got {type(got).__name__}")
             for k, (u, d, g) in enumerate(zip(up, down, got, strict=True)):
-                expected = (np.asarray(u, dtype=np.float64) - np.asarray(d, dtype=np.float64)) / (2 * eps)
-                if not np.issubdtype(np.asarray(y[k]).dtype, np.floating):
+                if not np.issubdtype(np.asarray(y[k]).dtype, np.inexact):
                     continue  # an integer component (a sign) has no tangent
+                expected = (np.asarray(u, dtype=_dtype_of(u)) - np.asarray(d, dtype=_dtype_of(d))) / (2 * eps)
+                _assert_real_tangent(f"{label}, component {k}", g, y[k])
                 assert_close(f"{label}, component {k}", g if g is not None else np.zeros_like(expected), expected, rtol, atol)
         else:
-            expected = (np.asarray(up, dtype=np.float64) - np.asarray(down, dtype=np.float64)) / (2 * eps)
+            expected = (np.asarray(up, dtype=_dtype_of(up)) - np.asarray(down, dtype=_dtype_of(down))) / (2 * eps)
+            _assert_real_tangent(label, got, y)
             assert_close(label, got, expected, rtol, atol)
+
+
+def _dtype_of(x):
+    return np.complex128 if _is_complex(x) else np.float64
+
+
+def _assert_real_tangent(label, tangent, y):
+    if not _is_complex(y) and _is_complex(tangent):
+        raise AssertionError(f"{label}: the output is real, but its tangent is complex: {tangent!r}")

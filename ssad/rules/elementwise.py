@@ -1,9 +1,22 @@
 """Rules: NumPy elementwise functions (ufuncs and their close relatives).
 
-Domain: real floating inputs -- Python floats, NumPy scalars and arrays of any
-shapes that broadcast together. Complex inputs are not supported, except by the
-trivial rules of ``np.real`` and ``np.conj``. Every rule of a binary function sums
-each adjoint back to its input's shape with `unbroadcast`.
+Domain: floating inputs -- Python floats, NumPy scalars and arrays of any shapes
+that broadcast together. Every rule of a binary function sums each adjoint back to
+its input's shape with `unbroadcast`.
+
+Complex inputs follow one convention (docs/conventions.md, "Complex numbers"), that
+of autograd and JAX: the adjoint ``c`` of a value pairs with a tangent ``t`` as
+``Re(c * t)``, so a holomorphic function's adjoint is ``dy * f'(z)``, unchanged from
+the real formula, and ``grad`` of a real ``f`` is ``df/dx - 1j * df/dy``. Rules of
+holomorphic functions (``exp``, ``log``, ``sin``, the products...) therefore hold
+for complex inputs as written. Rules whose result is real although the input may be
+complex (``abs``, ``real``, ``imag``, ``angle``) read only the real part of ``dy``
+(the adjoint of a real value may carry an imaginary part that means nothing, from a
+product with a complex number), and their tangents are real. Where a formula differs
+for complex inputs (``arcsinh``, ``arccosh``, the ``log`` of a power's base), a
+helper branches on the dtype and real inputs keep their formula. Functions NumPy
+defines for real inputs only (``hypot``, ``arctan2``, ``logaddexp``, ``cbrt``...) and
+orderings (``maximum``, ``clip``) are for real inputs.
 
 Each adjoint rule has a tangent (forward-mode) rule right after it, its exact
 transpose: ``<adjoint(dy), t> == <dy, tangent(t)>``. The tangent rule of a binary
@@ -39,6 +52,85 @@ import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, is_other_array, unbroadcast
+
+# ----- Complex numbers -----
+
+
+def _is_complex(x):
+    """True for a complex number or an array of complex dtype (read from the dtype, cheaply)."""
+    dtype = getattr(x, "dtype", None)
+    return dtype.kind == "c" if dtype is not None else isinstance(x, complex)
+
+
+nondifferentiable(_is_complex)  # a flag read from the dtype
+
+
+def _conj(x):
+    """`np.conj(x)` for complex `x`; a real `x` itself, with no copy."""
+    return np.conj(x) if _is_complex(x) else x
+
+
+@adjoint(_conj)
+def _conj_adjoint(dy, y, x):
+    return (_conj(dy),)
+
+
+@tangent(_conj)
+def _conj_tangent(tangents, y, x):
+    return _conj(tangents[0])
+
+
+def _unit(z):
+    """`z / |z|` for complex `z` (0 at 0): the sign of a complex number."""
+    r = np.abs(z)
+    return z / np.where(r == 0, 1.0, r)
+
+
+def _abs_adjoint(dy, x):
+    """The adjoint of `x` in `abs(x)`: `dy * sign(x)`; for complex x, Re(dy) * conj(x / |x|)."""
+    if _is_complex(x):
+        return np.real(dy) * np.conj(_unit(x))
+    return dy * np.sign(x)
+
+
+def _abs_tangent(t, x):
+    """The tangent of `abs(x)`: `t * sign(x)`; for complex x, the real Re(conj(x / |x|) * t)."""
+    if _is_complex(x):
+        return np.real(np.conj(_unit(x)) * t)
+    return t * np.sign(x)
+
+
+def _angle_slope(z, deg):
+    """The adjoint of `z` in `np.angle(z, deg)` per unit of (real) `dy`: -1j conj(z) / |z|**2
+    (0 at 0, and 0 for real z, where the angle is piecewise constant)."""
+    if not _is_complex(z):
+        return np.zeros_like(z, dtype=np.result_type(z, 1.0))
+    r2 = np.real(z * np.conj(z))
+    scale = 180 / np.pi if deg else 1.0
+    return (-1j * scale) * np.conj(z) / np.where(r2 == 0, 1.0, r2)
+
+
+def _hypot1(x):
+    """sqrt(1 + x**2), the slope of arcsinh's inverse: `np.hypot(x, 1.0)` (no overflow) for real x."""
+    if _is_complex(x):
+        return np.sqrt(1 + x * x)
+    return np.hypot(x, 1.0)
+
+
+def _arccosh_root(x):
+    """sqrt(x - 1) * sqrt(x + 1), one over arccosh's slope; one root of the product for real x."""
+    if _is_complex(x):
+        return np.sqrt(x - 1) * np.sqrt(x + 1)  # the product's root has the wrong sign where Re x < 0
+    return np.sqrt((x - 1) * (x + 1))
+
+
+def _log_of_base(base):
+    """log(base) for the slope of `base ** p` in `p`: only where `base > 0` (0 elsewhere) for
+    real bases; the principal logarithm (0 at 0) for complex ones."""
+    if _is_complex(base):
+        return np.log(np.where(base == 0, 1.0, base))
+    return np.log(np.where(base > 0, base, 1.0))
+
 
 # ----- Trigonometric -----
 
@@ -202,22 +294,22 @@ def tanh_tangent(tangents, y, x):
 
 @adjoint(np.arcsinh)
 def arcsinh_adjoint(dy, y, x):
-    return (dy / np.hypot(x, 1.0),)
+    return (dy / _hypot1(x),)
 
 
 @tangent(np.arcsinh)
 def arcsinh_tangent(tangents, y, x):
-    return tangents[0] / np.hypot(x, 1.0)
+    return tangents[0] / _hypot1(x)
 
 
 @adjoint(np.arccosh)
 def arccosh_adjoint(dy, y, x):
-    return (dy / np.sqrt((x - 1) * (x + 1)),)
+    return (dy / _arccosh_root(x),)
 
 
 @tangent(np.arccosh)
 def arccosh_tangent(tangents, y, x):
-    return tangents[0] / np.sqrt((x - 1) * (x + 1))
+    return tangents[0] / _arccosh_root(x)
 
 
 @adjoint(np.arctanh)
@@ -372,7 +464,7 @@ def power_adjoint(dy, y, x1, x2):
     # Slope in x1: x2 * x1 ** (x2 - 1). Where x2 == 0 the exponent is raised to 0, so
     # the slope is 0 * x1 ** 0 = 0 rather than 0 * 0 ** -1 = nan at x1 == 0.
     d_x1 = dy * x2 * np.power(x1, x2 - 1 + (x2 == 0))
-    d_x2 = dy * y * np.log(np.where(x1 > 0, x1, 1.0))
+    d_x2 = dy * y * _log_of_base(x1)
     return (unbroadcast(d_x1, x1), unbroadcast(d_x2, x2))
 
 
@@ -392,14 +484,14 @@ def _exponent_term(t, y, base):
     """
     if t is None or (type(t) is float and t == 0.0):
         return 0.0
-    return t * y * np.log(np.where(base > 0, base, 1.0))
+    return t * y * _log_of_base(base)
 
 
 @adjoint(np.float_power)
 def float_power_adjoint(dy, y, x1, x2):
     # As for np.power, in float64.
     d_x1 = dy * x2 * np.float_power(x1, x2 - 1 + (x2 == 0))
-    d_x2 = dy * y * np.log(np.where(x1 > 0, x1, 1.0))
+    d_x2 = dy * y * _log_of_base(x1)
     return (unbroadcast(d_x1, x1), unbroadcast(d_x2, x2))
 
 
@@ -479,24 +571,49 @@ def positive_tangent(tangents, y, x):
 @adjoint(np.absolute)
 @adjoint(np.fabs)
 def abs_adjoint(dy, y, x):
-    return (dy * np.sign(x),)
+    return (_abs_adjoint(dy, x),)
 
 
 @tangent(np.abs)
 @tangent(np.absolute)
 @tangent(np.fabs)
 def abs_tangent(tangents, y, x):
-    return tangents[0] * np.sign(x)
+    return _abs_tangent(tangents[0], x)
 
 
 @adjoint(np.real)
+@adjoint(np.ndarray.real)
 def real_adjoint(dy, y, val):
-    return (dy,)
+    return (np.real(dy),)
 
 
 @tangent(np.real)
+@tangent(np.ndarray.real)
 def real_tangent(tangents, y, val):
-    return tangents[0]
+    return np.real(tangents[0])
+
+
+@adjoint(np.imag)
+@adjoint(np.ndarray.imag)
+def imag_adjoint(dy, y, val):
+    # imag(z) = Re(-1j * z)
+    return (-1j * np.real(dy),)
+
+
+@tangent(np.imag)
+@tangent(np.ndarray.imag)
+def imag_tangent(tangents, y, val):
+    return np.imag(tangents[0])
+
+
+@adjoint(np.angle)
+def angle_adjoint(dy, y, z, deg=False):
+    return (np.real(dy) * _angle_slope(z, deg),)
+
+
+@tangent(np.angle)
+def angle_tangent(tangents, y, z, deg=False):
+    return np.real(_angle_slope(z, deg) * tangents[0])
 
 
 @adjoint(np.conj)
@@ -605,19 +722,25 @@ def _bound_tangent(tangents, position):
 @adjoint(np.ndarray.astype)
 def astype_adjoint(dy, y, x, dtype=None, order="K", casting="unsafe", subok=True, copy=True):
     # The gradient flows through the cast, back in the input's precision.
-    grad_dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else None
-    return (_cast(dy, grad_dtype),)
+    grad_dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else None
+    return (_cast(dy, grad_dtype, y),)
 
 
 @tangent(np.ndarray.astype)
 def astype_tangent(tangents, y, x, dtype=None, order="K", casting="unsafe", subok=True, copy=True):
     # The tangent flows through the cast, in the result's precision.
-    tangent_dtype = y.dtype if np.issubdtype(y.dtype, np.floating) else None
-    return _cast(tangents[0], tangent_dtype)
+    tangent_dtype = y.dtype if np.issubdtype(y.dtype, np.inexact) else None
+    return _cast(tangents[0], tangent_dtype, y)
 
 
-def _cast(g, dtype):
-    """`np.asarray(g, dtype)`; an array of another library (dask) is cast lazily instead."""
+def _cast(g, dtype, y):
+    """`np.asarray(g, dtype)`; an array of another library (dask) is cast lazily instead.
+
+    Where `dtype` or the cast's result `y` is real, the real part of `g` (a cast from
+    complex to real keeps the real part; a real value's adjoint is its real part).
+    """
+    if (y.dtype.kind != "c" or (dtype is not None and dtype.kind != "c")) and _is_complex(g):
+        g = np.real(g)
     if is_other_array(g):
         return g if dtype is None else g.astype(dtype)
     return np.asarray(g, dtype=dtype)

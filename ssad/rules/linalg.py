@@ -2,8 +2,14 @@
 
 Conventions
 -----------
-- Real inputs. Adjoints have exactly the shape of their operand; where an operand
-  was broadcast (a batch of matrices times one matrix) its adjoint is summed back.
+- Real or complex inputs (``cholesky``: real only). Adjoints have exactly the shape
+  of their operand; where an operand was broadcast (a batch of matrices times one
+  matrix) its adjoint is summed back. Complex inputs follow the convention of
+  ``elementwise`` (docs/conventions.md, "Complex numbers"): products, contractions,
+  ``inv``, ``det`` and ``solve`` are holomorphic and keep their real formulas
+  (transposes, never conjugate transposes); ``vdot`` conjugates its first operand;
+  ``norm`` and ``slogdet``'s ``logabsdet`` are real and read Re(dy), and the sign of
+  a complex ``slogdet`` carries a gradient.
 - ``dot``/``matmul``: any mix of 1-D and 2-D operands; ``matmul`` also stacks of
   matrices with broadcasting; ``dot`` also N-D operands and scalars.
 - ``einsum``: subscripts given as a string, explicit (``'ij,jk->ik'``) or implicit,
@@ -39,6 +45,7 @@ import numpy as np
 from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, unbroadcast
+from .elementwise import _conj, _is_complex
 from .reductions import _share_among_ties
 
 # ----- Helpers: products and contractions -----
@@ -370,9 +377,14 @@ def _norm_adjoint(dy, y, x, ord, axis, keepdims):
     """Adjoint of `x` in np.linalg.norm(x, ord, axis, keepdims)."""
     x = np.asarray(x)
     axes, vector = _norm_axes(x, ord, axis)
+    if _is_complex(x):  # the norm is real: Re(dy) times the conjugate of d norm/d Re x + 1j d norm/d Im x
+        dy = np.real(dy)
+        gradient = np.conj(_norm_gradient(y, x, ord, axes, vector, keepdims))
+    else:
+        gradient = _norm_gradient(y, x, ord, axes, vector, keepdims)
     dtype = np.result_type(dy, x.dtype, 1.0)
     g = np.asarray(dy, dtype) if keepdims else np.expand_dims(np.asarray(dy, dtype), axes)
-    return g * _norm_gradient(y, x, ord, axes, vector, keepdims)
+    return g * gradient
 
 
 def _norm_tangent(tangents, y, x, ord, axis, keepdims):
@@ -380,7 +392,11 @@ def _norm_tangent(tangents, y, x, ord, axis, keepdims):
     and, for a vector p-norm with a float `ord` passed positionally, of `ord`."""
     x = np.asarray(x)
     axes, vector = _norm_axes(x, ord, axis)
-    d_y = np.sum(tangents[0] * _norm_gradient(y, x, ord, axes, vector, keepdims), axis=axes, keepdims=keepdims)
+    gradient = _norm_gradient(y, x, ord, axes, vector, keepdims)
+    if _is_complex(x):  # a real tangent: Re(sum(conj(d norm/d Re x + 1j d norm/d Im x) * t))
+        d_y = np.real(np.sum(tangents[0] * np.conj(gradient), axis=axes, keepdims=keepdims))
+    else:
+        d_y = np.sum(tangents[0] * gradient, axis=axes, keepdims=keepdims)
     d_ord = tangents[1] if len(tangents) > 1 else None
     if d_ord is None or not np.any(d_ord) or not vector or not isinstance(ord, numbers.Real):
         return d_y
@@ -462,7 +478,8 @@ def matmul_tangent(tangents, y, x1, x2, out=None):
 
 @adjoint(np.vdot)
 def vdot_adjoint(dy, y, a, b):
-    return (np.reshape(dy * b, np.shape(a)), np.reshape(dy * a, np.shape(b)))
+    # vdot(a, b) = sum(conj(a) * b): conjugate-linear in a
+    return (np.reshape(_conj(dy * b), np.shape(a)), np.reshape(dy * _conj(a), np.shape(b)))
 
 
 @tangent(np.vdot)
@@ -579,12 +596,29 @@ def det_tangent(tangents, y, a):
 
 @adjoint(np.linalg.slogdet)
 def slogdet_adjoint(dy, y, a):
-    return (np.expand_dims(dy[1], (-2, -1)) * _transpose(np.linalg.inv(a)),)
+    return (np.expand_dims(_slogdet_scale(dy, y), (-2, -1)) * _transpose(np.linalg.inv(a)),)
 
 
 @tangent(np.linalg.slogdet)
 def slogdet_tangent(tangents, y, a):
-    return (np.zeros_like(y[0]), np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1))
+    return _slogdet_tangent(np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1), y)
+
+
+def _slogdet_scale(dy, y):
+    """The adjoint of log(det(a)) from those of slogdet's (sign, logabsdet): dy[1] for a
+    real matrix; for a complex one, whose sign exp(1j * Im log det) moves too,
+    Re(dy[1]) + 1j * Im(dy[0] * sign)."""
+    if _is_complex(y[0]):
+        return np.real(dy[1]) + 1j * np.imag(dy[0] * y[0])
+    return dy[1]
+
+
+def _slogdet_tangent(d_log_det, y):
+    """(tangent of sign, tangent of logabsdet) from the tangent of log(det(a)): (0, it)
+    for a real matrix; (1j * sign * Im(it), Re(it)) for a complex one."""
+    if _is_complex(y[0]):
+        return (1j * y[0] * np.imag(d_log_det), np.real(d_log_det))
+    return (np.zeros_like(y[0]), d_log_det)
 
 
 @adjoint(np.linalg.solve)

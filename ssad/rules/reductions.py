@@ -16,6 +16,10 @@ Conventions
 - ``prod`` and ``cumprod`` never divide by an element that may be zero: both are
   exact when the input holds one or several zeros.
 - ``std`` at a slice with zero spread has no derivative; its rule gives NaN there.
+- Complex inputs follow the convention of ``elementwise`` (docs/conventions.md):
+  ``sum``, ``mean``, ``prod``, ``cumsum``, ``cumprod`` are holomorphic and keep their
+  formulas; ``var`` and ``std`` are real and read Re(dy). Orderings (``max``,
+  ``min``, ``ptp``, ``sort``) are for real inputs.
 - ``sort``: the gradient follows each element to the place sorting moved it; for
   equal elements the order chosen by ``np.argsort`` decides which one gets which
   adjoint (any choice is a valid subgradient).
@@ -31,6 +35,7 @@ import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import is_other_array, size
+from .elementwise import _conj
 
 # ----- Helpers -----
 
@@ -264,31 +269,37 @@ def ptp_tangent(tangents, y, a, axis=None, out=None, keepdims=False):
 
 @adjoint(np.var)
 @adjoint(np.ndarray.var)
+# The spread of complex numbers is real (|a - mean|**2): the rules conjugate the centered
+# values and read Re(dy), and the tangents are real. For real `a` both are no-ops.
+
+
+@adjoint(np.var)
+@adjoint(np.ndarray.var)
 def var_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    centered = a - np.mean(a, axis, keepdims=True)
-    return (_expand(dy, a, axis, keepdims) * centered * (2 / (size(a) / size(y) - ddof)),)
+    centered = _conj(a - np.mean(a, axis, keepdims=True))
+    return (_expand(np.real(dy), a, axis, keepdims) * centered * (2 / (size(a) / size(y) - ddof)),)
 
 
 @tangent(np.var)
 @tangent(np.ndarray.var)
 def var_tangent(tangents, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    centered = a - np.mean(a, axis, keepdims=True)
-    return np.sum(centered * tangents[0], axis=axis, keepdims=keepdims) * (2 / (size(a) / size(y) - ddof))
+    centered = _conj(a - np.mean(a, axis, keepdims=True))
+    return np.real(np.sum(centered * tangents[0], axis=axis, keepdims=keepdims)) * (2 / (size(a) / size(y) - ddof))
 
 
 @adjoint(np.std)
 @adjoint(np.ndarray.std)
 def std_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    centered = a - np.mean(a, axis, keepdims=True)
+    centered = _conj(a - np.mean(a, axis, keepdims=True))
     spread = _expand(y, a, axis, keepdims) * (size(a) / size(y) - ddof)
-    return (_expand(dy, a, axis, keepdims) * centered / spread,)
+    return (_expand(np.real(dy), a, axis, keepdims) * centered / spread,)
 
 
 @tangent(np.std)
 @tangent(np.ndarray.std)
 def std_tangent(tangents, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    centered = a - np.mean(a, axis, keepdims=True)
-    return np.sum(centered * tangents[0], axis=axis, keepdims=keepdims) / (y * (size(a) / size(y) - ddof))
+    centered = _conj(a - np.mean(a, axis, keepdims=True))
+    return np.real(np.sum(centered * tangents[0], axis=axis, keepdims=keepdims)) / (y * (size(a) / size(y) - ddof))
 
 
 # ----- Scans -----

@@ -10,7 +10,9 @@ Domain:
 - ``operator`` functions, ``abs`` and ``pow`` are what ``a + b``, ``a ** b``,
   ``abs(x)`` ... lower to, so their rules also accept NumPy arrays of any
   broadcastable shapes and sum each adjoint back to its input's shape with
-  `unbroadcast`. Sequence concatenation (``list + list``) is not covered.
+  `unbroadcast`. Sequence concatenation (``list + list``) is not covered. They
+  accept complex numbers too, with the convention of ``elementwise`` (the rules of
+  ``abs`` and ``pow`` are those of ``np.abs`` and ``np.power``).
 
 Conventions where the derivative does not exist:
 
@@ -41,7 +43,7 @@ import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, pack_like, unbroadcast
-from .elementwise import _exponent_term
+from .elementwise import _abs_adjoint, _abs_tangent, _exponent_term, _log_of_base
 
 # ----- math: trigonometric -----
 
@@ -288,14 +290,14 @@ def erf_tangent(tangents, y, x):
 @adjoint(operator.abs)
 @adjoint(math.fabs)
 def abs_adjoint(dy, y, x):
-    return (dy * np.sign(x),)
+    return (_abs_adjoint(dy, x),)
 
 
 @tangent(abs)
 @tangent(operator.abs)
 @tangent(math.fabs)
 def abs_tangent(tangents, y, x):
-    return tangents[0] * np.sign(x)
+    return _abs_tangent(tangents[0], x)
 
 
 @adjoint(operator.pow)
@@ -303,7 +305,7 @@ def pow_adjoint(dy, y, a, b):
     # As np.power: works on scalars and arrays alike. The exponent is raised to 0
     # where b == 0, so the slope in a is 0 there even at a == 0.
     d_a = dy * b * a ** (b - 1 + (b == 0))
-    d_b = dy * y * np.log(np.where(a > 0, a, 1.0))
+    d_b = dy * y * _log_of_base(a)
     return (unbroadcast(d_a, a), unbroadcast(d_b, b))
 
 

@@ -10,6 +10,7 @@ import pytest
 
 import ssad.rules  # noqa: F401  (registers the rules)
 from ssad.registry import REGISTRY, primitive_name
+from ssad.rules.elementwise import _conj
 from ssad.testing import check_rule, check_tangent
 
 from .cases import Case, Samples, assert_transpose, case_id
@@ -520,3 +521,130 @@ TRANSPOSE_CASES = [
 def test_tangent_is_the_transpose_of_the_adjoint(case):
     for seed in range(3):
         assert_transpose(case.primitive, *case.args, seed=seed, **case.kwargs)
+
+
+# ----- Complex inputs -----
+# Checked in the complex plane by check_rule / check_tangent (ssad's convention: the
+# adjoint of z = x + 1j y is dL/dx - 1j dL/dy). Points away from branch cuts.
+
+
+def complex_uniform(low, high, shape=()):
+    value = uniform(low, high, shape) + 1j * uniform(low, high, shape)
+    return value if shape else complex(value)
+
+
+def complex_away_from_axes(low, high, shape=()):
+    """Complex numbers whose real and imaginary parts both have magnitude in [low, high)."""
+    value = away_from_zero(low, high, shape) + 1j * away_from_zero(low, high, shape)
+    return value if shape else complex(value)
+
+
+# (primitive, sampler of complex inputs), away from branch cuts (which lie on the axes)
+COMPLEX_UNARY = [
+    (np.sin, lambda s: complex_uniform(-1.5, 1.5, s)),
+    (np.cos, lambda s: complex_uniform(-1.5, 1.5, s)),
+    (np.tan, lambda s: complex_uniform(-0.7, 0.7, s)),
+    (np.arcsin, lambda s: complex_away_from_axes(0.2, 1.5, s)),
+    (np.arccos, lambda s: complex_away_from_axes(0.2, 1.5, s)),
+    (np.arctan, lambda s: complex_away_from_axes(0.2, 1.5, s)),
+    (np.sinh, lambda s: complex_uniform(-1.5, 1.5, s)),
+    (np.cosh, lambda s: complex_uniform(-1.5, 1.5, s)),
+    (np.tanh, lambda s: complex_uniform(-0.7, 0.7, s)),
+    (np.arcsinh, lambda s: complex_away_from_axes(0.2, 1.5, s)),
+    (np.arccosh, lambda s: complex_away_from_axes(0.2, 1.5, s)),
+    (np.arctanh, lambda s: complex_away_from_axes(0.2, 1.5, s)),
+    (np.exp, lambda s: complex_uniform(-1.5, 1.5, s)),
+    (np.exp2, lambda s: complex_uniform(-1.5, 1.5, s)),
+    (np.expm1, lambda s: complex_uniform(-1.5, 1.5, s)),
+    (np.log, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.log2, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.log10, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.log1p, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.sqrt, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.square, lambda s: complex_uniform(-2, 2, s)),
+    (np.reciprocal, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.abs, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.absolute, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.negative, lambda s: complex_uniform(-2, 2, s)),
+    (np.positive, lambda s: complex_uniform(-2, 2, s)),
+    (np.sinc, lambda s: complex_away_from_axes(0.2, 1.5, s)),
+    (np.real, lambda s: complex_uniform(-2, 2, s)),
+    (np.imag, lambda s: complex_uniform(-2, 2, s)),
+    (np.angle, lambda s: complex_away_from_axes(0.2, 2, s)),
+    (np.conj, lambda s: complex_uniform(-2, 2, s)),
+    (np.conjugate, lambda s: complex_uniform(-2, 2, s)),
+    (np.ndarray.conj, lambda s: complex_uniform(-2, 2, (3, 4))),
+    (np.ndarray.conjugate, lambda s: complex_uniform(-2, 2, (3, 4))),
+    (np.ndarray.real, lambda s: complex_uniform(-2, 2, s)),
+    (np.ndarray.imag, lambda s: complex_uniform(-2, 2, s)),
+    (_conj, lambda s: complex_uniform(-2, 2, s)),
+]
+
+# (primitive, sampler of x1, sampler of x2); each also with one real operand
+COMPLEX_BINARY = [
+    (np.add, lambda s: complex_uniform(-2, 2, s), lambda s: complex_uniform(-2, 2, s)),
+    (np.subtract, lambda s: complex_uniform(-2, 2, s), lambda s: complex_uniform(-2, 2, s)),
+    (np.multiply, lambda s: complex_uniform(-2, 2, s), lambda s: complex_uniform(-2, 2, s)),
+    (np.divide, lambda s: complex_uniform(-2, 2, s), lambda s: complex_away_from_axes(0.5, 2, s)),
+    (np.power, lambda s: complex_away_from_axes(0.5, 2, s), lambda s: complex_uniform(-1.5, 1.5, s)),
+    (np.float_power, lambda s: complex_away_from_axes(0.5, 2, s), lambda s: complex_uniform(-1.5, 1.5, s)),
+]
+
+COMPLEX_CASES = []
+for _primitive, _sample in COMPLEX_UNARY:
+    _name = _primitive.__name__
+    COMPLEX_CASES.append(Case(_primitive, (_sample((3, 4)),), id=f"complex-{_name}-array"))
+    COMPLEX_CASES.append(Case(_primitive, (_sample(()),), id=f"complex-{_name}-scalar"))
+for _primitive, _sample1, _sample2 in COMPLEX_BINARY:
+    _name = _primitive.__name__
+    COMPLEX_CASES += [
+        Case(_primitive, (_sample1((3, 4)), _sample2((3, 4))), id=f"complex-{_name}-both"),
+        Case(_primitive, (_sample1((3, 4)), _sample2((4,))), id=f"complex-{_name}-broadcast"),
+        Case(_primitive, (_sample1(()), _sample2((3,))), id=f"complex-{_name}-scalar"),
+        Case(_primitive, (uniform(0.5, 2, (3, 4)), _sample2((3, 4))), id=f"complex-{_name}-real-first"),
+        Case(_primitive, (_sample1((3, 4)), uniform(0.5, 2, (4,))), id=f"complex-{_name}-real-second"),
+    ]
+COMPLEX_CASES += [
+    Case(np.angle, (complex_away_from_axes(0.2, 2, (3, 4)),), {"deg": True}, id="complex-angle-deg"),
+    Case(np.power, (complex_away_from_axes(0.5, 2, (3, 4)), 3), id="complex-power-int"),
+    Case(np.where, (rng.random((3, 4)) < 0.5, complex_uniform(-2, 2, (3, 4)), complex_uniform(-2, 2, (4,))), id="complex-where"),
+    Case(np.ndarray.astype, (uniform(-2, 2, (3, 4)), np.complex128), id="complex-astype-from-real"),
+    Case(np.ndarray.astype, (complex_uniform(-2, 2, (3, 4)).astype(np.complex64), np.complex128), id="complex-astype-64-to-128"),
+]
+# The rules only complex numbers need, at real inputs too (the cases other test modules,
+# such as tests/test_dask.py, read from CASES are real).
+CASES += [
+    Case(np.imag, (uniform(-2, 2, (3, 4)),), id="imag-of-real"),
+    Case(np.angle, (away_from_zero(0.2, 2, (3, 4)),), id="angle-of-real"),
+    Case(np.ndarray.real, (uniform(-2, 2, (3, 4)),), id="ndarray.real"),
+    Case(np.ndarray.imag, (uniform(-2, 2, (3, 4)),), id="ndarray.imag"),
+    Case(_conj, (uniform(-2, 2, (3, 4)),), id="_conj"),
+]
+
+
+@pytest.mark.parametrize("case", COMPLEX_CASES, ids=case_id)
+def test_complex_rule(case):
+    check_rule(case.primitive, *case.args, **case.kwargs)
+
+
+@pytest.mark.parametrize("case", COMPLEX_CASES, ids=case_id)
+def test_complex_tangent_rule(case):
+    check_tangent(case.primitive, *case.args, **case.kwargs)
+
+
+def test_rules_of_real_results_read_the_real_part_of_dy():
+    # an imaginary part in the adjoint of a real value means nothing (it pairs with a real tangent)
+    z = complex_away_from_axes(0.2, 2, (5,))
+    for primitive in (np.abs, np.real, np.imag, np.angle):
+        y = primitive(z)
+        dy = uniform(-1, 1, (5,))
+        (plain,) = rule(primitive)(dy, y, z)
+        (with_imaginary,) = rule(primitive)(dy + 1j * uniform(-1, 1, (5,)), y, z)
+        np.testing.assert_array_equal(plain, with_imaginary)
+
+
+def test_real_rules_keep_their_real_formulas():
+    x = away_from_zero(0.2, 2, (4,))
+    np.testing.assert_array_equal(rule(np.abs)(1.5 * x, np.abs(x), x)[0], 1.5 * x * np.sign(x))
+    np.testing.assert_array_equal(rule(np.arcsinh)(x, np.arcsinh(x), x)[0], x / np.hypot(x, 1.0))
+    assert _conj(x) is x
