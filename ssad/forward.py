@@ -29,6 +29,7 @@ from .inline import ZERO, bind_arguments, instantiate, is_zero, materialize_zero
 from .registry import REGISTRY, primitive_name
 from .reverse import bind_operands
 from .runtime import copy_adjoint, zeros_like_value
+from .tape import unbound_zero_reads
 
 
 @dataclass
@@ -73,6 +74,7 @@ class _Forward:
             result_tangent = name(self.tangent[result.id])
         else:
             result_tangent = call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(result))
+        body = unbound_zero_reads(body + [gast.Expr(value=result_tangent)], self.program.params, self.namespace) + body
         return Tangents(body, result_tangent, self.callees, self.names)
 
     # ----- blocks and control flow -----

@@ -431,11 +431,11 @@ class _Run:
             expected = self.mirror.get(name)
             got = self.value(obj)
             parts = self.parts(got)
-            # A read for the shape only needs the shape; where the name is not bound yet
-            # (a zero adjoint made for the iteration before the first) any shape will do.
+            # A read for the shape only needs the shape; where the name is not bound yet (or
+            # None, a value not computed yet) the zero it shapes is never read: any will do.
+            unbound = expected is None or expected == self.term("const", "NoneType", "None")
             fine = got == expected or (
-                shape_only
-                and (expected is None or self.shape(parts[1] if parts[0] == "shape" else got) == self.shape(expected))
+                shape_only and (unbound or self.shape(parts[1] if parts[0] == "shape" else got) == self.shape(expected))
             )
             if not fine:
                 where = f" in `# {self.comment}`" if self.comment else ""

@@ -40,7 +40,7 @@ from .dynamic import call_forward, method_forward
 from .runtime import concat
 from .runtime import copy_adjoint
 from .shapes import scalar_names
-from .tape import Restore, Save, insert_tape
+from .tape import Restore, Save, insert_tape, unbound_zero_reads
 
 
 @dataclass
@@ -156,6 +156,7 @@ class _Reverse(StatementAdjoints):
                 self.materialize_zero(param, backward)
         adjoints = {param: self.adjoint[param] for param in wrt}
         forward, backward, tape = insert_tape(self, forward, backward)
+        forward = unbound_zero_reads(forward + backward, program.params, program.namespace) + forward
         if mirror.ENABLED:
             mirror.check(program, forward, backward, tape)
             forward, backward = mirror.strip(forward), mirror.strip(backward)

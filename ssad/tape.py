@@ -22,7 +22,7 @@ from .activity import list_mutation
 from .adjoints import index_value
 from .emit import is_marker
 from .registry import REGISTRY
-from .runtime import Tape, restore_part, saved_part, shape_only, unbroadcast
+from .runtime import Tape, restore_part, saved_part, shape_only, unbroadcast, zeros_like_value
 
 
 @dataclass(eq=False)
@@ -407,6 +407,37 @@ def _maybe_unbound(program, markers, recorded):
             if marker.write is None and n not in bound and n not in names:
                 names.append(n)
     return names
+
+
+def unbound_zero_reads(statements, params, namespace):
+    """`name = None` for each local a zero (`zeros_like_value(name)`) may read before it is bound.
+
+    A branch not taken or a loop run zero times leaves the names it assigns unbound, yet
+    the other path's join gives their adjoint (or tangent) an explicit zero shaped like
+    them. `zeros_like_value(None)` is the zero of a value never computed.
+    """
+    bound = set(params)
+    stored = set()
+    for statement in statements:
+        if isinstance(statement, gast.Assign):
+            bound |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+        stored |= {n.id for n in gast.walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    read = []
+    for node in (n for statement in statements for n in gast.walk(statement)):
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and namespace.values.get(node.func.id) is zeros_like_value
+            and len(node.args) == 1
+            and isinstance(node.args[0], gast.Name)
+        ):
+            name = node.args[0].id
+            if name in stored and name not in bound and name not in read:
+                read.append(name)
+    return [
+        gast.Assign(targets=[_name(n, store=True)], value=gast.Constant(value=None, kind=None), type_comment=None)
+        for n in read
+    ]
 
 
 def _replace(block, kind, make):
