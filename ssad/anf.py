@@ -65,6 +65,7 @@ class Program:
     result: gast.expr  # the returned atom
     writes_in_place: bool  # whether any `x[i] = v` occurs
     shares: dict  # name -> the names that may share its array memory (views, copies of the name)
+    mode: str = "reverse"  # "reverse" or "forward": which rules make a user function a primitive
 
     @property
     def body(self):

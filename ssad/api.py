@@ -22,7 +22,7 @@ import numpy as np
 from . import activity as activity_pass
 from . import anf, cse, display, emit, fence, parse
 from .calls import function_label, vjp_name
-from .errors import SsadError
+from .errors import MissingRuleError, SsadError
 from .optimize import optimize as optimize_pass
 from .registry import REGISTRY
 from .forward import forward as forward_pass
@@ -169,13 +169,32 @@ def _rule_caller(f, variant):
     return parse.Parsed(f, node, filename, 0, 0, source.splitlines(True), {label: f})
 
 
+def _parse_or_missing_rule(f, variant):
+    """`f` parsed; a function that has a rule only for the other mode and no source it can
+    be differentiated from raises MissingRuleError naming the rule to register."""
+    try:
+        return parse.parse_function(f)
+    except SsadError as error:
+        forward = variant == JVP
+        other = REGISTRY.adjoint_rule(f) if forward else REGISTRY.tangent_rule(f)
+        if other is None:
+            raise
+        have, need, mode = ("an adjoint", "tangent", "forward") if forward else ("a tangent", "adjoint", "reverse")
+        raise MissingRuleError(
+            f"{f.__qualname__} has {have} rule but no {need} rule, and ssad cannot differentiate it in "
+            f"{mode} mode from its source ({error}). Register one with @ssad.{need}({f.__name__})"
+        ) from None
+
+
 def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
     """Run the pipeline; return a Compiled, or the source at `stage` when one is named."""
-    parsed = _rule_caller(f, variant) or parse.parse_function(f)
+    parsed = _rule_caller(f, variant) or _parse_or_missing_rule(f, variant)
     if stage == "parse":
         return emit.to_source([parsed.node])
     fence.check(parsed)
-    program = cse.eliminate_common_subexpressions(anf.to_anf(parsed))
+    program = anf.to_anf(parsed)
+    program.mode = "forward" if variant == JVP else "reverse"  # which rules make a callee a primitive
+    program = cse.eliminate_common_subexpressions(program)
     if stage == "anf":
         return emit.to_source([program.node])
     analysis = activity_pass.analyze(program, wrt)

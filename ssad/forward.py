@@ -364,7 +364,12 @@ class _Forward:
                 else:
                     del tangents[param]
         wrt = tuple(p for p in _parameter_order(function) if p in tangents)
-        compile_unless_in_progress(function, wrt, JVP)
+        try:
+            compile_unless_in_progress(function, wrt, JVP)
+        except MissingRuleError as error:
+            if error.filename is not None:
+                raise
+            raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
         self.callees.append((function, wrt))
         handle = self.helper(f"jvp_{function_label(function)}", jvp_handle(function, wrt))
         call_node = copy.deepcopy(statement.value)
@@ -506,11 +511,15 @@ _handles = {}
 
 
 def jvp_handle(function, wrt):
-    """The shared lazily compiled forward-mode function of `function` for tangents of `wrt`."""
-    key = (function, wrt)
-    if key not in _handles:
-        _handles[key] = _LazyJvp(function, wrt)
-    return _handles[key]
+    """The shared lazily compiled forward-mode function of `function` for tangents of `wrt`.
+
+    One handle per rule-registry version, as for the reverse-mode halves (see `calls.handles`).
+    """
+    key = (function, wrt, REGISTRY.version)
+    handle = _handles.get(key)
+    if handle is None:
+        handle = _handles.setdefault(key, _LazyJvp(function, wrt))
+    return handle
 
 
 class _LazyJvp:

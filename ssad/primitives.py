@@ -143,7 +143,7 @@ def operation(value, program):
             if callee is functools.partial:
                 return Operation(PARTIAL, callee, list(value.args), keywords, name=gast_path(func))
             kind = PRIMITIVE
-            if not REGISTRY.is_primitive(callee):
+            if not REGISTRY.has_rule(callee, getattr(program, "mode", "reverse")):
                 if transformable(callee):
                     kind = USER_CALL
                 elif record_fields(callee) is not None:

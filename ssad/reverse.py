@@ -35,7 +35,7 @@ from . import primitives
 from .activity import list_mutation
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .calls import handles, parameters_of_operands
-from .errors import SourceError
+from .errors import MissingRuleError, SourceError
 from .dynamic import call_forward, method_forward
 from .runtime import concat
 from .runtime import copy_adjoint
@@ -224,7 +224,12 @@ class _Reverse(StatementAdjoints):
             return statement
         wrt = tuple(active)
         forward, backward = handles(op.primitive, wrt)
-        compile_callee(op.primitive, wrt)
+        try:
+            compile_callee(op.primitive, wrt)
+        except MissingRuleError as error:
+            if error.filename is not None:
+                raise
+            raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
         self.callees.append((op.primitive, wrt))
         saved = self.namer.fresh(f"{target.id}_saved")
         self.calls[id(statement)] = (saved, self.helper(backward.__name__, backward), wrt, bound)

@@ -460,3 +460,79 @@ def test_a_pullback_whose_callee_writes_in_place_refuses_a_second_run():
     np.testing.assert_allclose(d_s, 2 * s * np.sum(x[1:3] ** 2), rtol=1e-12)
     with pytest.raises(ssad.SsadError, match="was already called"):
         pullback(1.0)
+
+
+# ----- rules registered after a gradient was made, and rules of one mode only -----
+
+
+def scaled_square(x):
+    return x * x
+
+
+def calls_scaled_square(x):
+    return np.sin(scaled_square(x))
+
+
+def calls_the_caller(x):
+    return calls_scaled_square(x) * 2.0
+
+
+def test_a_rule_registered_again_reaches_callers_made_before():
+    # calls_the_caller -> calls_scaled_square -> scaled_square: the callee handles are resolved
+    # per registry version, so a caller compiled after the change sees the new rule.
+    x = 0.7
+    for factor in (2.0, 5.0, 2.0):
+
+        @ssad.adjoint(scaled_square)
+        def adjoint_rule(dy, y, x, factor=factor):
+            return (dy * factor * x,)
+
+        @ssad.tangent(scaled_square)
+        def tangent_rule(tangents, y, x, factor=factor):
+            return tangents[0] * factor * x
+
+        expected = 2.0 * np.cos(x * x) * factor * x  # the rule's derivative, by design not 2x
+        assert ssad.grad(calls_scaled_square)(x) == pytest.approx(expected / 2.0)
+        assert ssad.grad(calls_the_caller)(x) == pytest.approx(expected)
+        assert ssad.jvp(calls_the_caller, (x,), (1.0,))[1] == pytest.approx(expected)
+        assert ssad.vjp(calls_the_caller, x)[1](1.0)[0] == pytest.approx(expected)
+
+
+def cube_with_tangent_only(x):
+    return x * x * x
+
+
+@ssad.tangent(cube_with_tangent_only)
+def _cube_tangent(tangents, y, x):
+    return 3.0 * x * x * tangents[0]
+
+
+def calls_cube(x):
+    return np.sum(np.sin(cube_with_tangent_only(x)))
+
+
+def test_a_tangent_rule_alone_is_used_forward_and_the_source_in_reverse():
+    x = np.array([0.3, -0.6, 0.9])
+    expected = np.cos(x**3) * 3.0 * x**2
+    v = np.array([1.0, -2.0, 0.5])
+    value, tangent = ssad.jvp(calls_cube, (x,), (v,))
+    assert value == pytest.approx(calls_cube(x))
+    assert tangent == pytest.approx(np.dot(expected, v))
+    np.testing.assert_allclose(ssad.grad(calls_cube)(x), expected)
+    ssad.check_grads(calls_cube, (x,), order=2)
+    hessian = ssad.hessian(calls_cube)(x)
+    np.testing.assert_allclose(hessian, np.diag(6 * x * np.cos(x**3) - 9 * x**4 * np.sin(x**3)), atol=1e-9)
+
+
+def test_a_tangent_rule_alone_without_source_is_a_missing_adjoint_rule():
+    scope = {}
+    exec("def cube(x):\n    return x * x * x\n", scope)
+    cube = scope["cube"]
+    ssad.tangent(cube)(lambda tangents, y, x: 3.0 * x * x * tangents[0])
+
+    def f(x):
+        return np.sin(cube(x))
+
+    assert ssad.jvp(f, (0.5,), (1.0,))[1] == pytest.approx(np.cos(0.125) * 0.75)
+    with pytest.raises(ssad.MissingRuleError, match=r"(?s)test_regressions.py:\d+.*ssad.adjoint\(cube\)"):
+        ssad.grad(f)(0.5)
