@@ -146,7 +146,10 @@ class _Reverse(StatementAdjoints):
         forward = self.forward_block(body, depth=0)
         result = program.result
         result_active = self.activity.is_active(result)
-        seed = self.adjoint_names[result.id] if isinstance(result, gast.Name) else self.namer.fresh("d_result")
+        if isinstance(result, gast.Name) and result.id in self.adjoint_names:
+            seed = self.adjoint_names[result.id]
+        else:  # a constant, or a free name (a global or closure value): never active
+            seed = self.namer.fresh("d_result")
         backward = []
         if result_active:
             self.adjoint[result.id] = seed

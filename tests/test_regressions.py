@@ -536,3 +536,48 @@ def test_a_tangent_rule_alone_without_source_is_a_missing_adjoint_rule():
     assert ssad.jvp(f, (0.5,), (1.0,))[1] == pytest.approx(np.cos(0.125) * 0.75)
     with pytest.raises(ssad.MissingRuleError, match=r"(?s)test_regressions.py:\d+.*ssad.adjoint\(cube\)"):
         ssad.grad(f)(0.5)
+
+
+# ----- a function that returns a free name -----
+
+FREE_CONSTANT = 2.0
+FREE_ARRAY = np.array([1.0, -2.0])
+
+
+def returns_a_global(x):
+    return FREE_CONSTANT
+
+
+def returns_a_global_array(x, y):
+    return FREE_ARRAY
+
+
+def returns_a_closure_value():
+    captured = 3.0
+
+    def f(x):
+        return captured
+
+    return f
+
+
+@pytest.mark.parametrize("function", [returns_a_global, returns_a_closure_value()], ids=["global", "closure"])
+def test_a_returned_free_name_has_a_zero_gradient(function):
+    assert ssad.grad(function)(1.5) == 0.0
+    assert ssad.value_and_grad(function)(1.5) == (function(1.5), 0.0)
+    np.testing.assert_array_equal(ssad.grad(function)(np.ones(3)), np.zeros(3))
+    assert ssad.jvp(function, (1.5,), (1.0,)) == (function(1.5), 0.0)
+    assert ssad.grad(ssad.grad(function))(1.5) == 0.0
+    np.testing.assert_array_equal(ssad.hessian(function)(np.ones(2)), np.zeros((2, 2)))
+
+
+def test_a_returned_free_array_has_zero_pullback_and_tangent():
+    x = np.array([0.5, 0.25])
+    value, pullback = ssad.vjp(returns_a_global_array, x, 1.5)
+    np.testing.assert_array_equal(value, FREE_ARRAY)
+    d_x, d_y = pullback(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(d_x, np.zeros(2))
+    assert d_y == 0.0
+    value, tangent = ssad.jvp(returns_a_global_array, (x, 1.5), (np.ones(2), 1.0))
+    np.testing.assert_array_equal(tangent, np.zeros(2))
+    np.testing.assert_array_equal(ssad.jacobian(returns_a_global_array)(x, 1.5), np.zeros((2, 2)))
