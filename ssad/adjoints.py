@@ -157,6 +157,9 @@ class StatementAdjoints:
             for field_name, value in fields.items():
                 if self.activity.is_active(value):
                     self.contribute(value, gast.Attribute(value=name(dy), attr=field_name, ctx=gast.Load()))
+        elif op.kind == primitives.INDEXED:
+            if any(self.activity.is_active(a) for a in op.args):
+                raise primitives.indexed_error(op, self.program, statement)
         elif op.kind == primitives.GETITEM:
             source = op.args[0]
             if self.activity.is_active(source):

@@ -241,6 +241,8 @@ class _Forward:
         kind = op.kind
         if kind == primitives.COPY:
             return self.set_tangent(target, self.d(op.args[0]))
+        if kind == primitives.INDEXED:
+            raise primitives.indexed_error(op, self.program, statement)
         if kind == primitives.GETITEM:
             part = gast.Subscript(value=self.d(op.args[0]), slice=copy.deepcopy(statement.value.slice), ctx=gast.Load())
             return self.set_tangent(target, part)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import ssad
+from ssad.testing import numerical_gradient
 
 X = np.array([0.1, 0.2, 0.3, 0.4])
 
@@ -581,3 +582,67 @@ def test_a_returned_free_array_has_zero_pullback_and_tangent():
     value, tangent = ssad.jvp(returns_a_global_array, (x, 1.5), (np.ones(2), 1.0))
     np.testing.assert_array_equal(tangent, np.zeros(2))
     np.testing.assert_array_equal(ssad.jacobian(returns_a_global_array)(x, 1.5), np.zeros((2, 2)))
+
+
+# ----- np.r_ and np.c_, and subscripts of objects that have no rule -----
+
+
+def joined_by_r_(x):
+    return np.sum(np.sin(np.r_[x, x] * np.arange(1.0, 7.0)))
+
+
+def joined_by_r_with_constant_pieces(x):
+    return np.sum(np.sin(np.r_[0:3, x, 2.0, x[0], 0:1:3j]) * np.arange(1.0, 12.0))
+
+
+def joined_by_c_(x):
+    return np.sum(np.sin(np.c_[x, 2.0 * x, np.ones(3)] * np.arange(1.0, 10.0).reshape(3, 3)))
+
+
+def joined_by_c_with_a_matrix(x):
+    return np.sum(np.sin(np.c_[np.outer(x, x), x]) * np.arange(12.0).reshape(3, 4))
+
+
+@pytest.mark.parametrize(
+    "function", [joined_by_r_, joined_by_r_with_constant_pieces, joined_by_c_, joined_by_c_with_a_matrix]
+)
+def test_r_and_c_join_pieces_that_carry_gradients(function):
+    x = np.array([0.3, 0.7, -1.1])
+    v = np.array([1.0, -2.0, 0.5])
+    gradient = ssad.grad(function)(x)
+    assert np.all(gradient != 0.0)
+    ssad.check_grads(function, (x,), order=2)
+    expected = numerical_gradient(lambda z: function(z), x)
+    np.testing.assert_allclose(ssad.jvp(function, (x,), (v,))[1], expected @ v, rtol=1e-6)
+    np.testing.assert_allclose(ssad.hessian(function)(x), ssad.jacobian(ssad.grad(function))(x), rtol=1e-9)
+
+
+def joined_with_a_directive(x):
+    return np.sum(np.r_["0,2", x, x])
+
+
+def grid_from_a_value(x):
+    return np.sum(np.mgrid[0 : x[0] : 5j])
+
+
+def index_expression_of_a_value(x):
+    return np.sum(np.s_[x])
+
+
+@pytest.mark.parametrize("function", [joined_with_a_directive, grid_from_a_value, index_expression_of_a_value])
+def test_a_subscript_of_an_object_without_a_rule_is_refused(function):
+    x = np.array([0.3, 0.7, 1.1])
+    with pytest.raises(ssad.MissingRuleError, match=r"test_regressions.py:\d+.*no rule for subscripting"):
+        ssad.grad(function)(x)
+    with pytest.raises(ssad.MissingRuleError, match=r"test_regressions.py:\d+.*no rule for subscripting"):
+        ssad.jvp(function, (x,), (x,))
+
+
+def indexes_a_constant_with_an_inactive_value(x, n):
+    return np.sum(x * np.r_[0:n])
+
+
+def test_a_subscript_of_an_object_with_inactive_values_still_runs():
+    x = np.array([0.3, 0.7, 1.1])
+    np.testing.assert_allclose(ssad.grad(indexes_a_constant_with_an_inactive_value)(x, 3), [0.0, 1.0, 2.0])
+

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import broadcast_like, is_other_array, pack_like, size, summed_at, unbroadcast
+from ..runtime import broadcast_like, c_, is_other_array, pack_like, r_, size, summed_at, unbroadcast
 
 
 # ----- Reshaping -----
@@ -413,6 +413,33 @@ def column_stack_adjoint(dy, y, tup):
 @tangent(np.column_stack)
 def column_stack_tangent(tangents, y, tup):
     return np.column_stack(_filled(tangents[0], tup))
+
+
+# np.r_[a, b] and np.c_[a, b]: ssad lowers the subscripts to the calls r_(a, b) and c_(a, b)
+
+
+@adjoint(r_)
+def r_adjoint(dy, y, *pieces):
+    _check_no_directive(pieces, "np.r_")
+    return tuple(_unconcatenate(dy, pieces, 0, np.atleast_1d))
+
+
+@tangent(r_)
+def r_tangent(tangents, y, *pieces):
+    _check_no_directive(pieces, "np.r_")
+    return r_(*_filled(tangents, pieces))
+
+
+@adjoint(c_)
+def c_adjoint(dy, y, *pieces):
+    _check_no_directive(pieces, "np.c_")
+    return tuple(_unconcatenate(dy, pieces, -1, _c_piece))
+
+
+@tangent(c_)
+def c_tangent(tangents, y, *pieces):
+    _check_no_directive(pieces, "np.c_")
+    return c_(*_filled(tangents, pieces))
 
 
 @adjoint(np.split)
@@ -955,6 +982,25 @@ def _filled(t, x):
         items = t if isinstance(t, (list, tuple)) else [t] * len(x)
         return [_filled(t_item, item) for t_item, item in zip(items, x, strict=True)]
     return broadcast_like(0.0 if t is None else t, x)
+
+
+def _check_no_directive(pieces, label):
+    """Refuse np.r_[...] or np.c_[...] with a string directive (`np.r_['0,2', a, b]`), which
+    changes how the pieces are joined."""
+    if any(isinstance(piece, str) for piece in pieces):
+        raise SsadError(
+            f"cannot differentiate {label}[...] with a string directive: write the join with "
+            "np.concatenate, np.stack or np.column_stack instead"
+        )
+
+
+nondifferentiable(_check_no_directive)
+
+
+def _c_piece(item):
+    """What np.c_ makes of one piece before joining along the last axis: at least 2-D, a
+    1-D array (or a number) as a column."""
+    return np.c_[item]
 
 
 def _hstack_axis(tup):
