@@ -646,3 +646,46 @@ def test_a_subscript_of_an_object_with_inactive_values_still_runs():
     x = np.array([0.3, 0.7, 1.1])
     np.testing.assert_allclose(ssad.grad(indexes_a_constant_with_an_inactive_value)(x, 3), [0.0, 1.0, 2.0])
 
+
+# ----- std where nothing spreads -----
+
+
+def std_of_one_row(x):
+    return np.sum(np.std(x, axis=0) * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize(
+    "function, x, expected",
+    [
+        (lambda x: np.std(x), 3.5, 0.0),
+        (lambda x: np.std(x), np.array([2.0, 2.0, 2.0]), np.zeros(3)),
+        (lambda x: x.std(), np.array([[0.5, 0.5]]), np.zeros((1, 2))),
+        (std_of_one_row, np.array([[0.3, -0.2, 1.5]]), np.zeros((1, 3))),
+        # the flat row has slope 0, the other the usual (x - mean) / (n * std)
+        (lambda x: np.sum(np.std(x, axis=1, keepdims=True)), np.array([[0.3, 0.3], [0.1, 0.2]]), [[0, 0], [-0.5, 0.5]]),
+        (lambda x: np.sum(np.var(x, axis=0)), np.array([[0.3, -0.2]]), np.zeros((1, 2))),
+    ],
+    ids=["scalar", "equal", "method", "one-row", "one-flat-row", "var"],
+)
+def test_std_without_spread_has_slope_zero(function, x, expected):
+    gradient = ssad.grad(function)(x)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-12)
+    v = np.linspace(0.5, 1.5, np.size(x)).reshape(np.shape(x)) if np.ndim(x) else 0.5
+    tangent = ssad.jvp(function, (x,), (v,))[1]
+    np.testing.assert_allclose(tangent, np.sum(np.asarray(expected) * v), rtol=1e-12, atol=1e-15)
+    assert np.all(np.isfinite(ssad.hessian(function)(x)))
+    assert np.all(np.isfinite(ssad.grad(lambda z: np.sum(ssad.grad(function)(z) ** 2 + z))(x)))
+
+
+def std_over_rows(z):
+    return np.sum(np.std(z, axis=0) ** 1.5)
+
+
+def std_unbiased(z):
+    return np.std(z, ddof=1)
+
+
+@pytest.mark.parametrize("function", [std_over_rows, std_unbiased])
+def test_std_with_spread_still_matches_finite_differences(function):
+    x = np.array([[0.3, -0.2, 1.5], [0.9, 0.4, -0.7]])
+    ssad.check_grads(function, (x,), order=2)
