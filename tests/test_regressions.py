@@ -689,3 +689,34 @@ def std_unbiased(z):
 def test_std_with_spread_still_matches_finite_differences(function):
     x = np.array([[0.3, -0.2, 1.5], [0.9, 0.4, -0.7]])
     ssad.check_grads(function, (x,), order=2)
+
+
+# ----- second order through a list of differently shaped arrays -----
+
+
+def sum_over_a_ragged_list(xs):
+    return np.sum(np.sin(xs[0])) + np.sum(np.cos(xs[1]) * xs[1])
+
+
+def test_hessian_vector_product_of_a_list_of_differently_shaped_arrays():
+    xs = [np.array([0.3, -0.5, 1.2]), np.array([[0.4, 0.9], [-0.8, 0.1]])]
+    vs = [np.array([1.0, 0.5, -2.0]), np.array([[0.3, -1.0], [0.7, 2.0]])]
+    value, hvp = ssad.jvp(ssad.grad(sum_over_a_ragged_list), (xs,), (vs,))
+    assert isinstance(value, list) and isinstance(hvp, list)
+    # closed form: d2/dx2 sin(x) = -sin(x); d2/dx2 x cos(x) = -2 sin(x) - x cos(x)
+    np.testing.assert_allclose(hvp[0], -np.sin(xs[0]) * vs[0], rtol=1e-12)
+    np.testing.assert_allclose(hvp[1], (-2 * np.sin(xs[1]) - xs[1] * np.cos(xs[1])) * vs[1], rtol=1e-12)
+    # reverse over reverse gives the same product
+    def directional(xs):
+        g = ssad.grad(sum_over_a_ragged_list)(xs)
+        return np.sum(g[0] * vs[0]) + np.sum(g[1] * vs[1])
+
+    again = ssad.grad(directional)(xs)
+    for got, expected in zip(again, hvp, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # and the same as finite differences of the gradient along vs
+    eps = 1e-6
+    up = ssad.grad(sum_over_a_ragged_list)([x + eps * v for x, v in zip(xs, vs, strict=True)])
+    down = ssad.grad(sum_over_a_ragged_list)([x - eps * v for x, v in zip(xs, vs, strict=True)])
+    for got, u, d in zip(hvp, up, down, strict=True):
+        np.testing.assert_allclose(got, (u - d) / (2 * eps), rtol=1e-6, atol=1e-8)
