@@ -627,14 +627,24 @@ def _writes_in_place_anywhere(entry):
     return False
 
 
-def _unspent(residuals):
+def _unspent(residuals, copies=None):
     """`residuals` with every tape in it copied, however deep (a callee's saved values sit
     in a tuple, on the caller's tape when it was called in a loop): the backward sweep
-    pops what it reads, and a pullback may run more than once."""
+    pops what it reads, and a pullback may run more than once.
+
+    A tape reachable from several places (code that differentiates generated code saves
+    the tape it pushes on, and also the values that hold it) is copied once, so every
+    place still holds the same tape."""
+    if copies is None:
+        copies = {}
     if isinstance(residuals, Tape):
-        return Tape(_unspent(entry) for entry in residuals)
+        copied = copies.get(id(residuals))
+        if copied is None:
+            copied = copies[id(residuals)] = Tape()
+            copied.extend(_unspent(entry, copies) for entry in residuals)
+        return copied
     if type(residuals) is tuple:
-        return tuple(_unspent(entry) for entry in residuals)
+        return tuple(_unspent(entry, copies) for entry in residuals)
     return residuals
 
 

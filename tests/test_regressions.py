@@ -720,3 +720,37 @@ def test_hessian_vector_product_of_a_list_of_differently_shaped_arrays():
     down = ssad.grad(sum_over_a_ragged_list)([x - eps * v for x, v in zip(xs, vs, strict=True)])
     for got, u, d in zip(hvp, up, down, strict=True):
         np.testing.assert_allclose(got, (u - d) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
+# ----- third order through np.dot -----
+
+DOT_WEIGHTS = np.array([0.2, -0.4, 0.7])
+
+
+def sine_of_a_dot(x):
+    return np.sin(np.dot(x, DOT_WEIGHTS))
+
+
+gradient_of_sine_of_a_dot = ssad.grad(sine_of_a_dot)
+
+
+def summed_gradient_of_sine_of_a_dot(x):
+    return np.sum(gradient_of_sine_of_a_dot(x))
+
+
+def test_third_order_through_dot():
+    # h(x) = cos(x.w) sum(w): grad h = -sin(x.w) sum(w) w, its Jacobian -cos(x.w) sum(w) w w^T
+    x = np.array([0.3, 0.7, 1.1])
+    w = DOT_WEIGHTS
+    s = np.dot(x, w)
+    jacobian = -np.cos(s) * np.sum(w) * np.outer(w, w)
+    second = ssad.grad(summed_gradient_of_sine_of_a_dot)
+    np.testing.assert_allclose(second(x), -np.sin(s) * np.sum(w) * w, rtol=1e-12)
+    value, pullback = ssad.vjp(second, x)
+    v = np.array([1.0, -0.5, 2.0])
+    np.testing.assert_allclose(pullback(np.ones(3))[0], jacobian.T @ np.ones(3), rtol=1e-12)
+    np.testing.assert_allclose(ssad.vjp(second, x)[1](v)[0], jacobian.T @ v, rtol=1e-12)
+    np.testing.assert_allclose(ssad.jvp(second, (x,), (v,))[1], jacobian @ v, rtol=1e-12)
+    np.testing.assert_allclose(ssad.hessian(summed_gradient_of_sine_of_a_dot)(x), jacobian, rtol=1e-12)
+    third = ssad.grad(lambda z: np.sum(ssad.grad(summed_gradient_of_sine_of_a_dot)(z) * v))
+    np.testing.assert_allclose(third(x), jacobian.T @ v, rtol=1e-12)
