@@ -754,3 +754,61 @@ def test_third_order_through_dot():
     np.testing.assert_allclose(ssad.hessian(summed_gradient_of_sine_of_a_dot)(x), jacobian, rtol=1e-12)
     third = ssad.grad(lambda z: np.sum(ssad.grad(summed_gradient_of_sine_of_a_dot)(z) * v))
     np.testing.assert_allclose(third(x), jacobian.T @ v, rtol=1e-12)
+
+
+# ----- np.pad with widths passed in, and rules that give fewer adjoints than arguments -----
+
+
+def padded_by_argument(x, widths):
+    padded = np.pad(x, widths, "constant")
+    return np.sum(np.sin(padded) * np.linspace(0.5, 1.5, padded.size))
+
+
+def padded_by_reflection(x, widths):
+    padded = np.pad(x, widths, mode="reflect")
+    return np.sum(np.sin(padded) * np.linspace(0.5, 1.5, padded.size))
+
+
+@pytest.mark.parametrize("function", [padded_by_argument, padded_by_reflection])
+@pytest.mark.parametrize("widths", [2, (1, 2), [(2, 1)]], ids=["int", "pair", "list"])
+def test_pad_widths_passed_as_an_argument_get_no_gradient(function, widths):
+    x = np.array([0.3, 0.7, 1.1, -0.4])
+    v = np.array([1.0, -0.5, 2.0, 0.25])
+    expected = numerical_gradient(lambda z: function(z, widths), x)
+    np.testing.assert_allclose(ssad.grad(function)(x, widths), expected, rtol=1e-6)
+    d_x, d_widths = ssad.grad(function, wrt=(0, 1))(x, widths)
+    np.testing.assert_allclose(d_x, expected, rtol=1e-6)
+    assert not np.any(d_widths)
+    value, pullback = ssad.vjp(function, x, widths)
+    assert value == pytest.approx(function(x, widths))
+    d_x, d_widths = pullback(1.0)
+    np.testing.assert_allclose(d_x, expected, rtol=1e-6)
+    assert not np.any(d_widths)
+    np.testing.assert_allclose(ssad.jvp(function, (x, widths), (v, None))[1], expected @ v, rtol=1e-6)
+    ssad.check_grads(lambda z: function(z, widths), (x,), order=2)
+    hessian = ssad.hessian(function)(x, widths)
+    np.testing.assert_allclose(hessian, ssad.jacobian(ssad.grad(function))(x, widths), rtol=1e-12)
+
+
+def scaled_by(x, k):
+    return x * k
+
+
+@ssad.adjoint(scaled_by)
+def _scaled_by_adjoint(dy, y, x, k):
+    if np.ndim(x) == 0:  # a branch: the rule is called, not inlined
+        return (dy * k,)
+    return (dy * k,)
+
+
+def calls_scaled_by(x, k):
+    return np.sum(np.sin(scaled_by(x, k)))
+
+
+def test_a_called_rule_that_gives_no_gradient_to_an_active_argument_is_refused():
+    x = np.array([0.3, 0.7])
+    np.testing.assert_allclose(ssad.grad(calls_scaled_by)(x, 2.0), 2.0 * np.cos(2.0 * x))
+    with pytest.raises(ssad.MissingRuleError, match=r"test_regressions.py:\d+.*no gradient for its argument 1"):
+        ssad.grad(calls_scaled_by, wrt=(0, 1))(x, 2.0)
+    with pytest.raises(ssad.MissingRuleError, match=r"no gradient for its argument 1"):
+        ssad.vjp(calls_scaled_by, x, 2.0)

@@ -214,14 +214,22 @@ def repeat_tangent(tangents, y, a, repeats, axis=None):
     return np.repeat(tangents[0], repeats, axis)
 
 
+# The keywords are np.pad's own (it takes them as **kwargs); only `reflect_type` changes a
+# mode these rules describe. The widths are integers: no gradient.
 @adjoint(np.pad)
-def pad_adjoint(dy, y, array, pad_width, mode="constant", **kwargs):
-    return (_unpad(dy, array, pad_width, mode, kwargs),)
+def pad_adjoint(
+    dy, y, array, pad_width, mode="constant", *, stat_length=None, constant_values=0, end_values=0,
+    reflect_type="even",
+):
+    return (_unpad(dy, array, pad_width, mode, reflect_type), None)
 
 
 @tangent(np.pad)
-def pad_tangent(tangents, y, array, pad_width, mode="constant", **kwargs):
-    return _pad_tangent(tangents[0], pad_width, mode, kwargs)
+def pad_tangent(
+    tangents, y, array, pad_width, mode="constant", *, stat_length=None, constant_values=0, end_values=0,
+    reflect_type="even",
+):
+    return _pad_tangent(tangents[0], array, pad_width, mode, reflect_type)
 
 
 @adjoint(np.array)
@@ -873,9 +881,9 @@ def _pad_widths(pad_width, ndim):
 _COPYING_PAD_MODES = ("edge", "wrap", "reflect", "symmetric")
 
 
-def _unpad(dy, array, pad_width, mode, options):
-    """Undo np.pad(array, pad_width, mode, **options)."""
-    _check_pad_mode(mode, options, "gradient", "adjoint")
+def _unpad(dy, array, pad_width, mode, reflect_type):
+    """Undo np.pad(array, pad_width, mode, reflect_type=reflect_type)."""
+    _check_pad_mode(mode, reflect_type, "gradient", "adjoint")
     shape = np.shape(array)
     widths = _pad_widths(pad_width, len(shape))
     if mode in ("constant", "empty"):
@@ -889,26 +897,28 @@ def _unpad(dy, array, pad_width, mode, options):
     return np.reshape(grad, shape)
 
 
-def _pad_tangent(t, pad_width, mode, options):
-    """np.pad(array, pad_width, mode, **options) applied to the tangent `t` of `array`.
+def _pad_tangent(t, array, pad_width, mode, reflect_type):
+    """np.pad(array, pad_width, mode, reflect_type=reflect_type) applied to the tangent `t` of `array`.
 
     A constant (or uninitialized) border does not depend on `array`: its tangent is zero.
-    The copying modes copy tangents the way they copy values.
+    The copying modes copy tangents the way they copy values. A zero tangent may come as
+    the number 0.0 (when only the widths carry one): it is padded shaped like `array`.
     """
-    _check_pad_mode(mode, options, "tangent", "tangent")
+    _check_pad_mode(mode, reflect_type, "tangent", "tangent")
+    t = broadcast_like(t, array)
     if mode in ("constant", "empty"):
         return np.pad(t, pad_width)
     return np.pad(t, pad_width, mode)
 
 
-def _check_pad_mode(mode, options, what, decorator):
+def _check_pad_mode(mode, reflect_type, what, decorator):
     """Refuse the np.pad modes whose border the rules do not describe."""
     if mode in ("constant", "empty"):
         return
-    if mode in _COPYING_PAD_MODES and options.get("reflect_type", "even") == "even":
+    if mode in _COPYING_PAD_MODES and reflect_type == "even":
         return
     raise SsadError(
-        f"no {what} for np.pad with mode={mode!r} and options {options!r}: ssad "
+        f"no {what} for np.pad with mode={mode!r} and reflect_type={reflect_type!r}: ssad "
         f"differentiates the modes 'constant', 'empty', {', '.join(map(repr, _COPYING_PAD_MODES))} "
         f"(with the default reflect_type='even'). Register a rule with ssad.{decorator}(np.pad) "
         "to support more."
