@@ -1,5 +1,7 @@
 """Programs random testing once found wrong; each now checked against finite differences."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -812,3 +814,69 @@ def test_a_called_rule_that_gives_no_gradient_to_an_active_argument_is_refused()
         ssad.grad(calls_scaled_by, wrt=(0, 1))(x, 2.0)
     with pytest.raises(ssad.MissingRuleError, match=r"no gradient for its argument 1"):
         ssad.vjp(calls_scaled_by, x, 2.0)
+
+
+# ----- function values that take *args -----
+
+
+def product_of_all(*xs):
+    return xs[0] * xs[1] * np.sin(xs[-1])
+
+
+def scaled_product(scale, *xs):
+    return scale * np.sum(xs[0] * xs[1])
+
+
+def pick_product():
+    return product_of_all
+
+
+def pick_scaled():
+    return scaled_product
+
+
+def calls_a_returned_star_function(x):
+    return pick_product()(x, x, x)
+
+
+def calls_a_returned_function_with_leading_parameter(x, y):
+    return pick_scaled()(y[0], x, np.cos(y))
+
+
+def partial_of_a_star_function(x, y):
+    g = functools.partial(scaled_product, y[1], x)
+    return g(np.sin(y))
+
+
+@pytest.mark.parametrize(
+    "function, args",
+    [
+        (calls_a_returned_star_function, (0.7,)),
+        (calls_a_returned_star_function, (np.array([0.3, -0.8]),)),
+        (calls_a_returned_function_with_leading_parameter, (np.array([0.3, -0.8]), np.array([1.1, 0.4]))),
+        (partial_of_a_star_function, (np.array([0.3, -0.8]), np.array([1.1, 0.4]))),
+    ],
+    ids=["scalar", "array", "leading-parameter", "partial"],
+)
+def test_a_function_value_with_star_args(function, args):
+    # first order only: second derivatives through calls to function values are a documented limit
+    ssad.check_grads(function, args)
+    tangents = tuple(np.ones_like(a) if np.ndim(a) else 1.0 for a in args)
+    value, tangent = ssad.jvp(function, args, tangents)
+    assert value == pytest.approx(function(*args))
+    eps = 1e-6
+    up = function(*(a + eps * t for a, t in zip(args, tangents, strict=True)))
+    down = function(*(a - eps * t for a, t in zip(args, tangents, strict=True)))
+    np.testing.assert_allclose(tangent, (up - down) / (2 * eps), rtol=1e-6)
+
+
+def test_a_returned_star_function_matches_the_closed_form():
+    # x * x * sin(x): derivative 2 x sin(x) + x^2 cos(x)
+    x = 0.7
+    assert ssad.grad(calls_a_returned_star_function)(x) == pytest.approx(2 * x * np.sin(x) + x * x * np.cos(x))
+    assert ssad.jvp(calls_a_returned_star_function, (x,), (1.0,))[1] == pytest.approx(
+        2 * x * np.sin(x) + x * x * np.cos(x)
+    )
+    value, pullback = ssad.vjp(calls_a_returned_star_function, np.array([x, 0.2]))
+    np.testing.assert_allclose(pullback(np.array([1.0, 2.0]))[0], [2 * x * np.sin(x) + x * x * np.cos(x),
+                                                                 2 * (0.4 * np.sin(0.2) + 0.04 * np.cos(0.2))])
