@@ -127,8 +127,8 @@ def _signature(program, name, extra_first=()):
     )
 
 
-def _returned(names):
-    if len(names) == 1:
+def _returned(names, as_tuple=False):
+    if len(names) == 1 and not as_tuple:
         return _name(names[0])
     return gast.Tuple(elts=[_name(n) for n in names], ctx=gast.Load())
 
@@ -186,8 +186,11 @@ def _parse_or_missing_rule(f, variant):
         ) from None
 
 
-def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
-    """Run the pipeline; return a Compiled, or the source at `stage` when one is named."""
+def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=False):
+    """Run the pipeline; return a Compiled, or the source at `stage` when one is named.
+
+    `as_tuple`: the gradient function returns a tuple of gradients even for one `wrt`
+    (as `grad(f, wrt=(0,))` does), so code that differentiates it sees that structure."""
     parsed = _rule_caller(f, variant) or _parse_or_missing_rule(f, variant)
     if stage == "parse":
         return emit.to_source([parsed.node])
@@ -226,7 +229,7 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
     if variant in (GRAD, VALUE_AND_GRAD):
         name = program.namer.fresh(f"{variant}_{base}")
         function = _signature(program, name)
-        returned = _returned(adjoint_names)
+        returned = _returned(adjoint_names, as_tuple)
         forward = list(gradient.forward)
         if variant == VALUE_AND_GRAD:
             # The adjoint sweep restores overwritten values: keep the result as it is now.
@@ -403,9 +406,9 @@ def compile_unless_in_progress(f, wrt, variant):
     return compiled(f, wrt, variant)
 
 
-def compiled(f, wrt, variant, optimize=True, scalars=frozenset()):
-    """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters)."""
-    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__)
+def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False):
+    """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters, tuple result)."""
+    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple)
     try:
         return _cache[f][key]
     except KeyError:
@@ -418,7 +421,7 @@ def compiled(f, wrt, variant, optimize=True, scalars=frozenset()):
                 building = _in_progress.keys = set()
             building.add((f, wrt, variant))
             try:
-                entries[key] = _build(f, wrt, variant, optimize, scalars=scalars)
+                entries[key] = _build(f, wrt, variant, optimize, scalars=scalars, as_tuple=as_tuple)
             finally:
                 building.discard((f, wrt, variant))
         return entries[key]
@@ -436,10 +439,10 @@ class _Variants:
     `for_args(args)` costs one type test per positional argument and a dict lookup.
     """
 
-    def __init__(self, f, wrt, variant, optimize):
-        self.f, self.wrt, self.variant, self.optimize = f, wrt, variant, optimize
+    def __init__(self, f, wrt, variant, optimize, as_tuple=False):
+        self.f, self.wrt, self.variant, self.optimize, self.as_tuple = f, wrt, variant, optimize, as_tuple
         self.positional = _parameters(f)[0]
-        self.general = compiled(f, wrt, variant, optimize)
+        self.general = compiled(f, wrt, variant, optimize, as_tuple=as_tuple)
         self.by_mask = {}
 
     def for_args(self, args):
@@ -447,7 +450,9 @@ class _Variants:
         entry = self.by_mask.get(mask)
         if entry is None:
             scalars = frozenset(name for name, is_scalar in zip(self.positional, mask, strict=False) if is_scalar)
-            entry = compiled(self.f, self.wrt, self.variant, self.optimize, scalars) if scalars else self.general
+            entry = (
+                compiled(self.f, self.wrt, self.variant, self.optimize, scalars, self.as_tuple) if scalars else self.general
+            )
             self.by_mask[mask] = entry
         return entry
 
@@ -514,7 +519,7 @@ def _wrapper(f, wrt, optimize, with_value):
     _check_function(f, "value_and_grad" if with_value else "grad")
     names, is_tuple = normalize_wrt(f, wrt)
     variant = VALUE_AND_GRAD if with_value else GRAD
-    made = _gradient_wrapper(f, _Variants(f, names, variant, optimize), is_tuple, with_value=with_value)
+    made = _gradient_wrapper(f, _Variants(f, names, variant, optimize, is_tuple), is_tuple, with_value=with_value)
     # Threads that asked for the same gradient at once each made one; the first kept
     # wins, so every caller gets the same function (and the same variants).
     with _cache_lock:
@@ -541,8 +546,6 @@ def _gradient_wrapper(f, variants, is_tuple, with_value):
     else:
 
         def fit_all(gradients, args, kwargs):
-            if len(getters) == 1:
-                gradients = (gradients,)
             return tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(gradients, getters, strict=True))
 
         if with_value:
@@ -786,7 +789,7 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
         raise SsadError(f"show(mode={mode!r}): mode is 'reverse' or 'forward'")
     if stage is not None and stage not in STAGES:
         raise SsadError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
-    names, _ = normalize_wrt(f, wrt)
+    names, is_tuple = normalize_wrt(f, wrt)
     kind = "jvp" if mode == "forward" else "grad"
     title = f"{kind} of {f.__qualname__} with respect to {', '.join(names)}"
     if stage is not None:
@@ -798,10 +801,10 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
             return _shown(f, entry.source, _callee_sections(entry, JVP, originals), title, originals)
         return _shown(f, _build(f, names, JVP, optimize, stage), [], title, originals)
     if stage is None or stage == "optimized":
-        entry = compiled(f, names, GRAD, optimize)
-        source = entry.source if stage is None else _build(f, names, GRAD, True, stage)
+        entry = compiled(f, names, GRAD, optimize, as_tuple=is_tuple)
+        source = entry.source if stage is None else _build(f, names, GRAD, True, stage, as_tuple=is_tuple)
         return _shown(f, source, _callee_sections(entry, None, originals), title, originals)
-    return _shown(f, _build(f, names, GRAD, optimize, stage), [], title, originals)
+    return _shown(f, _build(f, names, GRAD, optimize, stage, as_tuple=is_tuple), [], title, originals)
 
 
 def _shown(f, source, callee_sections, title, originals):

@@ -880,3 +880,42 @@ def test_a_returned_star_function_matches_the_closed_form():
     value, pullback = ssad.vjp(calls_a_returned_star_function, np.array([x, 0.2]))
     np.testing.assert_allclose(pullback(np.array([1.0, 2.0]))[0], [2 * x * np.sin(x) + x * x * np.cos(x),
                                                                  2 * (0.4 * np.sin(0.2) + 0.04 * np.cos(0.2))])
+
+
+# ----- a gradient with a one-element tuple wrt keeps its tuple in every mode -----
+
+
+def sine_times(x, y):
+    return np.sum(np.sin(x) * y)
+
+
+@pytest.mark.parametrize("with_value", [False, True], ids=["grad", "value_and_grad"])
+def test_a_one_tuple_gradient_is_a_tuple_to_every_mode(with_value):
+    x = np.array([0.3, 0.7, 1.1])
+    y = np.array([1.0, 2.0, -1.0])
+    u = np.array([0.5, -1.0, 2.0])
+    make = ssad.value_and_grad if with_value else ssad.grad
+    g = make(sine_times, wrt=(0,))
+
+    def gradient_part(out):
+        return out[1] if with_value else out
+
+    direct = gradient_part(g(x, y))
+    assert isinstance(direct, tuple) and len(direct) == 1
+    np.testing.assert_allclose(direct[0], np.cos(x) * y)
+    # the gradient's derivative: d/dx = diag(-sin(x) y), d/dy = diag(cos(x))
+    value, tangent = ssad.jvp(g, (x, y), (u, u))
+    assert isinstance(gradient_part(value), tuple) and isinstance(gradient_part(tangent), tuple)
+    np.testing.assert_allclose(gradient_part(tangent)[0], -np.sin(x) * y * u + np.cos(x) * u)
+    value, pullback = ssad.vjp(g, x, y)
+    assert isinstance(gradient_part(value), tuple)
+    seed = (0.0, (u,)) if with_value else (u,)
+    d_x, d_y = pullback(seed)
+    np.testing.assert_allclose(d_x, -np.sin(x) * y * u)
+    np.testing.assert_allclose(d_y, np.cos(x) * u)
+
+    def through_a_call(x, y):
+        return np.sum(gradient_part(g(x, y))[0] * u)
+
+    np.testing.assert_allclose(ssad.grad(through_a_call)(x, y), -np.sin(x) * y * u)
+    assert str(ssad.show(sine_times, wrt=(0,))).rstrip().endswith(("return d_x,", "return (d_x,)"))
