@@ -125,6 +125,10 @@ class Lazy:
             entry = self._shared.setdefault("entry", compiled(self.function, self.wrt, VJP))
         return entry.function if self.half == "forward" else entry.backward
 
+    def pin(self, entry):
+        """Resolve the pair to `entry` (compiled with the rules of now) unless already resolved."""
+        self._shared.setdefault("entry", entry)
+
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
 

@@ -367,13 +367,16 @@ class _Forward:
                     del tangents[param]
         wrt = tuple(p for p in _parameter_order(function) if p in tangents)
         try:
-            compile_unless_in_progress(function, wrt, JVP)
+            entry = compile_unless_in_progress(function, wrt, JVP)
         except MissingRuleError as error:
             if error.filename is not None:
                 raise
             raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
         self.callees.append((function, wrt))
-        handle = self.helper(f"jvp_{function_label(function)}", jvp_handle(function, wrt))
+        lazy = jvp_handle(function, wrt)
+        if entry is not None:  # this code keeps the callee's code of now, whatever is registered later
+            lazy.pin(entry)
+        handle = self.helper(f"jvp_{function_label(function)}", lazy)
         call_node = copy.deepcopy(statement.value)
         call_node.func = name(handle)
         call_node.keywords = list(call_node.keywords) + [
@@ -537,6 +540,11 @@ class _LazyJvp:
 
             self._target = compiled(self.function, self.wrt, JVP).function
         return self._target
+
+    def pin(self, entry):
+        """Resolve to `entry` (compiled with the rules of now) unless already resolved."""
+        if self._target is None:
+            self._target = entry.function
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)

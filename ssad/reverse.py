@@ -228,11 +228,13 @@ class _Reverse(StatementAdjoints):
         wrt = tuple(active)
         forward, backward = handles(op.primitive, wrt)
         try:
-            compile_callee(op.primitive, wrt)
+            entry = compile_callee(op.primitive, wrt)
         except MissingRuleError as error:
             if error.filename is not None:
                 raise
             raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
+        if entry is not None:  # this code keeps the callee's code of now, whatever is registered later
+            forward.pin(entry)
         self.callees.append((op.primitive, wrt))
         saved = self.namer.fresh(f"{target.id}_saved")
         self.calls[id(statement)] = (saved, self.helper(backward.__name__, backward), wrt, bound)
@@ -432,10 +434,12 @@ def bind_operands(op, program, statement):
 
 
 def compile_callee(function, wrt):
-    """Compile a callee's vjp now, so its errors surface with the caller's (not when recursing)."""
+    """Compile a callee's vjp now, so its errors surface with the caller's (not when recursing).
+
+    Returns its Compiled, or None while that very compilation is under way."""
     from .api import VJP, compile_unless_in_progress
 
-    compile_unless_in_progress(function, wrt, VJP)
+    return compile_unless_in_progress(function, wrt, VJP)
 
 
 def _walk_statements(block):

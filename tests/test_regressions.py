@@ -484,7 +484,8 @@ def test_a_rule_registered_again_reaches_callers_made_before():
     # calls_the_caller -> calls_scaled_square -> scaled_square: the callee handles are resolved
     # per registry version, so a caller compiled after the change sees the new rule.
     x = 0.7
-    for factor in (2.0, 5.0, 2.0):
+    made_before = None
+    for factor in (2.0, 5.0, 3.0):
 
         @ssad.adjoint(scaled_square)
         def adjoint_rule(dy, y, x, factor=factor):
@@ -499,6 +500,9 @@ def test_a_rule_registered_again_reaches_callers_made_before():
         assert ssad.grad(calls_the_caller)(x) == pytest.approx(expected)
         assert ssad.jvp(calls_the_caller, (x,), (1.0,))[1] == pytest.approx(expected)
         assert ssad.vjp(calls_the_caller, x)[1](1.0)[0] == pytest.approx(expected)
+        if made_before is not None:  # a gradient made earlier keeps the rules of its time
+            assert made_before[0](x) == pytest.approx(made_before[1])
+        made_before = (ssad.grad(calls_the_caller), expected)
 
 
 def cube_with_tangent_only(x):
