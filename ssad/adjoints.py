@@ -157,6 +157,9 @@ class StatementAdjoints:
             for field_name, value in fields.items():
                 if self.activity.is_active(value):
                     self.contribute(value, gast.Attribute(value=name(dy), attr=field_name, ctx=gast.Load()))
+        elif op.kind == primitives.INDEXED:
+            if any(self.activity.is_active(a) for a in op.args):
+                raise primitives.indexed_error(op, self.program, statement)
         elif op.kind == primitives.GETITEM:
             source = op.args[0]
             if self.activity.is_active(source):
@@ -362,8 +365,10 @@ class StatementAdjoints:
                     continue  # the rule says this argument's derivative is zero
                 self.contribute(op.args[i], self.simplify(output, op, i, y))
             return
-        always_none, sometimes_none = _none_positions(rule)
+        always_none, sometimes_none, shortest = _none_positions(rule)
         for i in active:
+            if shortest is not None and i >= shortest:
+                raise self.no_gradient(statement, op, i)
             if i in sometimes_none and i not in always_none:
                 raise MissingRuleError(
                     f"the adjoint rule of {primitive_name(op.primitive)} returns None for its argument {i} "
@@ -538,17 +543,26 @@ def _same_name(a, b):
 
 
 def _none_positions(rule):
-    """(positions where every tuple `rule` returns holds a literal None, positions where some does)."""
+    """(positions where every tuple `rule` returns holds a literal None, positions where some does,
+    the length of the shortest tuple it returns when every `return` is a tuple display, else None)."""
     try:
         source = textwrap.dedent(inspect.getsource(rule))
-    except (OSError, TypeError):
-        return set(), set()
-    returns = [node.value for node in gast.walk(gast.parse(source))
-               if isinstance(node, gast.Return) and isinstance(node.value, gast.Tuple)]
+        tree = gast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return set(), set(), None
+    top = tree.body[0] if tree.body and isinstance(tree.body[0], gast.FunctionDef) else None
+    every = [node for node in gast.walk(top) if isinstance(node, gast.Return)] if top is not None else []
+    returns = [node.value for node in every if isinstance(node.value, gast.Tuple)]
+    nested = any(isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not top for node in gast.walk(top or tree))
+    shortest = None
+    if every and len(returns) == len(every) and not nested and not any(
+        isinstance(e, gast.Starred) for r in returns for e in r.elts
+    ):
+        shortest = min(len(r.elts) for r in returns)
     nones = [{i for i, e in enumerate(r.elts) if isinstance(e, gast.Constant) and e.value is None} for r in returns]
     if not nones:
-        return set(), set()
-    return set.intersection(*nones), set.union(*nones)
+        return set(), set(), shortest
+    return set.intersection(*nones), set.union(*nones), shortest
 
 
 def _rule_name(path):

@@ -45,7 +45,7 @@ import numpy as np
 from . import closures as closures_module
 from .closures import closure, make_template
 from .inline import Namespace
-from .runtime import concat
+from .runtime import c_, concat, r_
 from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names
@@ -65,6 +65,7 @@ class Program:
     result: gast.expr  # the returned atom
     writes_in_place: bool  # whether any `x[i] = v` occurs
     shares: dict  # name -> the names that may share its array memory (views, copies of the name)
+    mode: str = "reverse"  # "reverse" or "forward": which rules make a user function a primitive
 
     @property
     def body(self):
@@ -665,6 +666,9 @@ class _Lowering:
         if isinstance(expr, gast.Attribute):
             return gast.Attribute(value=self.atom(expr.value), attr=expr.attr, ctx=gast.Load())
         if isinstance(expr, gast.Subscript):
+            joined = self.index_concatenation(expr)
+            if joined is not None:
+                return joined
             return gast.Subscript(value=self.atom(expr.value), slice=self.index(expr.slice), ctx=gast.Load())
         if isinstance(expr, gast.Tuple):
             return gast.Tuple(elts=[self.atom(e) for e in expr.elts], ctx=gast.Load())
@@ -675,6 +679,36 @@ class _Lowering:
                 keys=[gast.Constant(value=k.value, kind=None) for k in expr.keys], values=[self.atom(v) for v in expr.values]
             )
         raise self.parsed.unsupported(expr, f"`{type(expr).__name__}` expressions are not supported")
+
+    def index_concatenation(self, expr):
+        """`np.r_[a, 0:3, b]` as the call `r_(a, r_0_3, b)` (likewise `np.c_`), so its pieces get
+        gradients by the rules of `r_` and `c_`; each slice piece becomes its array
+        (`np.r_[0:3]`, a constant). None for any other subscript, and for a string
+        directive (`np.r_['0,2', a]`), which stays a subscript ssad refuses to differentiate."""
+        if not self.is_static(expr.value):
+            return None
+        from .primitives import static_value
+
+        try:
+            holder = static_value(expr.value, self)
+        except Exception:  # noqa: BLE001 - a path that does not resolve is reported elsewhere
+            return None
+        helper = {id(np.r_): r_, id(np.c_): c_}.get(id(holder))
+        elements = expr.slice.elts if isinstance(expr.slice, gast.Tuple) else [expr.slice]
+        if helper is None or all(isinstance(e, gast.Slice) for e in elements):
+            return None
+        if any(isinstance(e, gast.Constant) and isinstance(e.value, str) for e in elements):
+            return None
+        pieces = []
+        for element in elements:
+            if isinstance(element, gast.Slice):  # np.r_[start:stop:step]: an arange or a linspace
+                arange = copy.deepcopy(expr.value) if helper is r_ else _name(self.namespace.bind("np_r", np.r_))
+                element = gast.Subscript(value=arange, slice=element, ctx=gast.Load())
+            elif isinstance(element, gast.Starred):
+                pieces.append(gast.Starred(value=self.atom(element.value), ctx=gast.Load()))
+                continue
+            pieces.append(self.atom(element))
+        return _call(_name(self.namespace.bind(helper.__name__, helper)), *pieces)
 
     def callee(self, func):
         if self.is_static(func):

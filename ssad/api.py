@@ -22,7 +22,7 @@ import numpy as np
 from . import activity as activity_pass
 from . import anf, cse, display, emit, fence, parse
 from .calls import function_label, vjp_name
-from .errors import SsadError
+from .errors import MissingRuleError, SsadError
 from .optimize import optimize as optimize_pass
 from .registry import REGISTRY
 from .forward import forward as forward_pass
@@ -127,8 +127,8 @@ def _signature(program, name, extra_first=()):
     )
 
 
-def _returned(names):
-    if len(names) == 1:
+def _returned(names, as_tuple=False):
+    if len(names) == 1 and not as_tuple:
         return _name(names[0])
     return gast.Tuple(elts=[_name(n) for n in names], ctx=gast.Load())
 
@@ -169,13 +169,35 @@ def _rule_caller(f, variant):
     return parse.Parsed(f, node, filename, 0, 0, source.splitlines(True), {label: f})
 
 
-def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
-    """Run the pipeline; return a Compiled, or the source at `stage` when one is named."""
-    parsed = _rule_caller(f, variant) or parse.parse_function(f)
+def _parse_or_missing_rule(f, variant):
+    """`f` parsed; a function that has a rule only for the other mode and no source it can
+    be differentiated from raises MissingRuleError naming the rule to register."""
+    try:
+        return parse.parse_function(f)
+    except SsadError as error:
+        forward = variant == JVP
+        other = REGISTRY.adjoint_rule(f) if forward else REGISTRY.tangent_rule(f)
+        if other is None:
+            raise
+        have, need, mode = ("an adjoint", "tangent", "forward") if forward else ("a tangent", "adjoint", "reverse")
+        raise MissingRuleError(
+            f"{f.__qualname__} has {have} rule but no {need} rule, and ssad cannot differentiate it in "
+            f"{mode} mode from its source ({error}). Register one with @ssad.{need}({f.__name__})"
+        ) from None
+
+
+def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=False):
+    """Run the pipeline; return a Compiled, or the source at `stage` when one is named.
+
+    `as_tuple`: the gradient function returns a tuple of gradients even for one `wrt`
+    (as `grad(f, wrt=(0,))` does), so code that differentiates it sees that structure."""
+    parsed = _rule_caller(f, variant) or _parse_or_missing_rule(f, variant)
     if stage == "parse":
         return emit.to_source([parsed.node])
     fence.check(parsed)
-    program = cse.eliminate_common_subexpressions(anf.to_anf(parsed))
+    program = anf.to_anf(parsed)
+    program.mode = "forward" if variant == JVP else "reverse"  # which rules make a callee a primitive
+    program = cse.eliminate_common_subexpressions(program)
     if stage == "anf":
         return emit.to_source([program.node])
     analysis = activity_pass.analyze(program, wrt)
@@ -207,7 +229,7 @@ def _build(f, wrt, variant, optimize, stage=None, scalars=frozenset()):
     if variant in (GRAD, VALUE_AND_GRAD):
         name = program.namer.fresh(f"{variant}_{base}")
         function = _signature(program, name)
-        returned = _returned(adjoint_names)
+        returned = _returned(adjoint_names, as_tuple)
         forward = list(gradient.forward)
         if variant == VALUE_AND_GRAD:
             # The adjoint sweep restores overwritten values: keep the result as it is now.
@@ -384,9 +406,9 @@ def compile_unless_in_progress(f, wrt, variant):
     return compiled(f, wrt, variant)
 
 
-def compiled(f, wrt, variant, optimize=True, scalars=frozenset()):
-    """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters)."""
-    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__)
+def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False):
+    """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters, tuple result)."""
+    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple)
     try:
         return _cache[f][key]
     except KeyError:
@@ -399,7 +421,7 @@ def compiled(f, wrt, variant, optimize=True, scalars=frozenset()):
                 building = _in_progress.keys = set()
             building.add((f, wrt, variant))
             try:
-                entries[key] = _build(f, wrt, variant, optimize, scalars=scalars)
+                entries[key] = _build(f, wrt, variant, optimize, scalars=scalars, as_tuple=as_tuple)
             finally:
                 building.discard((f, wrt, variant))
         return entries[key]
@@ -417,10 +439,10 @@ class _Variants:
     `for_args(args)` costs one type test per positional argument and a dict lookup.
     """
 
-    def __init__(self, f, wrt, variant, optimize):
-        self.f, self.wrt, self.variant, self.optimize = f, wrt, variant, optimize
+    def __init__(self, f, wrt, variant, optimize, as_tuple=False):
+        self.f, self.wrt, self.variant, self.optimize, self.as_tuple = f, wrt, variant, optimize, as_tuple
         self.positional = _parameters(f)[0]
-        self.general = compiled(f, wrt, variant, optimize)
+        self.general = compiled(f, wrt, variant, optimize, as_tuple=as_tuple)
         self.by_mask = {}
 
     def for_args(self, args):
@@ -428,7 +450,9 @@ class _Variants:
         entry = self.by_mask.get(mask)
         if entry is None:
             scalars = frozenset(name for name, is_scalar in zip(self.positional, mask, strict=False) if is_scalar)
-            entry = compiled(self.f, self.wrt, self.variant, self.optimize, scalars) if scalars else self.general
+            entry = (
+                compiled(self.f, self.wrt, self.variant, self.optimize, scalars, self.as_tuple) if scalars else self.general
+            )
             self.by_mask[mask] = entry
         return entry
 
@@ -495,7 +519,7 @@ def _wrapper(f, wrt, optimize, with_value):
     _check_function(f, "value_and_grad" if with_value else "grad")
     names, is_tuple = normalize_wrt(f, wrt)
     variant = VALUE_AND_GRAD if with_value else GRAD
-    made = _gradient_wrapper(f, _Variants(f, names, variant, optimize), is_tuple, with_value=with_value)
+    made = _gradient_wrapper(f, _Variants(f, names, variant, optimize, is_tuple), is_tuple, with_value=with_value)
     # Threads that asked for the same gradient at once each made one; the first kept
     # wins, so every caller gets the same function (and the same variants).
     with _cache_lock:
@@ -522,8 +546,6 @@ def _gradient_wrapper(f, variants, is_tuple, with_value):
     else:
 
         def fit_all(gradients, args, kwargs):
-            if len(getters) == 1:
-                gradients = (gradients,)
             return tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(gradients, getters, strict=True))
 
         if with_value:
@@ -608,14 +630,24 @@ def _writes_in_place_anywhere(entry):
     return False
 
 
-def _unspent(residuals):
+def _unspent(residuals, copies=None):
     """`residuals` with every tape in it copied, however deep (a callee's saved values sit
     in a tuple, on the caller's tape when it was called in a loop): the backward sweep
-    pops what it reads, and a pullback may run more than once."""
+    pops what it reads, and a pullback may run more than once.
+
+    A tape reachable from several places (code that differentiates generated code saves
+    the tape it pushes on, and also the values that hold it) is copied once, so every
+    place still holds the same tape."""
+    if copies is None:
+        copies = {}
     if isinstance(residuals, Tape):
-        return Tape(_unspent(entry) for entry in residuals)
+        copied = copies.get(id(residuals))
+        if copied is None:
+            copied = copies[id(residuals)] = Tape()
+            copied.extend(_unspent(entry, copies) for entry in residuals)
+        return copied
     if type(residuals) is tuple:
-        return tuple(_unspent(entry) for entry in residuals)
+        return tuple(_unspent(entry, copies) for entry in residuals)
     return residuals
 
 
@@ -757,7 +789,7 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
         raise SsadError(f"show(mode={mode!r}): mode is 'reverse' or 'forward'")
     if stage is not None and stage not in STAGES:
         raise SsadError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
-    names, _ = normalize_wrt(f, wrt)
+    names, is_tuple = normalize_wrt(f, wrt)
     kind = "jvp" if mode == "forward" else "grad"
     title = f"{kind} of {f.__qualname__} with respect to {', '.join(names)}"
     if stage is not None:
@@ -769,10 +801,10 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
             return _shown(f, entry.source, _callee_sections(entry, JVP, originals), title, originals)
         return _shown(f, _build(f, names, JVP, optimize, stage), [], title, originals)
     if stage is None or stage == "optimized":
-        entry = compiled(f, names, GRAD, optimize)
-        source = entry.source if stage is None else _build(f, names, GRAD, True, stage)
+        entry = compiled(f, names, GRAD, optimize, as_tuple=is_tuple)
+        source = entry.source if stage is None else _build(f, names, GRAD, True, stage, as_tuple=is_tuple)
         return _shown(f, source, _callee_sections(entry, None, originals), title, originals)
-    return _shown(f, _build(f, names, GRAD, optimize, stage), [], title, originals)
+    return _shown(f, _build(f, names, GRAD, optimize, stage, as_tuple=is_tuple), [], title, originals)
 
 
 def _shown(f, source, callee_sections, title, originals):

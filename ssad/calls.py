@@ -21,6 +21,7 @@ import sys
 import threading
 
 from .errors import SsadError
+from .registry import REGISTRY
 
 _LIBRARY_PREFIXES = ("numpy", "scipy", "ssad")
 
@@ -102,25 +103,31 @@ def vjp_name(function, wrt):
 
 
 class Lazy:
-    """One half (`forward` or `backward`) of a function's vjp, compiled on first call."""
+    """One half (`forward` or `backward`) of a function's vjp, compiled on first call.
 
-    def __init__(self, function, wrt, half):
+    The two halves of a pair share one resolution, so the backward half always reads
+    the residuals of the forward half it belongs to.
+    """
+
+    def __init__(self, function, wrt, half, shared):
         self.function = function
         self.wrt = wrt
         self.half = half
         self.__name__ = f"{half}_{vjp_name(function, wrt)}"
-        self._target = None
+        self._shared = shared  # {"entry": the Compiled both halves come from, once resolved}
 
     def resolve(self):
         """The generated function this handle stands for (compiled now if needed)."""
-        target = self._target
-        if target is None:
+        entry = self._shared.get("entry")
+        if entry is None:
             from .api import VJP, compiled
 
-            entry = compiled(self.function, self.wrt, VJP)
-            target = entry.function if self.half == "forward" else entry.backward
-            self._target = target
-        return target
+            entry = self._shared.setdefault("entry", compiled(self.function, self.wrt, VJP))
+        return entry.function if self.half == "forward" else entry.backward
+
+    def pin(self, entry):
+        """Resolve the pair to `entry` (compiled with the rules of now) unless already resolved."""
+        self._shared.setdefault("entry", entry)
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
@@ -134,11 +141,16 @@ _handles_lock = threading.Lock()
 
 
 def handles(function, wrt):
-    """The shared (forward, backward) Lazy pair of `function` w.r.t. parameters `wrt`."""
-    key = (function, wrt)
+    """The shared (forward, backward) Lazy pair of `function` w.r.t. parameters `wrt`.
+
+    One pair per rule-registry version: code generated after a rule changed resolves
+    its callees anew, with the rules of now (code generated before keeps its own).
+    """
+    key = (function, wrt, REGISTRY.version)
     with _handles_lock:
         pair = _handles.get(key)
         if pair is None:
-            pair = (Lazy(function, wrt, "forward"), Lazy(function, wrt, "backward"))
+            shared = {}
+            pair = (Lazy(function, wrt, "forward", shared), Lazy(function, wrt, "backward", shared))
             _handles[key] = pair
         return pair

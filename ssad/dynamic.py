@@ -78,18 +78,21 @@ def _compiled_forward(function, args, kwargs, captured):
     """A call to the user's function (or a closure's template), differentiated by its own vjp."""
     from .api import VJP, compiled
 
-    names = _positional(function)[: len(args)]
+    names, rest = _bound_positional(function, len(args))
     keywords = [k for k in kwargs if k in inspect.signature(function).parameters]
-    wrt = tuple(names) + tuple(keywords) + tuple(captured)
+    wrt = tuple(names) + tuple(rest) + tuple(keywords) + tuple(captured)
     entry = compiled(function, wrt, VJP)
     value, residuals = entry.function(*args, **kwargs, **captured)
     backward = entry.backward
+    count = len(names) + len(rest)
 
     def compiled_pullback(d_value):
         adjoints = backward(d_value, residuals)
         positional = tuple(adjoints[: len(names)])
-        keyword = dict(zip(keywords, adjoints[len(names) : len(names) + len(keywords)], strict=True))
-        d_function = dict(zip(captured, adjoints[len(names) + len(keywords) :], strict=True)) if captured else None
+        if rest:  # one adjoint per argument `*args` took, as vjp gives them
+            positional += tuple(adjoints[len(names)])
+        keyword = dict(zip(keywords, adjoints[count : count + len(keywords)], strict=True))
+        d_function = dict(zip(captured, adjoints[count + len(keywords) :], strict=True)) if captured else None
         return (d_function,) + positional + (keyword,)
 
     return value, compiled_pullback
@@ -146,6 +149,16 @@ def method_forward(receiver, method, *args, **kwargs):
 def _positional(function):
     code = function.__code__
     return list(code.co_varnames[: code.co_argcount])
+
+
+def _bound_positional(function, count):
+    """(the positional parameters `count` positional arguments bind to, [the `*args` parameter]
+    when it takes some of them, else [])."""
+    names = _positional(function)
+    code = function.__code__
+    if count <= len(names) or not code.co_flags & inspect.CO_VARARGS:
+        return names[:count], []  # too many arguments for no `*args`: the call itself raises
+    return names, [code.co_varnames[code.co_argcount + code.co_kwonlyargcount]]
 
 
 # ----- forward mode -----
@@ -222,9 +235,16 @@ def primal_label(function):
 def _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, captured, captured_tangents):
     from .api import JVP, compiled
     from .forward import tangent_parameter
+    from .structure import zeros_like_value
 
-    names = _positional(function)[: len(primals)]
-    given = {n: t for n, t in zip(names, tangents, strict=True) if t is not None}
+    names, rest = _bound_positional(function, len(primals))
+    given = {n: t for n, t in zip(names, tangents, strict=False) if t is not None}
+    if rest and any(t is not None for t in tangents[len(names) :]):
+        # the values `*args` collects take one tuple of tangents, zeros where none is given
+        given[rest[0]] = tuple(
+            t if t is not None else zeros_like_value(p)
+            for p, t in zip(primals[len(names) :], tangents[len(names) :], strict=True)
+        )
     given.update({k: t for k, t in keyword_tangents.items() if t is not None})
     given.update({k: t for k, t in captured_tangents.items() if t is not None and k in captured})
     order = list(inspect.signature(function).parameters)

@@ -243,6 +243,8 @@ class _Forward:
         kind = op.kind
         if kind == primitives.COPY:
             return self.set_tangent(target, self.d(op.args[0]))
+        if kind == primitives.INDEXED:
+            raise primitives.indexed_error(op, self.program, statement)
         if kind == primitives.GETITEM:
             part = gast.Subscript(value=self.d(op.args[0]), slice=copy.deepcopy(statement.value.slice), ctx=gast.Load())
             return self.set_tangent(target, part)
@@ -366,9 +368,17 @@ class _Forward:
                 else:
                     del tangents[param]
         wrt = tuple(p for p in _parameter_order(function) if p in tangents)
-        compile_unless_in_progress(function, wrt, JVP)
+        try:
+            entry = compile_unless_in_progress(function, wrt, JVP)
+        except MissingRuleError as error:
+            if error.filename is not None:
+                raise
+            raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
         self.callees.append((function, wrt))
-        handle = self.helper(f"jvp_{function_label(function)}", jvp_handle(function, wrt))
+        lazy = jvp_handle(function, wrt)
+        if entry is not None:  # this code keeps the callee's code of now, whatever is registered later
+            lazy.pin(entry)
+        handle = self.helper(f"jvp_{function_label(function)}", lazy)
         call_node = copy.deepcopy(statement.value)
         call_node.func = name(handle)
         call_node.keywords = list(call_node.keywords) + [
@@ -508,11 +518,15 @@ _handles = {}
 
 
 def jvp_handle(function, wrt):
-    """The shared lazily compiled forward-mode function of `function` for tangents of `wrt`."""
-    key = (function, wrt)
-    if key not in _handles:
-        _handles[key] = _LazyJvp(function, wrt)
-    return _handles[key]
+    """The shared lazily compiled forward-mode function of `function` for tangents of `wrt`.
+
+    One handle per rule-registry version, as for the reverse-mode halves (see `calls.handles`).
+    """
+    key = (function, wrt, REGISTRY.version)
+    handle = _handles.get(key)
+    if handle is None:
+        handle = _handles.setdefault(key, _LazyJvp(function, wrt))
+    return handle
 
 
 class _LazyJvp:
@@ -528,6 +542,11 @@ class _LazyJvp:
 
             self._target = compiled(self.function, self.wrt, JVP).function
         return self._target
+
+    def pin(self, entry):
+        """Resolve to `entry` (compiled with the rules of now) unless already resolved."""
+        if self._target is None:
+            self._target = entry.function
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)

@@ -11,7 +11,9 @@ user's function. Any other rule is called, and its result indexed.
 import builtins
 import copy
 import inspect
+import keyword
 import operator
+import re
 import textwrap
 import threading
 from dataclasses import dataclass
@@ -51,6 +53,7 @@ class Namespace:
         read numpy through the user's own alias, `xp.cos`), else `preferred` when
         it is free, else a fresh variant of it (`np_1`).
         """
+        preferred = _identifier(preferred)
         if self.values.get(preferred, _MISSING) is value:
             return preferred
         for name, bound in self.values.items():
@@ -142,6 +145,16 @@ def _build_template(rule, single=False):
             return None
     outputs = [body[-1].value] if single else list(body[-1].value.elts)
     return Template(params, defaults, body[:-1], outputs, rule.__globals__, ignored)
+
+
+def _identifier(preferred):
+    """`preferred` as a name generated code can use (`<lambda>` becomes `lambda_`)."""
+    if preferred.isidentifier() and not keyword.iskeyword(preferred):
+        return preferred
+    cleaned = re.sub(r"\W", "_", preferred).strip("_") or "value"
+    if not cleaned[0].isalpha():
+        cleaned = f"value_{cleaned}"
+    return f"{cleaned}_" if keyword.iskeyword(cleaned) else cleaned
 
 
 def bind_arguments(rule, primitive_name, arg_count, keyword_names, first="dy"):

@@ -8,6 +8,7 @@ methods and attributes of local values to the `np.ndarray` member of that name
 function share one rule table.
 """
 
+import collections.abc
 import dataclasses
 import functools
 import inspect
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from .errors import SourceError
+from .errors import MissingRuleError, SourceError
 from .calls import callable_instance, transformable, unwrapped
 from .closures import Closure, closure
 from .registry import REGISTRY, primitive_name
@@ -56,6 +57,7 @@ CLOSURE = "closure"  # g = closure(g_template, x=x): a nested def or lambda (see
 DYNAMIC_CALL = "dynamic call"  # t = f(a) where f is a function value
 METHOD_CALL = "method call"  # t = obj.method(a) on an object that is not an array
 PARTIAL = "partial"  # p = functools.partial(f, a, k=b): its adjoint is (bound args, bound keywords)
+INDEXED = "indexed"  # t = obj[a, b]: a global object's own __getitem__ (np.mgrid, np.s_, a user's class)
 
 
 @dataclass
@@ -120,6 +122,9 @@ def operation(value, program):
     if isinstance(value, gast.Compare):
         return Operation(INACTIVE, args=[value.left] + list(value.comparators))
     if isinstance(value, gast.Subscript):
+        indexed = _indexed_object(value, program)
+        if indexed is not None:
+            return indexed
         return Operation(GETITEM, args=[value.value])
     if isinstance(value, (gast.Tuple, gast.List)):
         return Operation(PACK, args=list(value.elts))
@@ -143,7 +148,7 @@ def operation(value, program):
             if callee is functools.partial:
                 return Operation(PARTIAL, callee, list(value.args), keywords, name=gast_path(func))
             kind = PRIMITIVE
-            if not REGISTRY.is_primitive(callee):
+            if not REGISTRY.has_rule(callee, getattr(program, "mode", "reverse")):
                 if transformable(callee):
                     kind = USER_CALL
                 elif record_fields(callee) is not None:
@@ -172,6 +177,39 @@ def operation(value, program):
         member = getattr(np.ndarray, func.attr, None)
         return Operation(PRIMITIVE, member, [func.value] + list(value.args), keywords, name=f".{func.attr}()")
     raise AssertionError(f"not an ANF value: {gast.dump(value)}")
+
+
+# What subscripting selects from: an index into one of these never carries a gradient.
+_CONTAINERS = (np.ndarray, np.generic, collections.abc.Sequence, collections.abc.Mapping)
+
+
+def _indexed_object(value, program):
+    """INDEXED for `obj[...]` when `obj` is a global object that is not an array or a container
+    and the index reads names: the object's `__getitem__` builds a value from them (as
+    `np.mgrid[0:x:5j]` does), with no rule to differentiate it. Else None."""
+    if not is_static(value.value, program):
+        return None
+    names = [n for n in gast.walk(value.slice) if isinstance(n, gast.Name)]
+    if not names:
+        return None
+    try:
+        holder = static_value(value.value, program)
+    except SourceError:
+        return None
+    if isinstance(holder, _CONTAINERS) or isinstance(holder, type):
+        return None
+    return Operation(INDEXED, None, names, name=gast_path(value.value), keys=[type(holder).__name__])
+
+
+def indexed_error(op, program, statement):
+    """The MissingRuleError for an INDEXED operation whose index carries a gradient."""
+    return MissingRuleError(
+        f"`{op.name}[...]` builds a value from values that carry gradients, and ssad has no rule for "
+        f"subscripting `{op.name}` (a {op.keys[0]} object). Build the value with NumPy functions that have "
+        "rules (np.concatenate, np.stack, np.column_stack, np.linspace, ...), or wrap the subscript "
+        "in a function of yours and register its rule with @ssad.adjoint and @ssad.tangent",
+        *program.parsed.where(statement),
+    )
 
 
 def record_fields(callee):

@@ -144,7 +144,18 @@ class Registry:
         return is_random_draw(primitive) and primitive not in self._adjoints
 
     def is_primitive(self, primitive):
+        """Whether `primitive` has an adjoint rule or is nondifferentiable (see `has_rule`)."""
         return self.adjoint_rule(primitive) is not None or self.is_nondifferentiable(primitive)
+
+    def has_rule(self, primitive, mode):
+        """Whether `primitive` has a rule for `mode` ("reverse": an adjoint rule, "forward": a
+        tangent rule) or is nondifferentiable. A user function without one is transformed
+        from its source in that mode."""
+        if mode == "forward":
+            rule = self.tangent_rule(primitive)
+        else:
+            rule = self.adjoint_rule(primitive)
+        return rule is not None or self.is_nondifferentiable(primitive)
 
     def adjoint_primitives(self):
         return list(self._adjoints)

@@ -35,7 +35,7 @@ from . import mirror, primitives
 from .activity import list_mutation
 from .adjoints import StatementAdjoints, assign, call, constant, name, store
 from .calls import handles, parameters_of_operands
-from .errors import SourceError
+from .errors import MissingRuleError, SourceError
 from .dynamic import call_forward, method_forward
 from .runtime import concat
 from .runtime import copy_adjoint
@@ -146,7 +146,10 @@ class _Reverse(StatementAdjoints):
         forward = self.forward_block(body, depth=0)
         result = program.result
         result_active = self.activity.is_active(result)
-        seed = self.adjoint_names[result.id] if isinstance(result, gast.Name) else self.namer.fresh("d_result")
+        if isinstance(result, gast.Name) and result.id in self.adjoint_names:
+            seed = self.adjoint_names[result.id]
+        else:  # a constant, or a free name (a global or closure value): never active
+            seed = self.namer.fresh("d_result")
         backward = []
         if result_active:
             self.adjoint[result.id] = seed
@@ -233,7 +236,14 @@ class _Reverse(StatementAdjoints):
             return statement
         wrt = tuple(active)
         forward, backward = handles(op.primitive, wrt)
-        compile_callee(op.primitive, wrt)
+        try:
+            entry = compile_callee(op.primitive, wrt)
+        except MissingRuleError as error:
+            if error.filename is not None:
+                raise
+            raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
+        if entry is not None:  # this code keeps the callee's code of now, whatever is registered later
+            forward.pin(entry)
         self.callees.append((op.primitive, wrt))
         saved = self.namer.fresh(f"{target.id}_saved")
         self.calls[id(statement)] = (saved, self.helper(backward.__name__, backward), wrt, bound)
@@ -443,10 +453,12 @@ def bind_operands(op, program, statement):
 
 
 def compile_callee(function, wrt):
-    """Compile a callee's vjp now, so its errors surface with the caller's (not when recursing)."""
+    """Compile a callee's vjp now, so its errors surface with the caller's (not when recursing).
+
+    Returns its Compiled, or None while that very compilation is under way."""
     from .api import VJP, compile_unless_in_progress
 
-    compile_unless_in_progress(function, wrt, VJP)
+    return compile_unless_in_progress(function, wrt, VJP)
 
 
 def _walk_statements(block):

@@ -365,6 +365,17 @@ def concat(a, b):
     return a + b
 
 
+def r_(*pieces):
+    """`np.r_[a, b, ...]` as a function of its pieces (ssad lowers the subscript to this call,
+    with each slice piece already made into its array), so the pieces get gradients."""
+    return np.r_[pieces]
+
+
+def c_(*pieces):
+    """`np.c_[a, b, ...]` as a function of its pieces (see `r_`)."""
+    return np.c_[pieces]
+
+
 class Shape:
     """What the tape keeps of an array the adjoint sweep needs only the shape of."""
 

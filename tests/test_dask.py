@@ -31,7 +31,7 @@ distributed = pytest.importorskip("dask.distributed")
 import ssad  # noqa: E402
 import ssad.rules  # noqa: E402,F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name  # noqa: E402
-from ssad.runtime import add_at, concat, pack_like  # noqa: E402
+from ssad.runtime import add_at, c_, concat, pack_like, r_  # noqa: E402
 from ssad.structure import add_attr  # noqa: E402
 
 from .rules import (  # noqa: E402
@@ -228,6 +228,8 @@ NOT_PROTOCOL_SAFE = {
     np.take_along_axis: _UNSUPPORTED,
     np.ndarray.diagonal: "dask arrays have no `.diagonal()` method",
     np.column_stack: _UNSUPPORTED,
+    r_: "`np.r_[...]` and `np.c_[...]` build a NumPy array from their pieces, which computes dask pieces",
+    c_: "`np.r_[...]` and `np.c_[...]` build a NumPy array from their pieces, which computes dask pieces",
     np.cumprod: _AS_NUMPY,
     np.ndarray.cumprod: _AS_NUMPY,
     np.linalg.norm: _AS_NUMPY,

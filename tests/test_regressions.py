@@ -1,9 +1,12 @@
 """Programs random testing once found wrong; each now checked against finite differences."""
 
+import functools
+
 import numpy as np
 import pytest
 
 import ssad
+from ssad.testing import numerical_gradient
 
 X = np.array([0.1, 0.2, 0.3, 0.4])
 
@@ -460,3 +463,463 @@ def test_a_pullback_whose_callee_writes_in_place_refuses_a_second_run():
     np.testing.assert_allclose(d_s, 2 * s * np.sum(x[1:3] ** 2), rtol=1e-12)
     with pytest.raises(ssad.SsadError, match="was already called"):
         pullback(1.0)
+
+
+# ----- rules registered after a gradient was made, and rules of one mode only -----
+
+
+def scaled_square(x):
+    return x * x
+
+
+def calls_scaled_square(x):
+    return np.sin(scaled_square(x))
+
+
+def calls_the_caller(x):
+    return calls_scaled_square(x) * 2.0
+
+
+def test_a_rule_registered_again_reaches_callers_made_before():
+    # calls_the_caller -> calls_scaled_square -> scaled_square: the callee handles are resolved
+    # per registry version, so a caller compiled after the change sees the new rule.
+    x = 0.7
+    made_before = None
+    for factor in (2.0, 5.0, 3.0):
+
+        @ssad.adjoint(scaled_square)
+        def adjoint_rule(dy, y, x, factor=factor):
+            return (dy * factor * x,)
+
+        @ssad.tangent(scaled_square)
+        def tangent_rule(tangents, y, x, factor=factor):
+            return tangents[0] * factor * x
+
+        expected = 2.0 * np.cos(x * x) * factor * x  # the rule's derivative, by design not 2x
+        assert ssad.grad(calls_scaled_square)(x) == pytest.approx(expected / 2.0)
+        assert ssad.grad(calls_the_caller)(x) == pytest.approx(expected)
+        assert ssad.jvp(calls_the_caller, (x,), (1.0,))[1] == pytest.approx(expected)
+        assert ssad.vjp(calls_the_caller, x)[1](1.0)[0] == pytest.approx(expected)
+        if made_before is not None:  # a gradient made earlier keeps the rules of its time
+            assert made_before[0](x) == pytest.approx(made_before[1])
+        made_before = (ssad.grad(calls_the_caller), expected)
+
+
+def cube_with_tangent_only(x):
+    return x * x * x
+
+
+@ssad.tangent(cube_with_tangent_only)
+def _cube_tangent(tangents, y, x):
+    return 3.0 * x * x * tangents[0]
+
+
+def calls_cube(x):
+    return np.sum(np.sin(cube_with_tangent_only(x)))
+
+
+def test_a_tangent_rule_alone_is_used_forward_and_the_source_in_reverse():
+    x = np.array([0.3, -0.6, 0.9])
+    expected = np.cos(x**3) * 3.0 * x**2
+    v = np.array([1.0, -2.0, 0.5])
+    value, tangent = ssad.jvp(calls_cube, (x,), (v,))
+    assert value == pytest.approx(calls_cube(x))
+    assert tangent == pytest.approx(np.dot(expected, v))
+    np.testing.assert_allclose(ssad.grad(calls_cube)(x), expected)
+    ssad.check_grads(calls_cube, (x,), order=2)
+    hessian = ssad.hessian(calls_cube)(x)
+    np.testing.assert_allclose(hessian, np.diag(6 * x * np.cos(x**3) - 9 * x**4 * np.sin(x**3)), atol=1e-9)
+
+
+def test_a_tangent_rule_alone_without_source_is_a_missing_adjoint_rule():
+    scope = {}
+    exec("def cube(x):\n    return x * x * x\n", scope)
+    cube = scope["cube"]
+    ssad.tangent(cube)(lambda tangents, y, x: 3.0 * x * x * tangents[0])
+
+    def f(x):
+        return np.sin(cube(x))
+
+    assert ssad.jvp(f, (0.5,), (1.0,))[1] == pytest.approx(np.cos(0.125) * 0.75)
+    with pytest.raises(ssad.MissingRuleError, match=r"(?s)test_regressions.py:\d+.*ssad.adjoint\(cube\)"):
+        ssad.grad(f)(0.5)
+
+
+# ----- a function that returns a free name -----
+
+FREE_CONSTANT = 2.0
+FREE_ARRAY = np.array([1.0, -2.0])
+
+
+def returns_a_global(x):
+    return FREE_CONSTANT
+
+
+def returns_a_global_array(x, y):
+    return FREE_ARRAY
+
+
+def returns_a_closure_value():
+    captured = 3.0
+
+    def f(x):
+        return captured
+
+    return f
+
+
+@pytest.mark.parametrize("function", [returns_a_global, returns_a_closure_value()], ids=["global", "closure"])
+def test_a_returned_free_name_has_a_zero_gradient(function):
+    assert ssad.grad(function)(1.5) == 0.0
+    assert ssad.value_and_grad(function)(1.5) == (function(1.5), 0.0)
+    np.testing.assert_array_equal(ssad.grad(function)(np.ones(3)), np.zeros(3))
+    assert ssad.jvp(function, (1.5,), (1.0,)) == (function(1.5), 0.0)
+    assert ssad.grad(ssad.grad(function))(1.5) == 0.0
+    np.testing.assert_array_equal(ssad.hessian(function)(np.ones(2)), np.zeros((2, 2)))
+
+
+def test_a_returned_free_array_has_zero_pullback_and_tangent():
+    x = np.array([0.5, 0.25])
+    value, pullback = ssad.vjp(returns_a_global_array, x, 1.5)
+    np.testing.assert_array_equal(value, FREE_ARRAY)
+    d_x, d_y = pullback(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(d_x, np.zeros(2))
+    assert d_y == 0.0
+    value, tangent = ssad.jvp(returns_a_global_array, (x, 1.5), (np.ones(2), 1.0))
+    np.testing.assert_array_equal(tangent, np.zeros(2))
+    np.testing.assert_array_equal(ssad.jacobian(returns_a_global_array)(x, 1.5), np.zeros((2, 2)))
+
+
+# ----- np.r_ and np.c_, and subscripts of objects that have no rule -----
+
+
+def joined_by_r_(x):
+    return np.sum(np.sin(np.r_[x, x] * np.arange(1.0, 7.0)))
+
+
+def joined_by_r_with_constant_pieces(x):
+    return np.sum(np.sin(np.r_[0:3, x, 2.0, x[0], 0:1:3j]) * np.arange(1.0, 12.0))
+
+
+def joined_by_c_(x):
+    return np.sum(np.sin(np.c_[x, 2.0 * x, np.ones(3)] * np.arange(1.0, 10.0).reshape(3, 3)))
+
+
+def joined_by_c_with_a_matrix(x):
+    return np.sum(np.sin(np.c_[np.outer(x, x), x]) * np.arange(12.0).reshape(3, 4))
+
+
+@pytest.mark.parametrize(
+    "function", [joined_by_r_, joined_by_r_with_constant_pieces, joined_by_c_, joined_by_c_with_a_matrix]
+)
+def test_r_and_c_join_pieces_that_carry_gradients(function):
+    x = np.array([0.3, 0.7, -1.1])
+    v = np.array([1.0, -2.0, 0.5])
+    gradient = ssad.grad(function)(x)
+    assert np.all(gradient != 0.0)
+    ssad.check_grads(function, (x,), order=2)
+    expected = numerical_gradient(lambda z: function(z), x)
+    np.testing.assert_allclose(ssad.jvp(function, (x,), (v,))[1], expected @ v, rtol=1e-6)
+    np.testing.assert_allclose(ssad.hessian(function)(x), ssad.jacobian(ssad.grad(function))(x), rtol=1e-9)
+
+
+def joined_with_a_directive(x):
+    return np.sum(np.r_["0,2", x, x])
+
+
+def grid_from_a_value(x):
+    return np.sum(np.mgrid[0 : x[0] : 5j])
+
+
+def index_expression_of_a_value(x):
+    return np.sum(np.s_[x])
+
+
+@pytest.mark.parametrize("function", [joined_with_a_directive, grid_from_a_value, index_expression_of_a_value])
+def test_a_subscript_of_an_object_without_a_rule_is_refused(function):
+    x = np.array([0.3, 0.7, 1.1])
+    with pytest.raises(ssad.MissingRuleError, match=r"test_regressions.py:\d+.*no rule for subscripting"):
+        ssad.grad(function)(x)
+    with pytest.raises(ssad.MissingRuleError, match=r"test_regressions.py:\d+.*no rule for subscripting"):
+        ssad.jvp(function, (x,), (x,))
+
+
+def indexes_a_constant_with_an_inactive_value(x, n):
+    return np.sum(x * np.r_[0:n])
+
+
+def test_a_subscript_of_an_object_with_inactive_values_still_runs():
+    x = np.array([0.3, 0.7, 1.1])
+    np.testing.assert_allclose(ssad.grad(indexes_a_constant_with_an_inactive_value)(x, 3), [0.0, 1.0, 2.0])
+
+
+# ----- std where nothing spreads -----
+
+
+def std_of_one_row(x):
+    return np.sum(np.std(x, axis=0) * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize(
+    "function, x, expected",
+    [
+        (lambda x: np.std(x), 3.5, 0.0),
+        (lambda x: np.std(x), np.array([2.0, 2.0, 2.0]), np.zeros(3)),
+        (lambda x: x.std(), np.array([[0.5, 0.5]]), np.zeros((1, 2))),
+        (std_of_one_row, np.array([[0.3, -0.2, 1.5]]), np.zeros((1, 3))),
+        # the flat row has slope 0, the other the usual (x - mean) / (n * std)
+        (lambda x: np.sum(np.std(x, axis=1, keepdims=True)), np.array([[0.3, 0.3], [0.1, 0.2]]), [[0, 0], [-0.5, 0.5]]),
+        (lambda x: np.sum(np.var(x, axis=0)), np.array([[0.3, -0.2]]), np.zeros((1, 2))),
+    ],
+    ids=["scalar", "equal", "method", "one-row", "one-flat-row", "var"],
+)
+def test_std_without_spread_has_slope_zero(function, x, expected):
+    gradient = ssad.grad(function)(x)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-12)
+    v = np.linspace(0.5, 1.5, np.size(x)).reshape(np.shape(x)) if np.ndim(x) else 0.5
+    tangent = ssad.jvp(function, (x,), (v,))[1]
+    np.testing.assert_allclose(tangent, np.sum(np.asarray(expected) * v), rtol=1e-12, atol=1e-15)
+    assert np.all(np.isfinite(ssad.hessian(function)(x)))
+    assert np.all(np.isfinite(ssad.grad(lambda z: np.sum(ssad.grad(function)(z) ** 2 + z))(x)))
+
+
+def std_over_rows(z):
+    return np.sum(np.std(z, axis=0) ** 1.5)
+
+
+def std_unbiased(z):
+    return np.std(z, ddof=1)
+
+
+@pytest.mark.parametrize("function", [std_over_rows, std_unbiased])
+def test_std_with_spread_still_matches_finite_differences(function):
+    x = np.array([[0.3, -0.2, 1.5], [0.9, 0.4, -0.7]])
+    ssad.check_grads(function, (x,), order=2)
+
+
+# ----- second order through a list of differently shaped arrays -----
+
+
+def sum_over_a_ragged_list(xs):
+    return np.sum(np.sin(xs[0])) + np.sum(np.cos(xs[1]) * xs[1])
+
+
+def test_hessian_vector_product_of_a_list_of_differently_shaped_arrays():
+    xs = [np.array([0.3, -0.5, 1.2]), np.array([[0.4, 0.9], [-0.8, 0.1]])]
+    vs = [np.array([1.0, 0.5, -2.0]), np.array([[0.3, -1.0], [0.7, 2.0]])]
+    value, hvp = ssad.jvp(ssad.grad(sum_over_a_ragged_list), (xs,), (vs,))
+    assert isinstance(value, list) and isinstance(hvp, list)
+    # closed form: d2/dx2 sin(x) = -sin(x); d2/dx2 x cos(x) = -2 sin(x) - x cos(x)
+    np.testing.assert_allclose(hvp[0], -np.sin(xs[0]) * vs[0], rtol=1e-12)
+    np.testing.assert_allclose(hvp[1], (-2 * np.sin(xs[1]) - xs[1] * np.cos(xs[1])) * vs[1], rtol=1e-12)
+    # reverse over reverse gives the same product
+    def directional(xs):
+        g = ssad.grad(sum_over_a_ragged_list)(xs)
+        return np.sum(g[0] * vs[0]) + np.sum(g[1] * vs[1])
+
+    again = ssad.grad(directional)(xs)
+    for got, expected in zip(again, hvp, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # and the same as finite differences of the gradient along vs
+    eps = 1e-6
+    up = ssad.grad(sum_over_a_ragged_list)([x + eps * v for x, v in zip(xs, vs, strict=True)])
+    down = ssad.grad(sum_over_a_ragged_list)([x - eps * v for x, v in zip(xs, vs, strict=True)])
+    for got, u, d in zip(hvp, up, down, strict=True):
+        np.testing.assert_allclose(got, (u - d) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
+# ----- third order through np.dot -----
+
+DOT_WEIGHTS = np.array([0.2, -0.4, 0.7])
+
+
+def sine_of_a_dot(x):
+    return np.sin(np.dot(x, DOT_WEIGHTS))
+
+
+gradient_of_sine_of_a_dot = ssad.grad(sine_of_a_dot)
+
+
+def summed_gradient_of_sine_of_a_dot(x):
+    return np.sum(gradient_of_sine_of_a_dot(x))
+
+
+def test_third_order_through_dot():
+    # h(x) = cos(x.w) sum(w): grad h = -sin(x.w) sum(w) w, its Jacobian -cos(x.w) sum(w) w w^T
+    x = np.array([0.3, 0.7, 1.1])
+    w = DOT_WEIGHTS
+    s = np.dot(x, w)
+    jacobian = -np.cos(s) * np.sum(w) * np.outer(w, w)
+    second = ssad.grad(summed_gradient_of_sine_of_a_dot)
+    np.testing.assert_allclose(second(x), -np.sin(s) * np.sum(w) * w, rtol=1e-12)
+    value, pullback = ssad.vjp(second, x)
+    v = np.array([1.0, -0.5, 2.0])
+    np.testing.assert_allclose(pullback(np.ones(3))[0], jacobian.T @ np.ones(3), rtol=1e-12)
+    np.testing.assert_allclose(ssad.vjp(second, x)[1](v)[0], jacobian.T @ v, rtol=1e-12)
+    np.testing.assert_allclose(ssad.jvp(second, (x,), (v,))[1], jacobian @ v, rtol=1e-12)
+    np.testing.assert_allclose(ssad.hessian(summed_gradient_of_sine_of_a_dot)(x), jacobian, rtol=1e-12)
+    third = ssad.grad(lambda z: np.sum(ssad.grad(summed_gradient_of_sine_of_a_dot)(z) * v))
+    np.testing.assert_allclose(third(x), jacobian.T @ v, rtol=1e-12)
+
+
+# ----- np.pad with widths passed in, and rules that give fewer adjoints than arguments -----
+
+
+def padded_by_argument(x, widths):
+    padded = np.pad(x, widths, "constant")
+    return np.sum(np.sin(padded) * np.linspace(0.5, 1.5, padded.size))
+
+
+def padded_by_reflection(x, widths):
+    padded = np.pad(x, widths, mode="reflect")
+    return np.sum(np.sin(padded) * np.linspace(0.5, 1.5, padded.size))
+
+
+@pytest.mark.parametrize("function", [padded_by_argument, padded_by_reflection])
+@pytest.mark.parametrize("widths", [2, (1, 2), [(2, 1)]], ids=["int", "pair", "list"])
+def test_pad_widths_passed_as_an_argument_get_no_gradient(function, widths):
+    x = np.array([0.3, 0.7, 1.1, -0.4])
+    v = np.array([1.0, -0.5, 2.0, 0.25])
+    expected = numerical_gradient(lambda z: function(z, widths), x)
+    np.testing.assert_allclose(ssad.grad(function)(x, widths), expected, rtol=1e-6)
+    d_x, d_widths = ssad.grad(function, wrt=(0, 1))(x, widths)
+    np.testing.assert_allclose(d_x, expected, rtol=1e-6)
+    assert not np.any(d_widths)
+    value, pullback = ssad.vjp(function, x, widths)
+    assert value == pytest.approx(function(x, widths))
+    d_x, d_widths = pullback(1.0)
+    np.testing.assert_allclose(d_x, expected, rtol=1e-6)
+    assert not np.any(d_widths)
+    np.testing.assert_allclose(ssad.jvp(function, (x, widths), (v, None))[1], expected @ v, rtol=1e-6)
+    ssad.check_grads(lambda z: function(z, widths), (x,), order=2)
+    hessian = ssad.hessian(function)(x, widths)
+    np.testing.assert_allclose(hessian, ssad.jacobian(ssad.grad(function))(x, widths), rtol=1e-12)
+
+
+def scaled_by(x, k):
+    return x * k
+
+
+@ssad.adjoint(scaled_by)
+def _scaled_by_adjoint(dy, y, x, k):
+    if np.ndim(x) == 0:  # a branch: the rule is called, not inlined
+        return (dy * k,)
+    return (dy * k,)
+
+
+def calls_scaled_by(x, k):
+    return np.sum(np.sin(scaled_by(x, k)))
+
+
+def test_a_called_rule_that_gives_no_gradient_to_an_active_argument_is_refused():
+    x = np.array([0.3, 0.7])
+    np.testing.assert_allclose(ssad.grad(calls_scaled_by)(x, 2.0), 2.0 * np.cos(2.0 * x))
+    with pytest.raises(ssad.MissingRuleError, match=r"test_regressions.py:\d+.*no gradient for its argument 1"):
+        ssad.grad(calls_scaled_by, wrt=(0, 1))(x, 2.0)
+    with pytest.raises(ssad.MissingRuleError, match=r"no gradient for its argument 1"):
+        ssad.vjp(calls_scaled_by, x, 2.0)
+
+
+# ----- function values that take *args -----
+
+
+def product_of_all(*xs):
+    return xs[0] * xs[1] * np.sin(xs[-1])
+
+
+def scaled_product(scale, *xs):
+    return scale * np.sum(xs[0] * xs[1])
+
+
+def pick_product():
+    return product_of_all
+
+
+def pick_scaled():
+    return scaled_product
+
+
+def calls_a_returned_star_function(x):
+    return pick_product()(x, x, x)
+
+
+def calls_a_returned_function_with_leading_parameter(x, y):
+    return pick_scaled()(y[0], x, np.cos(y))
+
+
+def partial_of_a_star_function(x, y):
+    g = functools.partial(scaled_product, y[1], x)
+    return g(np.sin(y))
+
+
+@pytest.mark.parametrize(
+    "function, args",
+    [
+        (calls_a_returned_star_function, (0.7,)),
+        (calls_a_returned_star_function, (np.array([0.3, -0.8]),)),
+        (calls_a_returned_function_with_leading_parameter, (np.array([0.3, -0.8]), np.array([1.1, 0.4]))),
+        (partial_of_a_star_function, (np.array([0.3, -0.8]), np.array([1.1, 0.4]))),
+    ],
+    ids=["scalar", "array", "leading-parameter", "partial"],
+)
+def test_a_function_value_with_star_args(function, args):
+    # first order only: second derivatives through calls to function values are a documented limit
+    ssad.check_grads(function, args)
+    tangents = tuple(np.ones_like(a) if np.ndim(a) else 1.0 for a in args)
+    value, tangent = ssad.jvp(function, args, tangents)
+    assert value == pytest.approx(function(*args))
+    eps = 1e-6
+    up = function(*(a + eps * t for a, t in zip(args, tangents, strict=True)))
+    down = function(*(a - eps * t for a, t in zip(args, tangents, strict=True)))
+    np.testing.assert_allclose(tangent, (up - down) / (2 * eps), rtol=1e-6)
+
+
+def test_a_returned_star_function_matches_the_closed_form():
+    # x * x * sin(x): derivative 2 x sin(x) + x^2 cos(x)
+    x = 0.7
+    assert ssad.grad(calls_a_returned_star_function)(x) == pytest.approx(2 * x * np.sin(x) + x * x * np.cos(x))
+    assert ssad.jvp(calls_a_returned_star_function, (x,), (1.0,))[1] == pytest.approx(
+        2 * x * np.sin(x) + x * x * np.cos(x)
+    )
+    value, pullback = ssad.vjp(calls_a_returned_star_function, np.array([x, 0.2]))
+    np.testing.assert_allclose(pullback(np.array([1.0, 2.0]))[0], [2 * x * np.sin(x) + x * x * np.cos(x),
+                                                                 2 * (0.4 * np.sin(0.2) + 0.04 * np.cos(0.2))])
+
+
+# ----- a gradient with a one-element tuple wrt keeps its tuple in every mode -----
+
+
+def sine_times(x, y):
+    return np.sum(np.sin(x) * y)
+
+
+@pytest.mark.parametrize("with_value", [False, True], ids=["grad", "value_and_grad"])
+def test_a_one_tuple_gradient_is_a_tuple_to_every_mode(with_value):
+    x = np.array([0.3, 0.7, 1.1])
+    y = np.array([1.0, 2.0, -1.0])
+    u = np.array([0.5, -1.0, 2.0])
+    make = ssad.value_and_grad if with_value else ssad.grad
+    g = make(sine_times, wrt=(0,))
+
+    def gradient_part(out):
+        return out[1] if with_value else out
+
+    direct = gradient_part(g(x, y))
+    assert isinstance(direct, tuple) and len(direct) == 1
+    np.testing.assert_allclose(direct[0], np.cos(x) * y)
+    # the gradient's derivative: d/dx = diag(-sin(x) y), d/dy = diag(cos(x))
+    value, tangent = ssad.jvp(g, (x, y), (u, u))
+    assert isinstance(gradient_part(value), tuple) and isinstance(gradient_part(tangent), tuple)
+    np.testing.assert_allclose(gradient_part(tangent)[0], -np.sin(x) * y * u + np.cos(x) * u)
+    value, pullback = ssad.vjp(g, x, y)
+    assert isinstance(gradient_part(value), tuple)
+    seed = (0.0, (u,)) if with_value else (u,)
+    d_x, d_y = pullback(seed)
+    np.testing.assert_allclose(d_x, -np.sin(x) * y * u)
+    np.testing.assert_allclose(d_y, np.cos(x) * u)
+
+    def through_a_call(x, y):
+        return np.sum(gradient_part(g(x, y))[0] * u)
+
+    np.testing.assert_allclose(ssad.grad(through_a_call)(x, y), -np.sin(x) * y * u)
+    assert str(ssad.show(sine_times, wrt=(0,))).rstrip().endswith(("return d_x,", "return (d_x,)"))

@@ -15,7 +15,9 @@ Conventions
   holds NaN has NaN as its extremum; its NaN elements are the ones that share it.
 - ``prod`` and ``cumprod`` never divide by an element that may be zero: both are
   exact when the input holds one or several zeros.
-- ``std`` at a slice with zero spread has no derivative; its rule gives NaN there.
+- ``std`` at a slice with zero spread (one element, or all equal) has no derivative; its
+  rule gives 0 there, the middle of the subgradients (as for ``norm`` at the origin), so
+  no finite input gets a NaN gradient.
 - Complex inputs follow the convention of ``elementwise`` (docs/conventions.md):
   ``sum``, ``mean``, ``prod``, ``cumsum``, ``cumprod`` are holomorphic and keep their
   formulas; ``var`` and ``std`` are real and read Re(dy). Orderings (``max``,
@@ -291,15 +293,17 @@ def var_tangent(tangents, y, a, axis=None, dtype=None, out=None, ddof=0, keepdim
 @adjoint(np.ndarray.std)
 def std_adjoint(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = _conj(a - np.mean(a, axis, keepdims=True))
-    spread = _expand(y, a, axis, keepdims) * (size(a) / size(y) - ddof)
-    return (_expand(np.real(dy), a, axis, keepdims) * centered / spread,)
+    flat = _expand(y, a, axis, keepdims) == 0  # no spread: centered is 0 there too, and so is the slope
+    spread = np.where(flat, 1.0, _expand(y, a, axis, keepdims) * (size(a) / size(y) - ddof))
+    return (np.where(flat, 0.0, _expand(np.real(dy), a, axis, keepdims) * centered / spread),)
 
 
 @tangent(np.std)
 @tangent(np.ndarray.std)
 def std_tangent(tangents, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = _conj(a - np.mean(a, axis, keepdims=True))
-    return np.real(np.sum(centered * tangents[0], axis=axis, keepdims=keepdims)) / (y * (size(a) / size(y) - ddof))
+    spread = np.where(y == 0, 1.0, y * (size(a) / size(y) - ddof))  # no spread: centered is 0, so is the slope
+    return np.real(np.sum(centered * tangents[0], axis=axis, keepdims=keepdims)) / spread
 
 
 # ----- Scans -----

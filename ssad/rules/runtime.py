@@ -84,10 +84,18 @@ def getitem_adjoint_tangent(tangents, y, d_part, x, index):
 
 
 def _base_tangent(t_base, d_x):
-    """A zero tangent may arrive as the literal 0.0: give it the base's shape to index into."""
-    if np.ndim(t_base) == 0 and not isinstance(d_x, (float, int)) and np.ndim(d_x) > 0:
+    """A zero tangent may arrive as the literal 0.0: give it the base's shape (or structure: a
+    list of differently shaped arrays) to index into."""
+    if _is_number(t_base) and not _is_number(d_x):
         return zeros_like_value(d_x)
     return t_base
+
+
+def _is_number(value):
+    """Whether `value` is a number, a 0-d array or None (never np.ndim, which a ragged list breaks)."""
+    if value is None or isinstance(value, (int, float, complex, np.generic)):
+        return True
+    return getattr(value, "ndim", None) == 0
 
 
 @tangent(added_at)

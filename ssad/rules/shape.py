@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import broadcast_like, is_other_array, pack_like, size, summed_at, unbroadcast
+from ..runtime import broadcast_like, c_, is_other_array, pack_like, r_, size, summed_at, unbroadcast
 
 
 # ----- Reshaping -----
@@ -214,14 +214,22 @@ def repeat_tangent(tangents, y, a, repeats, axis=None):
     return np.repeat(tangents[0], repeats, axis)
 
 
+# The keywords are np.pad's own (it takes them as **kwargs); only `reflect_type` changes a
+# mode these rules describe. The widths are integers: no gradient.
 @adjoint(np.pad)
-def pad_adjoint(dy, y, array, pad_width, mode="constant", **kwargs):
-    return (_unpad(dy, array, pad_width, mode, kwargs),)
+def pad_adjoint(
+    dy, y, array, pad_width, mode="constant", *, stat_length=None, constant_values=0, end_values=0,
+    reflect_type="even",
+):
+    return (_unpad(dy, array, pad_width, mode, reflect_type), None)
 
 
 @tangent(np.pad)
-def pad_tangent(tangents, y, array, pad_width, mode="constant", **kwargs):
-    return _pad_tangent(tangents[0], pad_width, mode, kwargs)
+def pad_tangent(
+    tangents, y, array, pad_width, mode="constant", *, stat_length=None, constant_values=0, end_values=0,
+    reflect_type="even",
+):
+    return _pad_tangent(tangents[0], array, pad_width, mode, reflect_type)
 
 
 @adjoint(np.array)
@@ -413,6 +421,33 @@ def column_stack_adjoint(dy, y, tup):
 @tangent(np.column_stack)
 def column_stack_tangent(tangents, y, tup):
     return np.column_stack(_filled(tangents[0], tup))
+
+
+# np.r_[a, b] and np.c_[a, b]: ssad lowers the subscripts to the calls r_(a, b) and c_(a, b)
+
+
+@adjoint(r_)
+def r_adjoint(dy, y, *pieces):
+    _check_no_directive(pieces, "np.r_")
+    return tuple(_unconcatenate(dy, pieces, 0, np.atleast_1d))
+
+
+@tangent(r_)
+def r_tangent(tangents, y, *pieces):
+    _check_no_directive(pieces, "np.r_")
+    return r_(*_filled(tangents, pieces))
+
+
+@adjoint(c_)
+def c_adjoint(dy, y, *pieces):
+    _check_no_directive(pieces, "np.c_")
+    return tuple(_unconcatenate(dy, pieces, -1, _c_piece))
+
+
+@tangent(c_)
+def c_tangent(tangents, y, *pieces):
+    _check_no_directive(pieces, "np.c_")
+    return c_(*_filled(tangents, pieces))
 
 
 @adjoint(np.split)
@@ -846,9 +881,9 @@ def _pad_widths(pad_width, ndim):
 _COPYING_PAD_MODES = ("edge", "wrap", "reflect", "symmetric")
 
 
-def _unpad(dy, array, pad_width, mode, options):
-    """Undo np.pad(array, pad_width, mode, **options)."""
-    _check_pad_mode(mode, options, "gradient", "adjoint")
+def _unpad(dy, array, pad_width, mode, reflect_type):
+    """Undo np.pad(array, pad_width, mode, reflect_type=reflect_type)."""
+    _check_pad_mode(mode, reflect_type, "gradient", "adjoint")
     shape = np.shape(array)
     widths = _pad_widths(pad_width, len(shape))
     if mode in ("constant", "empty"):
@@ -862,26 +897,28 @@ def _unpad(dy, array, pad_width, mode, options):
     return np.reshape(grad, shape)
 
 
-def _pad_tangent(t, pad_width, mode, options):
-    """np.pad(array, pad_width, mode, **options) applied to the tangent `t` of `array`.
+def _pad_tangent(t, array, pad_width, mode, reflect_type):
+    """np.pad(array, pad_width, mode, reflect_type=reflect_type) applied to the tangent `t` of `array`.
 
     A constant (or uninitialized) border does not depend on `array`: its tangent is zero.
-    The copying modes copy tangents the way they copy values.
+    The copying modes copy tangents the way they copy values. A zero tangent may come as
+    the number 0.0 (when only the widths carry one): it is padded shaped like `array`.
     """
-    _check_pad_mode(mode, options, "tangent", "tangent")
+    _check_pad_mode(mode, reflect_type, "tangent", "tangent")
+    t = broadcast_like(t, array)
     if mode in ("constant", "empty"):
         return np.pad(t, pad_width)
     return np.pad(t, pad_width, mode)
 
 
-def _check_pad_mode(mode, options, what, decorator):
+def _check_pad_mode(mode, reflect_type, what, decorator):
     """Refuse the np.pad modes whose border the rules do not describe."""
     if mode in ("constant", "empty"):
         return
-    if mode in _COPYING_PAD_MODES and options.get("reflect_type", "even") == "even":
+    if mode in _COPYING_PAD_MODES and reflect_type == "even":
         return
     raise SsadError(
-        f"no {what} for np.pad with mode={mode!r} and options {options!r}: ssad "
+        f"no {what} for np.pad with mode={mode!r} and reflect_type={reflect_type!r}: ssad "
         f"differentiates the modes 'constant', 'empty', {', '.join(map(repr, _COPYING_PAD_MODES))} "
         f"(with the default reflect_type='even'). Register a rule with ssad.{decorator}(np.pad) "
         "to support more."
@@ -955,6 +992,25 @@ def _filled(t, x):
         items = t if isinstance(t, (list, tuple)) else [t] * len(x)
         return [_filled(t_item, item) for t_item, item in zip(items, x, strict=True)]
     return broadcast_like(0.0 if t is None else t, x)
+
+
+def _check_no_directive(pieces, label):
+    """Refuse np.r_[...] or np.c_[...] with a string directive (`np.r_['0,2', a, b]`), which
+    changes how the pieces are joined."""
+    if any(isinstance(piece, str) for piece in pieces):
+        raise SsadError(
+            f"cannot differentiate {label}[...] with a string directive: write the join with "
+            "np.concatenate, np.stack or np.column_stack instead"
+        )
+
+
+nondifferentiable(_check_no_directive)
+
+
+def _c_piece(item):
+    """What np.c_ makes of one piece before joining along the last axis: at least 2-D, a
+    1-D array (or a number) as a column."""
+    return np.c_[item]
 
 
 def _hstack_axis(tup):

@@ -8,7 +8,7 @@ import pytest
 import ssad.rules  # noqa: F401  (registers the built-in rules)
 from ssad.errors import SsadError
 from ssad.registry import REGISTRY
-from ssad.runtime import pack_like
+from ssad.runtime import c_, pack_like, r_
 from ssad.testing import assert_close, check_rule, check_tangent, numerical_gradient
 
 from .cases import Case, case_id
@@ -70,6 +70,12 @@ CASES = [
     Case(np.roll, (rand(3, 4), -1, 1), id="roll-axis"),
     Case(np.roll, (rand(3, 4), (1, -2), (0, -1)), id="roll-tuple"),
     Case(np.roll, (rand(3, 4), (1, 2), 1), id="roll-tuple-same-axis"),
+    Case(r_, (rand(3), 0.5, rand(2)), id="r_"),
+    Case(r_, (rand(2, 3), rand(1, 3)), id="r_-2d"),
+    Case(r_, (np.arange(3), rand(2)), id="r_-integer-piece"),
+    Case(c_, (rand(3), rand(3, 2), rand(3)), id="c_"),
+    Case(c_, (rand(2, 2, 3), rand(2, 2, 1)), id="c_-3d"),
+    Case(c_, (0.5, np.array([1.5])), id="c_-scalar"),
     Case(np.tile, (rand(3), 2), id="tile"),
     Case(np.tile, (rand(2, 3), (2, 1, 3)), id="tile-more-reps"),
     Case(np.tile, (rand(2, 3, 2), (2, 3)), id="tile-fewer-reps"),
@@ -376,7 +382,8 @@ def test_namedtuple_argument():
 def test_float32_adjoint_keeps_dtype(primitive, args, kwargs):
     x = rand(3, 3).astype(np.float32)
     y = primitive(x, *args, **kwargs)
-    (d_x,) = REGISTRY.adjoint_rule(primitive)(np.ones_like(y), y, x, *args, **kwargs)
+    d_x, *others = REGISTRY.adjoint_rule(primitive)(np.ones_like(y), y, x, *args, **kwargs)
+    assert all(other is None for other in others)  # integer arguments (pad widths): no gradient
     assert d_x.dtype == np.float32
     assert d_x.shape == x.shape
 
