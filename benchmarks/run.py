@@ -327,7 +327,8 @@ def measure(workload, args, peers, target, repeats):
 
 def forward_sweep(workload, args):
     """The generated forward function of `workload` (what `ssad.vjp` runs first)."""
-    from ssad.api import VJP, compiled
+    from ssad.backend.driver import compiled
+    from ssad.runtime.handles import VJP
 
     names = tuple(workload.function.__code__.co_varnames[i] for i in range(len(args)))
     return compiled(workload.function, names, VJP, True, frozenset()).function

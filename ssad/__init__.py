@@ -6,7 +6,9 @@
 """
 
 from . import rules as _rules  # noqa: F401  (registers the built-in rules)
-from .api import grad, hessian, jacobian, jvp, show, stages, value_and_grad, vjp
+from .api import grad, jvp, value_and_grad, vjp
+from .display import show, stages
+from .matrices import hessian, jacobian
 from .errors import MissingRuleError, SsadError, UnsupportedSyntaxError
 from .registry import adjoint, impure, nondifferentiable, tangent
 from .runtime import stop_gradient

@@ -13,7 +13,8 @@ import os
 import sys
 
 from . import __version__
-from .api import STAGES, show
+from .backend.pipeline import STAGES
+from .display import show
 from .errors import SsadError
 
 MODES = ("reverse", "forward")

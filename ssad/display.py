@@ -1,4 +1,7 @@
-"""HTML for `ssad.show(f)` in Jupyter: the original function beside the code generated for it.
+"""`ssad.show(f)`: the generated code, and its HTML for Jupyter beside the original function.
+
+`show` and `stages` ask the driver for the generated code (or the pipeline for the
+code after one stage) and wrap it in a `Shown`.
 
 Assumes: the generated source and the original functions' sources, as plain text.
 Guarantees: `to_html` returns one self-contained HTML fragment: pygments with inline
@@ -15,7 +18,12 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from .errors import display_filename
+from .api import _check_function, normalize_wrt
+from .backend.driver import compiled
+from .backend.pipeline import STAGES, build
+from .errors import SsadError, display_filename
+from .runtime.callables import unwrapped
+from .runtime.handles import GRAD, JVP, VJP
 
 _COMMENT = re.compile(r"^(\s*)# (grad|tangent) of: (.*)$")
 
@@ -203,3 +211,100 @@ def _text(value):
 
 def _attribute(value):
     return html.escape(value, quote=True)
+
+
+# ----- show -----
+
+
+class Shown:
+    """What `show` returns: `str()` and `.source` are the generated source, exactly.
+
+    `.title` says what was differentiated; `.originals` holds the source of the
+    function and of every function of yours the generated code differentiates too;
+    `.original` is the function's own. In Jupyter, `_repr_html_()` shows the original
+    beside the generated code, highlighted, each `# grad of:` comment pointing back to
+    the line it differentiates.
+    """
+
+    def __init__(self, source, title="", sections=None):
+        self.source = source
+        self.title = title
+        self._sections = list(sections) if sections is not None else [Section(source)]
+        self.originals = list({id(s.original): s.original for s in self._sections if s.original}.values())
+        self.original = self.originals[0].source if self.originals else None
+
+    def __str__(self):
+        return self.source
+
+    def __repr__(self):
+        return self.source
+
+    def _repr_html_(self):
+        return to_html(self.title or "generated source", self._sections)
+
+
+def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
+    """The generated gradient source of `f` (what `grad(f, wrt)` runs).
+
+    `mode="forward"` shows the jvp instead. `stage` (one of "parse", "anf",
+    "activity", "reverse", "optimized") shows the code after that pipeline stage,
+    for debugging the compiler. The result prints as the source and renders in
+    Jupyter as the original function beside the generated code.
+    """
+    f = unwrapped(f)
+    _check_function(f, "show")
+    if mode not in ("reverse", "forward"):
+        raise SsadError(f"show(mode={mode!r}): mode is 'reverse' or 'forward'")
+    if stage is not None and stage not in STAGES:
+        raise SsadError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
+    names, is_tuple = normalize_wrt(f, wrt)
+    kind = "jvp" if mode == "forward" else "grad"
+    title = f"{kind} of {f.__qualname__} with respect to {', '.join(names)}"
+    if stage is not None:
+        title += f", after the {stage} stage"
+    originals = {}
+    if mode == "forward":
+        if stage is None:
+            entry = compiled(f, names, JVP, optimize)
+            return _shown(f, entry.source, _callee_sections(entry, JVP, originals), title, originals)
+        return _shown(f, build(f, names, JVP, optimize, stage), [], title, originals)
+    if stage is None or stage == "optimized":
+        entry = compiled(f, names, GRAD, optimize, as_tuple=is_tuple)
+        source = entry.source if stage is None else build(f, names, GRAD, True, stage, as_tuple=is_tuple)
+        return _shown(f, source, _callee_sections(entry, None, originals), title, originals)
+    return _shown(f, build(f, names, GRAD, optimize, stage, as_tuple=is_tuple), [], title, originals)
+
+
+def _shown(f, source, callee_sections, title, originals):
+    main = Section(source, _original(f, originals))
+    sections = [main] + callee_sections
+    return Shown("".join(s.source for s in sections), title, sections)
+
+
+def _original(function, originals):
+    """The displayed source of `function`, read once per `show`."""
+    if function not in originals:
+        originals[function] = original_of(function)
+    return originals[function]
+
+
+def _callee_sections(entry, variant, originals):
+    """The generated code of every user function `entry` calls, transitively, once each."""
+    seen = set()
+    pending = list(entry.callees or [])
+    sections = []
+    while pending:
+        function, wrt = pending.pop(0)
+        if (function, wrt) in seen:
+            continue
+        seen.add((function, wrt))
+        callee = compiled(function, wrt, variant or VJP)
+        header = f"# {function.__qualname__}, differentiated with respect to {', '.join(wrt)}"
+        sections.append(Section(f"\n\n{header}\n{callee.source}", _original(function, originals)))
+        pending.extend(callee.callees or [])
+    return sections
+
+
+def stages(f, wrt=0):
+    """The source after every pipeline stage, as {stage: source}."""
+    return {stage: str(show(f, wrt, stage=stage)) for stage in STAGES}

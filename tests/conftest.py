@@ -1,6 +1,6 @@
 import numpy as np
 
-from ssad import mirror
+from ssad.transform import mirror
 from ssad.testing import assert_close, numerical_gradient
 
 # Every adjoint sweep the tests generate is checked to read the values of the forward

@@ -32,7 +32,7 @@ import ssad  # noqa: E402
 import ssad.rules  # noqa: E402,F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name  # noqa: E402
 from ssad.runtime import add_at, c_, concat, pack_like, r_  # noqa: E402
-from ssad.structure import add_attr  # noqa: E402
+from ssad.runtime.structure import add_attr  # noqa: E402
 
 from .rules import (  # noqa: E402
     test_elementwise,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ssad
-from ssad import mirror, tape
+from ssad.transform import mirror, tape
 
 from .conftest import finite_difference_gradient
 

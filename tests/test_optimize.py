@@ -10,10 +10,11 @@ import gast
 import numpy as np
 
 from ssad import runtime
-from ssad.emit import comment
-from ssad.inline import ZERO, Namespace, fold, materialize_zeros
-from ssad.naming import Namer
-from ssad.optimize import (
+from ssad.frontend.builders import comment
+from ssad.frontend.namespace import Namespace
+from ssad.transform.fold import ZERO, fold, materialize_zeros
+from ssad.frontend.naming import Namer
+from ssad.optimize.cleanup import (
     _callee,
     drop_empty_comments,
     eliminate_dead_code,

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import ssad
-from ssad.anf import to_anf
-from ssad.validate import validate
-from ssad.fence import check
-from ssad.parse import parse_function
+from ssad.frontend.anf import to_anf
+from ssad.frontend.validate import validate
+from ssad.frontend.fence import check
+from ssad.frontend.parse import parse_function
 
 from .conftest import assert_gradient_matches, float_positions
 from .programs import straight
@@ -45,7 +45,7 @@ def test_anf_is_valid(function, args):
 @pytest.mark.parametrize("function, args", straight.CASES, ids=IDS)
 def test_generated_source_is_deterministic(function, args):
     first = ssad.show(function, optimize=True).source
-    again = ssad.api._build(function, ssad.api.normalize_wrt(function, 0)[0], "grad", True, stage="optimized")
+    again = ssad.backend.pipeline.build(function, ssad.api.normalize_wrt(function, 0)[0], "grad", True, stage="optimized")
     assert first == again
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import concat, pack_like
-from ..structure import zeros_like_value
+from ..runtime.structure import zeros_like_value
 
 
 @adjoint(functools.partial)

@@ -26,7 +26,7 @@ from ..runtime import (
     zero_at,
     zeros_like_value,
 )
-from ..structure import add_adjoint, add_attr
+from ..runtime.structure import add_adjoint, add_attr
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size)

@@ -19,7 +19,7 @@ from ssad.runtime import (
     unbroadcast,
     zero_at,
 )
-from ssad.structure import add_adjoint, add_attr
+from ssad.runtime.structure import add_adjoint, add_attr
 from ssad.testing import check_rule, check_tangent
 
 from .cases import Case, case_id

@@ -1,0 +1,154 @@
+"""Shape facts: which values are known to be scalars, so `unbroadcast` can go.
+
+An adjoint rule for a broadcasting operation sums its result back to each
+operand's shape with `unbroadcast(g, x)`, which must look at `x` at run time.
+When ssad knows the shapes already match, the call is dropped:
+
+- a value is *scalar* when every assignment to it produces a scalar: a number
+  literal, a parameter the caller passed a Python or NumPy scalar for, an
+  elementwise operation (operators, ufuncs, `math`) of scalars, or a full
+  reduction (`np.sum(x)`, `x.max()` with no axis, `len`, `float`);
+- `unbroadcast(g, x)` is `g` when the operation's result is scalar too, or when
+  the operation is elementwise and every *other* operand is scalar (then the
+  result has x's shape).
+
+For a loop of scalar arithmetic this removes every `unbroadcast`, and with it
+every value the adjoint sweep would read only for its shape, so the tape records
+only what the derivatives need.
+"""
+
+import builtins
+import math
+import operator
+
+import gast
+import numpy as np
+
+from ..frontend import primitives
+from .activity import simple_statements
+
+_ELEMENTWISE_OPERATORS = {
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod,
+    operator.floordiv, operator.neg, operator.pos, operator.abs,
+}
+_SCALAR_BUILTINS = {builtins.abs, builtins.float, builtins.int, builtins.len, builtins.round, builtins.pow,
+                    builtins.bool}
+_FULL_REDUCTIONS = {
+    np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var,
+    np.ndarray.sum, np.ndarray.mean, np.ndarray.prod, np.ndarray.max, np.ndarray.min, np.ndarray.std,
+    np.ndarray.var, np.linalg.det, np.trace, np.vdot,
+}
+
+
+def is_elementwise(primitive):
+    return (
+        isinstance(primitive, np.ufunc)
+        or primitive in _ELEMENTWISE_OPERATORS
+        or getattr(primitive, "__module__", None) == "math"
+        or primitive in _SCALAR_BUILTINS
+    )
+
+
+def _produces_scalar(primitive, op, scalar):
+    operands = op.args + list(op.keywords.values())
+
+    def known(expr):
+        if isinstance(expr, gast.Constant):
+            return isinstance(expr.value, (int, float, complex, bool))
+        return isinstance(expr, gast.Name) and expr.id in scalar
+
+    if primitive in _FULL_REDUCTIONS:
+        return len(op.args) == 1 and not op.keywords.get("axis")
+    if primitive in (builtins.len, builtins.float, builtins.int, builtins.bool) or primitive is math.fsum:
+        return True
+    if is_elementwise(primitive):
+        return all(known(e) for e in operands)
+    return False
+
+
+def scalar_names(program, scalar_params):
+    """The names whose every assignment produces a scalar, given the scalar parameters."""
+    statements = [s for s in simple_statements(program.body) if isinstance(s, gast.Assign)]
+    candidates = set(scalar_params)
+    for statement in statements:
+        target = statement.targets[0]
+        if isinstance(target, gast.Name):
+            candidates.add(target.id)
+    loop_indices = {loop.target.id for loop in _loops(program.body) if isinstance(loop, gast.For)}
+    candidates |= loop_indices  # range() yields ints
+    # A parameter the caller may pass an array for is never scalar, whatever is assigned to it later.
+    candidates -= set(program.params) - set(scalar_params)
+    # Greatest fixed point: start from "all scalar", drop names any assignment disproves.
+    scalar = set(candidates)
+    changed = True
+    while changed:
+        changed = False
+        for statement in statements:
+            target = statement.targets[0]
+            names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+            if isinstance(target, gast.Name):
+                ok = _value_is_scalar(statement.value, program, scalar)
+            else:  # unpacking or an in-place write: make no claim
+                ok = False
+            if not ok:
+                for name in names:
+                    if name in scalar:
+                        scalar.discard(name)
+                        changed = True
+    return scalar
+
+
+def _loops(block):
+    for statement in block:
+        if isinstance(statement, (gast.For, gast.While)):
+            yield statement
+            yield from _loops(statement.body)
+        elif isinstance(statement, gast.If):
+            yield from _loops(statement.body)
+            yield from _loops(statement.orelse)
+
+
+def _value_is_scalar(value, program, scalar):
+    op = primitives.operation(value, program)
+    if op.kind == primitives.CONSTANT:
+        return isinstance(value, gast.Constant) and isinstance(value.value, (int, float, complex, bool))
+    if op.kind == primitives.COPY:
+        return op.args[0].id in scalar
+    if op.kind == primitives.INACTIVE:
+        return all(isinstance(a, gast.Constant) or (isinstance(a, gast.Name) and a.id in scalar) for a in op.args)
+    if op.kind == primitives.PRIMITIVE and op.primitive is not None:
+        return _produces_scalar(op.primitive, op, scalar)
+    return False
+
+
+def drop_unbroadcast(output, op, position, y, scalar, unbroadcast_names):
+    """`output` without `unbroadcast(g, x)` calls the shape facts show to be identities."""
+
+    def known(expr):
+        if isinstance(expr, gast.Constant):
+            return isinstance(expr.value, (int, float, complex, bool))
+        return isinstance(expr, gast.Name) and expr.id in scalar
+
+    operand = op.args[position]
+    others = [a for i, a in enumerate(op.args) if i != position]
+    identity = (known(operand) and y in scalar) or (
+        op.primitive is not None and is_elementwise(op.primitive) and all(known(a) for a in others)
+    )
+    if not identity:
+        return output
+
+    class _Drop(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if (
+                isinstance(node.func, gast.Name)
+                and node.func.id in unbroadcast_names
+                and len(node.args) == 2
+                and isinstance(node.args[1], gast.Name)
+                and isinstance(operand, gast.Name)
+                and node.args[1].id == operand.id
+            ):
+                return node.args[0]
+            return node
+
+    return _Drop().visit(output)

@@ -1,0 +1,94 @@
+"""Stage 8, emit: generated gast to Python source, compiled and registered in linecache.
+
+Assumes: a gast Module of plain statements, plus marker statements made by
+`comment()` and `blank()`.
+Guarantees: `to_source` returns source that compiles, with each marker turned into
+a `# ...` comment or a blank line; `compile_module` executes that source in the
+given namespace under a filename like ``<ssad grad_loss>`` whose lines are in
+`linecache`, so tracebacks, pdb and `inspect.getsource` show the generated code.
+"""
+
+import ast
+import linecache
+import re
+import threading
+
+import astor
+import gast
+
+from ..frontend.builders import BLANK, COMMENT, blank, comment, is_marker  # noqa: F401  (passes make markers)
+
+_MARKER = re.compile(rf"^(\s*)(?:{COMMENT}\((.*)\)|{BLANK}\(\))\s*$")
+
+_filenames_lock = threading.Lock()
+_filenames = {}  # filename -> source registered under it
+
+
+class _NegativeLiterals(ast.NodeTransformer):
+    """`-1.0` as unary minus on 1.0, so the printer parenthesizes `(-1.0) ** 2` correctly."""
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool) and node.value < 0:
+            return ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-node.value)), node)
+        return node
+
+
+def _fill_empty_blocks(statements):
+    """A block holding only comments gets a `pass`, so the printed source compiles."""
+    for statement in statements:
+        for field in ("body", "orelse"):
+            block = getattr(statement, field, None)
+            if not block:
+                continue
+            _fill_empty_blocks(block)
+            if all(is_marker(s) for s in block):
+                block.append(gast.Pass())
+
+
+def to_source(nodes):
+    """Python source for a list of gast statements (markers become comments)."""
+    nodes = list(nodes)
+    _fill_empty_blocks(nodes)
+    module = gast.Module(body=nodes, type_ignores=[])
+    tree = _NegativeLiterals().visit(gast.gast_to_ast(module))
+    ast.fix_missing_locations(tree)
+    text = astor.to_source(tree, pretty_source=_join)
+    lines = []
+    for line in text.splitlines():
+        match = _MARKER.match(line)
+        if match is None:
+            lines.append(line)
+        elif match.group(2) is None:
+            lines.append("")
+        else:
+            lines.append(f"{match.group(1)}# {ast.literal_eval(match.group(2))}")
+    return "\n".join(lines) + "\n"
+
+
+def _join(pieces):
+    # astor wraps long lines at 79 columns mid-expression; one statement per line reads better.
+    return "".join(pieces)
+
+
+def register_source(base_name, source):
+    """A `<ssad NAME>` filename holding `source` in linecache (made unique if needed)."""
+    with _filenames_lock:
+        filename = f"<ssad {base_name}>"
+        counter = 1
+        while filename in _filenames and _filenames[filename] != source:
+            counter += 1
+            filename = f"<ssad {base_name} #{counter}>"
+        _filenames[filename] = source
+        lines = source.splitlines(True)
+        linecache.cache[filename] = (len(source), None, lines, filename)
+    return filename
+
+
+def compile_module(base_name, source, namespace):
+    """Execute `source` in a copy of `namespace`; return that module namespace."""
+    filename = register_source(base_name, source)
+    code = compile(source, filename, "exec")
+    scope = dict(namespace)
+    scope.setdefault("__name__", "ssad_generated")  # generated code can itself be differentiated
+    exec(code, scope)  # noqa: S102 - executing source ssad generated itself
+    return scope

@@ -1,0 +1,50 @@
+"""The pipeline, composed: from a Python function to its generated derivative code.
+
+    parse -> fence -> anf -> cse -> activity -> reverse (with tape) | forward -> optimize -> emit
+
+`build` runs the stages top to bottom, one line each; when a stage is named it
+returns the source after that stage instead (how the compiler itself is debugged,
+and what `ssad.show(f, stage=...)` prints).
+"""
+
+from ..analysis import activity
+from ..frontend import anf, fence
+from ..optimize import cse
+from ..runtime.handles import JVP
+from ..transform.forward import forward
+from ..transform.reverse import reverse
+from . import emit
+from .assemble import jvp_function, parse_or_missing_rule, reverse_functions, rule_caller
+
+STAGES = ("parse", "anf", "activity", "reverse", "optimized")
+
+
+def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=False):
+    """Run the pipeline; return a Compiled, or the source at `stage` when one is named.
+
+    `as_tuple`: the gradient function returns a tuple of gradients even for one `wrt`
+    (as `grad(f, wrt=(0,))` does), so code that differentiates it sees that structure."""
+    parsed = rule_caller(f, variant) or parse_or_missing_rule(f, variant)
+    if stage == "parse":
+        return emit.to_source([parsed.node])
+    fence.check(parsed)
+    program = anf.to_anf(parsed)
+    program.mode = "forward" if variant == JVP else "reverse"  # which rules make a callee a primitive
+    program = cse.eliminate_common_subexpressions(program)
+    if stage == "anf":
+        return emit.to_source([program.node])
+    analysis = activity.analyze(program, wrt)
+    if stage == "activity":
+        return activity_report(program, analysis)
+    if variant == JVP:
+        tangents = forward(program, wrt, analysis.active)
+        return jvp_function(f, program, tangents, wrt, optimize, stage)
+    gradient = reverse(program, analysis, wrt, scalars)
+    return reverse_functions(f, program, gradient, wrt, variant, optimize, stage, as_tuple)
+
+
+def activity_report(program, analysis):
+    lines = [emit.to_source([program.node]).rstrip(), "", "# active:  " + ", ".join(sorted(analysis.active))]
+    inactive = sorted((analysis.varied | analysis.useful) - analysis.active)
+    lines.append("# inactive (varied or useful, not both):  " + ", ".join(inactive))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,70 @@
+"""Functions made inside a differentiated function: nested `def` and `lambda`.
+
+A nested function becomes a *template*, a module-level function of its own whose
+free variables are extra keyword-only parameters, and a `Closure` value that holds
+the template and the captured values:
+
+    def f(x):                             def f(x):
+        def g(y):                 ->          g = closure(g_template, x=x)
+            return y * x                      ...
+        return g(2.0)
+
+Calling the closure calls the template with the captured values, so the template
+is differentiated like any function, with respect to its parameters *and* its
+captured values. The adjoint of a closure is a dict of the adjoints of what it
+captured; the statement that made it hands each entry back to the captured
+variable. Values are captured when the function is made; a variable the
+enclosing function assigns again afterwards is refused at the fence of the
+transformation (late binding would read the new value).
+"""
+
+import builtins
+import itertools
+import linecache
+import threading
+
+import astor
+import gast
+
+_counter = itertools.count()
+_lock = threading.Lock()
+
+
+def make_template(node, name, captured, namespace, filename):
+    """A real function named `name` for the nested function `node` (a gast FunctionDef or Lambda).
+
+    Its source is registered in linecache under a filename of its own, so ssad reads
+    it like any other function; `captured` names become keyword-only parameters.
+    """
+    if isinstance(node, gast.Lambda):
+        body = [gast.Return(value=node.body)]
+        args = node.args
+    else:
+        body = node.body
+        args = node.args
+    kwonly = list(args.kwonlyargs) + [
+        gast.Name(id=c, ctx=gast.Param(), annotation=None, type_comment=None) for c in captured
+    ]
+    arguments = gast.arguments(
+        args=list(args.args),
+        posonlyargs=list(args.posonlyargs),
+        vararg=args.vararg,
+        kwonlyargs=kwonly,
+        kw_defaults=list(args.kw_defaults) + [None] * len(captured),
+        kwarg=args.kwarg,
+        defaults=list(args.defaults),
+    )
+    function = gast.FunctionDef(
+        name=name, args=arguments, body=body, decorator_list=[], returns=None,
+        type_comment=None, type_params=[],
+    )
+    module = gast.Module(body=[function], type_ignores=[])
+    source = astor.to_source(gast.gast_to_ast(gast.fix_missing_locations(module)))
+    with _lock:
+        label = f"<ssad closure {name} from {filename} #{next(_counter)}>"
+        linecache.cache[label] = (len(source), None, source.splitlines(True), label)
+    scope = dict(namespace)
+    scope.setdefault("__builtins__", builtins)
+    exec(compile(source, label, "exec"), scope)  # noqa: S102 - source ssad generated itself
+    return scope[name]
+

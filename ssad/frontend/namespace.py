@@ -1,0 +1,57 @@
+"""The generated function's globals: every free name bound to exactly one live object.
+
+The frontend binds what the user's code reads (`np`, a closure's template); every later
+pass binds the helpers and rules its code calls, under names that collide with
+nothing the user wrote.
+"""
+
+import builtins
+import keyword
+import re
+
+_MISSING = object()
+
+
+class Namespace:
+    """The generated function's globals: each free name bound to exactly one object."""
+
+    def __init__(self, namer, initial):
+        self.namer = namer
+        self.values = dict(initial)
+        self.pure = []  # callables bound here that have no side effects (adjoint rules)
+
+    def bind(self, preferred, value):
+        """A name for `value` in generated code.
+
+        The name already bound to that very object when there is one (so rules
+        read numpy through the user's own alias, `xp.cos`), else `preferred` when
+        it is free, else a fresh variant of it (`np_1`).
+        """
+        preferred = _identifier(preferred)
+        if self.values.get(preferred, _MISSING) is value:
+            return preferred
+        for name, bound in self.values.items():
+            if bound is value:
+                return name
+        if getattr(builtins, preferred, None) is value and not self.namer.is_user_name(preferred):
+            self.values[preferred] = value  # a builtin the user's code does not shadow
+            return preferred
+        if preferred not in self.values and not self.namer.is_taken(preferred):
+            self.namer.reserve(preferred)
+            self.values[preferred] = value
+            return preferred
+        name = self.namer.fresh(preferred)
+        while name in self.values:  # a pass that restored the namer (a loop's fixpoint) freed a bound name
+            name = self.namer.fresh(preferred)
+        self.values[name] = value
+        return name
+
+
+def _identifier(preferred):
+    """`preferred` as a name generated code can use (`<lambda>` becomes `lambda_`)."""
+    if preferred.isidentifier() and not keyword.iskeyword(preferred):
+        return preferred
+    cleaned = re.sub(r"\W", "_", preferred).strip("_") or "value"
+    if not cleaned[0].isalpha():
+        cleaned = f"value_{cleaned}"
+    return f"{cleaned}_" if keyword.iskeyword(cleaned) else cleaned

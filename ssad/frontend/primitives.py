@@ -1,0 +1,251 @@
+"""What each ANF statement computes: the primitive it applies, and to which operands.
+
+`operation(value, program)` classifies the right-hand side of an ANF assignment
+into an `Operation`. Operators map to the `operator` module (`a @ b` is
+`operator.matmul`), calls to the live object their path names (`np.sin`), and
+methods and attributes of local values to the `np.ndarray` member of that name
+(`x.sum` is `np.ndarray.sum`, `x.T` is `np.ndarray.T`), so a method and its
+function share one rule table.
+"""
+
+import collections.abc
+import dataclasses
+import functools
+import inspect
+import operator
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from ..errors import MissingRuleError, SourceError
+from ..runtime.callables import callable_instance, transformable, unwrapped
+from ..runtime.closures import Closure, closure
+from ..registry import REGISTRY, primitive_name
+
+BINARY = {
+    gast.Add: operator.add,
+    gast.Sub: operator.sub,
+    gast.Mult: operator.mul,
+    gast.Div: operator.truediv,
+    gast.FloorDiv: operator.floordiv,
+    gast.Mod: operator.mod,
+    gast.Pow: operator.pow,
+    gast.MatMult: operator.matmul,
+    gast.LShift: operator.lshift,
+    gast.RShift: operator.rshift,
+    gast.BitOr: operator.or_,
+    gast.BitAnd: operator.and_,
+    gast.BitXor: operator.xor,
+}
+
+UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
+
+# Kinds of operation.
+COPY = "copy"  # t = a
+CONSTANT = "constant"  # t = 1.0, t = np.pi
+PRIMITIVE = "primitive"  # t = f(a, b), t = a + b, t = a.T
+GETITEM = "getitem"  # t = a[i]
+PACK = "pack"  # t = (a, b)
+INACTIVE = "inactive"  # comparisons: never carry a gradient
+USER_CALL = "call"  # t = g(a, b) where g is the user's own function (see `calls`)
+ATTRIBUTE = "attribute"  # t = p.W, an attribute of an object that is not an array
+DICT = "dict"  # t = {"W": a, "b": b}
+CONSTRUCT = "construct"  # t = Params(W=a, b=b), a namedtuple or dataclass
+POP = "pop"  # t = items.pop() / items.pop(i)
+CLOSURE = "closure"  # g = closure(g_template, x=x): a nested def or lambda (see `closures`)
+DYNAMIC_CALL = "dynamic call"  # t = f(a) where f is a function value
+METHOD_CALL = "method call"  # t = obj.method(a) on an object that is not an array
+PARTIAL = "partial"  # p = functools.partial(f, a, k=b): its adjoint is (bound args, bound keywords)
+INDEXED = "indexed"  # t = obj[a, b]: a global object's own __getitem__ (np.mgrid, np.s_, a user's class)
+
+
+@dataclass
+class Operation:
+    kind: str
+    primitive: object = None
+    args: list = field(default_factory=list)  # positional operands; a method's receiver first
+    keywords: dict = field(default_factory=dict)
+    name: str = ""  # how the user wrote the callee, for messages
+    keys: list = field(default_factory=list)  # dict keys, attribute names or constructor fields
+
+    def operands(self):
+        """Every operand, with `*t` passed through as t itself."""
+        unwrapped = [a.value if isinstance(a, gast.Starred) else a for a in self.args]
+        return unwrapped + list(self.keywords.values())
+
+    @property
+    def passes_through(self):
+        """Whether the last positional operand is `*t`."""
+        return bool(self.args) and isinstance(self.args[-1], gast.Starred)
+
+
+def static_value(expr, program):
+    """The live object a static path (`np.linalg.norm`) denotes."""
+    parts = []
+    while isinstance(expr, gast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    value = program.namespace.values[expr.id]
+    path = expr.id
+    for attr in reversed(parts):
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            raise SourceError(
+                f"`{path}` has no attribute `{attr}`", *program.parsed.where(expr)
+            ) from None
+        path = f"{path}.{attr}"
+    return value
+
+
+def is_static(expr, program):
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return isinstance(expr, gast.Name) and expr.id in program.namespace.values
+
+
+def operation(value, program):
+    """Classify the right-hand side `value` of an ANF assignment."""
+    if isinstance(value, gast.Constant) or (not isinstance(value, gast.Name) and is_static(value, program)):
+        return Operation(CONSTANT)
+    if isinstance(value, gast.Name):
+        if value.id in program.namespace.values:
+            return Operation(CONSTANT)
+        return Operation(COPY, args=[value])
+    if isinstance(value, gast.BinOp):
+        symbol = BINARY[type(value.op)]
+        return Operation(PRIMITIVE, symbol, [value.left, value.right], name=f"operator.{symbol.__name__}")
+    if isinstance(value, gast.UnaryOp):
+        symbol = UNARY[type(value.op)]
+        return Operation(PRIMITIVE, symbol, [value.operand], name=f"operator.{symbol.__name__}")
+    if isinstance(value, gast.Compare):
+        return Operation(INACTIVE, args=[value.left] + list(value.comparators))
+    if isinstance(value, gast.Subscript):
+        indexed = _indexed_object(value, program)
+        if indexed is not None:
+            return indexed
+        return Operation(GETITEM, args=[value.value])
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return Operation(PACK, args=list(value.elts))
+    if isinstance(value, gast.Dict):
+        return Operation(DICT, args=list(value.values), keys=[k.value for k in value.keys])
+    if isinstance(value, gast.Attribute):
+        member = getattr(np.ndarray, value.attr, None)
+        if member is None or not REGISTRY.is_primitive(member):
+            return Operation(ATTRIBUTE, args=[value.value], name=f".{value.attr}", keys=[value.attr])
+        return Operation(PRIMITIVE, member, [value.value], name=f".{value.attr}")
+    if isinstance(value, gast.Call):
+        keywords = {k.arg: k.value for k in value.keywords}
+        func = value.func
+        if is_static(func, program):
+            callee = unwrapped(static_value(func, program))
+            resolve = getattr(callee, "resolve", None)
+            if resolve is not None and callable(resolve):
+                callee = resolve()  # a lazily compiled half of a vjp or jvp: its generated function
+            if callee is closure:
+                return Operation(CLOSURE, callee, [], keywords, name="closure", keys=list(keywords))
+            if callee is functools.partial:
+                return Operation(PARTIAL, callee, list(value.args), keywords, name=gast_path(func))
+            kind = PRIMITIVE
+            if not REGISTRY.has_rule(callee, getattr(program, "mode", "reverse")):
+                if transformable(callee):
+                    kind = USER_CALL
+                elif record_fields(callee) is not None:
+                    return Operation(
+                        CONSTRUCT, callee, list(value.args), keywords, name=gast_path(func), keys=record_fields(callee)
+                    )
+                elif (
+                    isinstance(callee, (functools.partial, Closure))
+                    or inspect.ismethod(callee)
+                    or callable_instance(callee) is not None
+                ):
+                    # A function value held in a global: dispatched when it runs (see `dynamic`).
+                    return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=gast_path(func))
+            return Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
+        if isinstance(func, gast.Name):
+            return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=func.id)
+        if func.attr in ("items", "values", "keys") and not value.args:
+            return Operation(PRIMITIVE, getattr(dict, func.attr), [func.value], name=f".{func.attr}()")
+        if func.attr == "pop" and getattr(np.ndarray, "pop", None) is None:
+            return Operation(POP, args=[func.value] + list(value.args), name=".pop()")
+        if getattr(np.ndarray, func.attr, None) is None:
+            return Operation(
+                METHOD_CALL, None, [func.value] + list(value.args), keywords, name=f".{func.attr}()", keys=[func.attr]
+            )
+        # A method of a local value: `x.sum(axis=0)` is np.ndarray.sum(x, axis=0).
+        member = getattr(np.ndarray, func.attr, None)
+        return Operation(PRIMITIVE, member, [func.value] + list(value.args), keywords, name=f".{func.attr}()")
+    raise AssertionError(f"not an ANF value: {gast.dump(value)}")
+
+
+# What subscripting selects from: an index into one of these never carries a gradient.
+_CONTAINERS = (np.ndarray, np.generic, collections.abc.Sequence, collections.abc.Mapping)
+
+
+def _indexed_object(value, program):
+    """INDEXED for `obj[...]` when `obj` is a global object that is not an array or a container
+    and the index reads names: the object's `__getitem__` builds a value from them (as
+    `np.mgrid[0:x:5j]` does), with no rule to differentiate it. Else None."""
+    if not is_static(value.value, program):
+        return None
+    names = [n for n in gast.walk(value.slice) if isinstance(n, gast.Name)]
+    if not names:
+        return None
+    try:
+        holder = static_value(value.value, program)
+    except SourceError:
+        return None
+    if isinstance(holder, _CONTAINERS) or isinstance(holder, type):
+        return None
+    return Operation(INDEXED, None, names, name=gast_path(value.value), keys=[type(holder).__name__])
+
+
+def indexed_error(op, program, statement):
+    """The MissingRuleError for an INDEXED operation whose index carries a gradient."""
+    return MissingRuleError(
+        f"`{op.name}[...]` builds a value from values that carry gradients, and ssad has no rule for "
+        f"subscripting `{op.name}` (a {op.keys[0]} object). Build the value with NumPy functions that have "
+        "rules (np.concatenate, np.stack, np.column_stack, np.linspace, ...), or wrap the subscript "
+        "in a function of yours and register its rule with @ssad.adjoint and @ssad.tangent",
+        *program.parsed.where(statement),
+    )
+
+
+def record_fields(callee):
+    """The fields of a namedtuple class or dataclass (its constructor's parameters), else None."""
+    if isinstance(callee, type) and issubclass(callee, tuple) and hasattr(callee, "_fields"):
+        return list(callee._fields)
+    if isinstance(callee, type) and dataclasses.is_dataclass(callee):
+        return [f.name for f in dataclasses.fields(callee) if f.init]
+    return None
+
+
+def rule_target(op):
+    """How a user names `op`'s primitive in `@ssad.adjoint(...)`: `np.ndarray.argpartition` for a method."""
+    if not op.name.startswith("."):
+        return op.name
+    owner = getattr(op.primitive, "__objclass__", None)
+    attribute = op.name.strip(".()")
+    if owner is np.ndarray:
+        return f"np.ndarray.{attribute}"
+    if owner is not None:
+        return f"{owner.__name__}.{attribute}"
+    return primitive_name(op.primitive) if op.primitive is not None else attribute
+
+
+def gast_path(expr):
+    if isinstance(expr, gast.Name):
+        return expr.id
+    if isinstance(expr, gast.Attribute):
+        return f"{gast_path(expr.value)}.{expr.attr}"
+    return "<expression>"
+
+
+def is_differentiable(op):
+    """False when the operation's result never carries a gradient."""
+    if op.kind in (CONSTANT, INACTIVE):
+        return False
+    if op.kind == PRIMITIVE:
+        return not REGISTRY.is_nondifferentiable(op.primitive)
+    return True

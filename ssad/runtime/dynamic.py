@@ -1,0 +1,245 @@
+"""Calls to function values, dispatched when they run.
+
+`apply(f, x)` calls whatever `f` holds: a NumPy function, one of the user's own
+functions, a closure, a `functools.partial`, a bound method. The forward sweep
+calls `call_forward(f, *args, **kwargs)`, which returns the value and a pullback;
+the adjoint sweep calls `pullback(d_value)`, which returns the adjoint of the
+function value itself (what a closure captured, a partial's bound arguments, a
+method's `self`; None for a plain function), one adjoint per positional argument,
+and last a dict with the adjoints of the keyword arguments.
+"""
+
+import functools
+import inspect
+
+from ..errors import MissingRuleError
+from ..registry import REGISTRY, primitive_name
+from .callables import callable_instance, parameters, tangent_parameter, transformable, unwrapped
+from .closures import Closure
+from .handles import JVP, VJP, resolve
+from .structure import add_attr, zeros_like_value
+
+
+class _RuleKeywords(dict):
+    """Keyword adjoints of a rule call: rules differentiate positional arguments only."""
+
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def __missing__(self, key):
+        raise MissingRuleError(
+            f"the adjoint rule of {primitive_name(self.function)} gives gradients to positional "
+            f"arguments only; pass `{key}` positionally"
+        )
+
+
+def call_forward(function, *args, **kwargs):
+    """(function(*args, **kwargs), pullback) for a function value known only when the code runs."""
+    function = unwrapped(function)
+    if isinstance(function, functools.partial):
+        return _partial_forward(function, args, kwargs)
+    if inspect.ismethod(function):
+        value, inner_pullback = call_forward(function.__func__, function.__self__, *args, **kwargs)
+
+        def method_pullback(d_value):
+            adjoints = inner_pullback(d_value)
+            return adjoints[1:]  # self's adjoint stands for the bound method's
+
+        return value, method_pullback
+    if isinstance(function, Closure):
+        return _compiled_forward(function.template, args, kwargs, function.captured)
+    rule = REGISTRY.adjoint_rule(function)
+    if rule is not None:
+        value = function(*args, **kwargs)
+
+        def rule_pullback(d_value):
+            adjoints = tuple(rule(d_value, value, *args, **kwargs))
+            adjoints += (None,) * (len(args) - len(adjoints))
+            return (None,) + adjoints + (_RuleKeywords(function),)
+
+        return value, rule_pullback
+    if REGISTRY.is_nondifferentiable(function):
+        value = function(*args, **kwargs)
+        return value, lambda d_value: (None,) * (len(args) + 1) + ({k: None for k in kwargs},)
+    if transformable(function):
+        return _compiled_forward(function, args, kwargs, {})
+    if callable_instance(function) is not None:  # `layer(x)`: layer.__call__(x), self getting an adjoint
+        value, pullback = call_forward(callable_instance(function), function, *args, **kwargs)
+        return value, lambda d_value: pullback(d_value)[1:]  # self stands for the object called
+    raise MissingRuleError(
+        f"no adjoint rule for {primitive_name(function)}, called through a variable with values "
+        f"that carry gradients; register one with @ssad.adjoint({getattr(function, '__name__', 'f')})"
+    )
+
+
+def _compiled_forward(function, args, kwargs, captured):
+    """A call to the user's function (or a closure's template), differentiated by its own vjp."""
+    names, rest = _bound_positional(function, len(args))
+    keywords = [k for k in kwargs if k in inspect.signature(function).parameters]
+    wrt = tuple(names) + tuple(rest) + tuple(keywords) + tuple(captured)
+    entry = resolve(function, wrt, VJP)
+    value, residuals = entry.function(*args, **kwargs, **captured)
+    backward = entry.backward
+    count = len(names) + len(rest)
+
+    def compiled_pullback(d_value):
+        adjoints = backward(d_value, residuals)
+        positional = tuple(adjoints[: len(names)])
+        if rest:  # one adjoint per argument `*args` took, as vjp gives them
+            positional += tuple(adjoints[len(names)])
+        keyword = dict(zip(keywords, adjoints[count : count + len(keywords)], strict=True))
+        d_function = dict(zip(captured, adjoints[count + len(keywords) :], strict=True)) if captured else None
+        return (d_function,) + positional + (keyword,)
+
+    return value, compiled_pullback
+
+
+def _partial_forward(function, args, kwargs):
+    bound = len(function.args)
+    bound_keywords = dict(function.keywords)
+    value, inner_pullback = call_forward(function.func, *function.args, *args, **{**bound_keywords, **kwargs})
+
+    def partial_pullback(d_value):
+        adjoints = inner_pullback(d_value)
+        positional = adjoints[1:-1]
+        keyword = adjoints[-1]
+        if isinstance(keyword, _RuleKeywords):
+            # a rule differentiates no keyword: reading one that carries a gradient raises
+            return (tuple(positional[:bound]), keyword), *positional[bound:], keyword
+        d_partial = (tuple(positional[:bound]), {k: keyword[k] for k in bound_keywords if k not in kwargs})
+        return (d_partial,) + tuple(positional[bound:]) + ({k: keyword[k] for k in kwargs},)
+
+    return value, partial_pullback
+
+
+def method_forward(receiver, method, *args, **kwargs):
+    """(receiver.method(*args), pullback): the method's `self` gets an adjoint like any argument."""
+    function = getattr(type(receiver), method, None)
+    if function is None and not hasattr(receiver, method):
+        raise MissingRuleError(
+            f"a {type(receiver).__name__} has no method `{method}`; with a NumPy array use a NumPy "
+            "function that has a rule, or register one with @ssad.adjoint"
+        )
+    if function is None:
+        bound = getattr(receiver, method)  # an attribute holding a function value
+        value, pullback = call_forward(bound, *args, **kwargs)
+
+        def attribute_pullback(d_value):
+            adjoints = pullback(d_value)
+            d_receiver = zeros_like_value(receiver)
+            if d_receiver is not None and adjoints[0] is not None:
+                d_receiver = add_attr(d_receiver, method, adjoints[0])
+            return (d_receiver,) + tuple(adjoints[1:])
+
+        return value, attribute_pullback
+    value, pullback = call_forward(function, receiver, *args, **kwargs)
+
+    def receiver_pullback(d_value):
+        return pullback(d_value)[1:]
+
+    return value, receiver_pullback
+
+
+def _bound_positional(function, count):
+    """(the positional parameters `count` positional arguments bind to, [the `*args` parameter]
+    when it takes some of them, else [])."""
+    names = parameters(function)[0]
+    code = function.__code__
+    if count <= len(names) or not code.co_flags & inspect.CO_VARARGS:
+        return names[:count], []  # too many arguments for no `*args`: the call itself raises
+    return names, [code.co_varnames[code.co_argcount + code.co_kwonlyargcount]]
+
+
+# ----- forward mode -----
+
+
+def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tangents=None):
+    """(function(*primals, **keywords), its tangent) for a function value known only when it runs.
+
+    `tangents` holds one tangent per primal and `keyword_tangents` one per keyword
+    (None for none); `d_function` is the tangent of the function value itself (what
+    a closure captured, a partial's bound arguments), or None.
+    """
+    function = unwrapped(function)
+
+    keywords = dict(keywords or {})
+    keyword_tangents = dict(keyword_tangents or {})
+    if isinstance(function, functools.partial):
+        bound_tangents = d_function[0] if d_function is not None else (None,) * len(function.args)
+        bound_keyword_tangents = d_function[1] if d_function is not None else {}
+        return call_jvp(
+            function.func,
+            None,
+            tuple(function.args) + tuple(primals),
+            tuple(bound_tangents) + tuple(tangents),
+            {**function.keywords, **keywords},
+            {**bound_keyword_tangents, **keyword_tangents},
+        )
+    if inspect.ismethod(function):
+        return call_jvp(
+            function.__func__, None, (function.__self__,) + tuple(primals), (d_function,) + tuple(tangents),
+            keywords, keyword_tangents,
+        )
+    if isinstance(function, Closure):
+        captured_tangents = d_function or {}
+        return _compiled_jvp(
+            function.template, primals, tangents, keywords, keyword_tangents, function.captured, captured_tangents
+        )
+    rule = REGISTRY.tangent_rule(function)
+    if rule is not None:
+        if any(t is not None for t in keyword_tangents.values()):
+            raise MissingRuleError(
+                f"the tangent rule of {primitive_name(function)} differentiates positional arguments "
+                "only; pass the keyword argument positionally"
+            )
+        value = function(*primals, **keywords)
+        filled = tuple(t if t is not None else zeros_like_value(p) for p, t in zip(primals, tangents, strict=True))
+        return value, rule(filled, value, *primals, **keywords)
+    if REGISTRY.is_nondifferentiable(function):
+        value = function(*primals, **keywords)
+        return value, zeros_like_value(value)
+    if transformable(function):
+        return _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, {}, {})
+    if callable_instance(function) is not None:
+        return call_jvp(
+            callable_instance(function), None, (function,) + tuple(primals), (d_function,) + tuple(tangents),
+            keywords, keyword_tangents,
+        )
+    raise MissingRuleError(
+        f"no tangent rule for {primal_label(function)}, called through a variable with values that "
+        f"carry tangents; register one with @ssad.tangent({getattr(function, '__name__', 'f')})"
+    )
+
+
+def primal_label(function):
+    return primitive_name(function)
+
+
+def _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, captured, captured_tangents):
+    names, rest = _bound_positional(function, len(primals))
+    given = {n: t for n, t in zip(names, tangents, strict=False) if t is not None}
+    if rest and any(t is not None for t in tangents[len(names) :]):
+        # the values `*args` collects take one tuple of tangents, zeros where none is given
+        given[rest[0]] = tuple(
+            t if t is not None else zeros_like_value(p)
+            for p, t in zip(primals[len(names) :], tangents[len(names) :], strict=True)
+        )
+    given.update({k: t for k, t in keyword_tangents.items() if t is not None})
+    given.update({k: t for k, t in captured_tangents.items() if t is not None and k in captured})
+    order = list(inspect.signature(function).parameters)
+    entry = resolve(function, tuple(sorted(given, key=order.index)), JVP)
+    tangent_keywords = {tangent_parameter(n): t for n, t in given.items()}
+    return entry.function(*primals, **keywords, **captured, **tangent_keywords)
+
+
+def method_jvp(receiver, d_receiver, method, primals, tangents, keywords=None, keyword_tangents=None):
+    """(receiver.method(*primals), its tangent); `self` carries the tangent `d_receiver`."""
+    function = getattr(type(receiver), method, None)
+    if function is None:
+        bound = getattr(receiver, method)
+        d_bound = getattr(d_receiver, method, None) if d_receiver is not None else None
+        return call_jvp(bound, d_bound, primals, tangents, keywords, keyword_tangents)
+    return call_jvp(
+        function, None, (receiver,) + tuple(primals), (d_receiver,) + tuple(tangents), keywords, keyword_tangents
+    )

@@ -1,0 +1,120 @@
+"""Handles on generated code compiled on first use: how code calls the code of its callees.
+
+Generated code that calls one of the user's functions calls a `Handle` bound in its
+namespace (`forward_g`, `backward_g`, `jvp_g`), and run-time dispatch (`dynamic`)
+asks for the code of a function value through `resolve`. Neither knows how code is
+compiled: the compile driver installs that with `install` when ssad is imported, so
+nothing below the driver imports it.
+
+A handle remembers the rule-registry version it was made under: code generated
+after a rule changed gets handles of its own, which resolve with the rules of
+now, while code generated before keeps the callee entry it was compiled with
+(`prepare` pins it).
+"""
+
+import threading
+
+from ..registry import REGISTRY
+from .callables import function_label, vjp_name
+
+# The variants of generated code.
+GRAD = "grad"
+VALUE_AND_GRAD = "value_and_grad"
+VJP = "vjp"
+JVP = "jvp"
+
+_driver = {}  # "compile": (f, wrt, variant) -> Compiled; "under_way": (f, wrt, variant) -> bool
+
+
+def install(compile, under_way):
+    """Set how handles compile: `compile(f, wrt, variant)` returns the (cached) Compiled;
+    `under_way(f, wrt, variant)` says whether that very compilation is running (recursion)."""
+    _driver["compile"] = compile
+    _driver["under_way"] = under_way
+
+
+def resolve(function, wrt, variant):
+    """The Compiled of `function` for `wrt` and `variant`, compiled now if needed."""
+    return _driver["compile"](function, wrt, variant)
+
+
+class Handle:
+    """The generated code of `function` for `wrt` and `variant`, compiled on first call.
+
+    `half` is "forward" or "backward" for the two halves of a vjp, which share one
+    resolution, so the backward half always reads the residuals of the forward half
+    it belongs to; it is None for the entry function of the other variants.
+    """
+
+    def __init__(self, function, wrt, variant, half=None, shared=None):
+        self.function = function
+        self.wrt = wrt
+        self.variant = variant
+        self.half = half
+        self.version = REGISTRY.version
+        if half is None:
+            self.__name__ = f"{variant}_{function_label(function)}"
+        else:
+            self.__name__ = f"{half}_{vjp_name(function, wrt)}"
+        self._shared = {} if shared is None else shared  # {"entry": the Compiled, once resolved}
+
+    def entry(self):
+        """The Compiled this handle stands for (compiled now if needed)."""
+        entry = self._shared.get("entry")
+        if entry is None:
+            entry = self._shared.setdefault("entry", resolve(self.function, self.wrt, self.variant))
+        return entry
+
+    def resolve(self):
+        """The generated function this handle stands for (compiled now if needed)."""
+        entry = self.entry()
+        return entry.backward if self.half == "backward" else entry.function
+
+    def pin(self, entry):
+        """Resolve to `entry` (compiled with the rules of now) unless already resolved."""
+        self._shared.setdefault("entry", entry)
+
+    def prepare(self):
+        """Compile now, so the callee's errors surface with the caller's, and keep that code
+        whatever is registered later. Does nothing while that very compilation is under way
+        (a function that calls itself): the handle then resolves on first call."""
+        if _driver["under_way"](self.function, self.wrt, self.variant):
+            return
+        self.pin(resolve(self.function, self.wrt, self.variant))
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self):
+        what = self.half or self.variant
+        return f"<ssad {what} of {self.function.__qualname__} w.r.t. {', '.join(self.wrt)}>"
+
+
+_handles = {}
+_handles_lock = threading.Lock()
+
+
+def vjp_handles(function, wrt):
+    """The shared (forward, backward) pair of handles of `function` w.r.t. parameters `wrt`.
+
+    One pair per rule-registry version: code generated after a rule changed resolves
+    its callees anew, with the rules of now (code generated before keeps its own).
+    """
+    key = (function, wrt, VJP, REGISTRY.version)
+    with _handles_lock:
+        pair = _handles.get(key)
+        if pair is None:
+            shared = {}
+            pair = (Handle(function, wrt, VJP, "forward", shared), Handle(function, wrt, VJP, "backward", shared))
+            _handles[key] = pair
+        return pair
+
+
+def jvp_handle(function, wrt):
+    """The shared forward-mode function of `function` for tangents of `wrt`, one per registry version."""
+    key = (function, wrt, JVP, REGISTRY.version)
+    with _handles_lock:
+        handle = _handles.get(key)
+        if handle is None:
+            handle = _handles[key] = Handle(function, wrt, JVP)
+        return handle

@@ -1,0 +1,185 @@
+"""Values with structure: zeros, sums and user-facing gradients of containers and objects.
+
+Gradients have the structure of the inputs: a float for a float, an array of the same
+shape and (floating) dtype for an array, the same container for tuples, lists and
+dicts, the same type for namedtuples and dataclasses, and for other objects an object
+with the same attribute names (a `types.SimpleNamespace`). A leaf that is not a
+number or an array (a string, a function) has no gradient: `None`. A real input has
+a real gradient: the real part of its adjoint (see `_real_part`).
+"""
+
+import copy
+import dataclasses
+import numbers
+import types
+
+import numpy as np
+
+from .callables import callable_instance
+
+
+_REAL = np.dtype(np.float64)
+
+
+def _float_dtype(dtype):
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)  # np.inexact, without the cost
+
+
+def is_other_array(x):
+    """True for an array of another library that dispatches NumPy's array-function protocol
+    (a `dask.array`, say): NumPy functions applied to it return its own, possibly lazy, kind.
+    Callers test the NumPy types first, so NumPy values never pay for this test."""
+    return hasattr(type(x), "__array_function__") and not isinstance(x, np.ndarray)
+
+
+def is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def is_record(x):
+    """A dataclass instance or a plain object with attributes (not an array, not a number)."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return True
+    return (
+        hasattr(x, "__dict__")
+        and not isinstance(x, (np.ndarray, np.generic, numbers.Number, type, types.ModuleType))
+        and (not callable(x) or _is_callable_object(x))
+        and not is_other_array(x)  # a dask array has a __dict__ too
+    )
+
+
+def _is_callable_object(x):
+    """An instance of the user's class with `__call__` (a layer): a record like any object.
+
+    Functions, methods, partials and ssad's closures are callable too, and are not records."""
+    return callable_instance(x) is not None
+
+
+def fields_of(x):
+    if dataclasses.is_dataclass(x):
+        return [f.name for f in dataclasses.fields(x)]
+    return list(vars(x))
+
+
+def rebuild(x, values):
+    """An object like `x` (same type where possible) with attribute values `values` (a dict)."""
+    if dataclasses.is_dataclass(x):
+        new = copy.copy(x)
+        for name, value in values.items():
+            object.__setattr__(new, name, value)
+        return new
+    return types.SimpleNamespace(**values)
+
+
+def zeros_like_value(x):
+    """A zero adjoint with the structure of `x` (0.0 for Python numbers, None for non-numbers)."""
+    if x is None:  # a value not yet computed: its adjoint is never read
+        return 0.0
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, _float_dtype(x.dtype))
+    if isinstance(x, np.generic):
+        return _float_dtype(x.dtype).type(0.0)
+    if isinstance(x, (bool, numbers.Number)):
+        return 0.0
+    if is_other_array(x):  # np.zeros_like dispatches: a dask array gets lazy zeros, chunked like it
+        return np.zeros_like(x, dtype=_float_dtype(x.dtype))
+    if is_namedtuple(x):
+        return type(x)(*[zeros_like_value(v) for v in x])
+    if isinstance(x, (tuple, list)):
+        return type(x)(zeros_like_value(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zeros_like_value(v) for k, v in x.items()}
+    if is_record(x):
+        return rebuild(x, {name: zeros_like_value(getattr(x, name)) for name in fields_of(x)})
+    captured = getattr(x, "captured", None)
+    if isinstance(captured, dict) and hasattr(x, "template"):  # a closure: its adjoint is a dict
+        return {name: zeros_like_value(value) for name, value in captured.items() if value is not x}
+    return None
+
+
+def add_adjoint(a, b):
+    """a + b for adjoints that may be containers or objects (None is zero)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if is_namedtuple(a):
+        return type(a)(*[add_adjoint(u, v) for u, v in zip(a, b, strict=True)])
+    if isinstance(a, (tuple, list)):
+        return type(a)(add_adjoint(u, v) for u, v in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return {k: add_adjoint(a.get(k), b.get(k)) for k in {**a, **b}}
+    if is_record(a):
+        return rebuild(a, {name: add_adjoint(getattr(a, name), getattr(b, name)) for name in fields_of(a)})
+    return a + b
+
+
+def add_attr(d_x, name, d_part):
+    """The adjoint of the object `x` with `d_part` added to its attribute `name` (for t = x.name)."""
+    current = getattr(d_x, name)
+    if is_namedtuple(d_x):
+        return d_x._replace(**{name: add_adjoint(current, d_part)})
+    new = copy.copy(d_x)
+    object.__setattr__(new, name, add_adjoint(current, d_part))
+    return new
+
+
+def _real_part(g, dtype):
+    """`g` for an input of dtype `dtype`: the real part of a complex `g` when `dtype` is real.
+
+    With ssad's complex convention (docs/conventions.md) the adjoint `c` of a real input
+    pairs with its tangent `t` as Re(c * t): only Re(c) is its gradient, and an imaginary
+    part (from a product with a complex number on the way) means nothing.
+    """
+    if dtype.kind != "c" and np.iscomplexobj(g):
+        return np.real(g)
+    return g
+
+
+def fit_gradient(g, x):
+    """The gradient `g` of input `x`, given x's structure and a user-facing type."""
+    if isinstance(x, np.ndarray):
+        dtype = _float_dtype(x.dtype)
+        if type(g) is np.ndarray and g.shape == x.shape and g.dtype == dtype and g.flags.writeable:
+            return g
+        if g is None:
+            return np.zeros(x.shape, dtype)
+        if is_other_array(g):  # a lazy gradient (of NumPy parameters applied to dask data) stays lazy
+            return _fit_other_array(g, x, dtype)
+        return np.array(np.broadcast_to(_real_part(g, dtype), x.shape), dtype=dtype)
+    if isinstance(x, np.generic):
+        dtype = _float_dtype(x.dtype)
+        return dtype.type(0.0 if g is None else _real_part(g, dtype))
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, numbers.Real):
+        if g is None:
+            return 0.0
+        return float(g) if type(g) is float else float(_real_part(g, _REAL))
+    if isinstance(x, numbers.Complex):
+        return complex(g)
+    if is_other_array(x):
+        return _fit_other_array(g, x, _float_dtype(x.dtype))
+    if g is None:
+        g = zeros_like_value(x)
+        if g is None:
+            return None
+    if is_namedtuple(x):
+        return type(x)(*[fit_gradient(u, v) for u, v in zip(g, x, strict=True)])
+    if isinstance(x, (tuple, list)):
+        return type(x)(fit_gradient(u, v) for u, v in zip(g, x, strict=True))
+    if isinstance(x, dict):
+        return {k: fit_gradient(g.get(k) if isinstance(g, dict) else None, v) for k, v in x.items()}
+    if is_record(x):
+        return rebuild(x, {name: fit_gradient(getattr(g, name, None), getattr(x, name)) for name in fields_of(x)})
+    return g
+
+
+def _fit_other_array(g, x, dtype):
+    """`fit_gradient` where `x` or `g` is an array of another library: x's shape and float
+    dtype, computed by NumPy functions that dispatch, so a dask gradient is never computed."""
+    if g is not None:
+        g = _real_part(g, dtype)
+    if g is None or np.shape(g) != np.shape(x):  # a zero, a scalar, or a broadcast gradient
+        g = np.zeros_like(x, dtype=dtype) + (0.0 if g is None else g)
+    return g if g.dtype == dtype else g.astype(dtype)

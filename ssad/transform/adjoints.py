@@ -1,0 +1,565 @@
+"""The adjoint code of one simple statement, and how adjoints accumulate.
+
+Used by `reverse`: `StatementAdjoints.statement_adjoint(s)` appends to `self.out`
+the code that moves the adjoint of `s`'s target to the adjoints of its operands:
+a primitive's rule (inlined or called, see `inline`), a copy, a tuple display, an
+unpacking, a read `t = x[i]` (scattered back with `add_at`), or an in-place
+write `x[i] = v`.
+
+The adjoint state is symbolic. `self.adjoint` maps each primal name whose adjoint
+is nonzero to the name that holds it; a name that is absent has a zero adjoint
+that exists nowhere. `self.owned` holds the primal names whose adjoint array is
+ours alone (freshly allocated), which can then be updated in place: `d_x[i] = 0.0`
+for a write, `add_at(d_x, i, d)` for a read, instead of copying the whole array
+each time (a copy per loop iteration would make a loop over `x[i]` quadratic).
+"""
+
+import copy
+import inspect
+import operator
+import textwrap
+
+import gast
+import numpy as np
+
+from ..frontend import primitives
+from ..frontend.builders import assign, call, comment, constant, name, store
+from ..errors import MissingRuleError, SourceError
+from .inline import bind_arguments, instantiate, template_of
+from ..registry import REGISTRY, primitive_name
+from ..analysis.activity import list_mutation
+from ..runtime import (
+    add_adjoint,
+    add_at,
+    add_attr,
+    broadcast_like,
+    copy_adjoint,
+    drop_last,
+    getitem_adjoint,
+    pack_like,
+    take_part,
+    zero_at,
+    zeros_like_value,
+)
+from ..runtime import unbroadcast as unbroadcast_helper
+from ..analysis.shapes import drop_unbroadcast
+
+
+class StatementAdjoints:
+    """State and code generation shared by the reverse pass; see the module docstring."""
+
+    def __init__(self, program, activity):
+        self.program = program
+        self.activity = activity
+        self.namespace = program.namespace
+        self.namer = program.namer
+        self.adjoint = {}  # primal name -> the name holding its nonzero adjoint
+        self.owned = set()  # primal names whose adjoint array may be updated in place
+        self.out = []
+        self.last_comment_line = None
+        self.adjoint_names = {}
+        self.containers = set()
+        self.overwritten = set()  # names written by `x[i] = v`: the adjoint there is a bare 0.0
+        self.scalars = set()  # names known to hold scalars (see `shapes`)
+        self.calls = {}
+
+    def helper(self, preferred, value):
+        return self.namespace.bind(preferred, value)
+
+    # ----- one statement -----
+
+    def statement_adjoint(self, statement):
+        """Append the adjoint code of `statement` and consume its target's adjoint."""
+        mutation = list_mutation(statement)
+        if mutation is not None:
+            self.mutation_adjoint(statement, *mutation)
+            return
+        if not isinstance(statement, gast.Assign):
+            return
+        target = statement.targets[0]
+        if isinstance(target, gast.Name) and isinstance(statement.value, gast.Call):
+            op = primitives.operation(statement.value, self.program)
+            if op.kind == primitives.POP:
+                self.pop_adjoint(statement, op)
+                return
+        if isinstance(target, gast.Tuple):
+            self.unpack(statement)
+            return
+        if isinstance(target, gast.Subscript):
+            self.write(statement)
+            return
+        if target.id not in self.adjoint:
+            return
+        op = primitives.operation(statement.value, self.program)
+        dy = self.adjoint.pop(target.id)
+        self.owned.discard(target.id)
+        if not primitives.is_differentiable(op):
+            return
+        self.comment_for(statement)
+        if op.kind == primitives.COPY:
+            if self.activity.is_active(op.args[0]):
+                self.contribute(op.args[0], name(dy))
+        elif op.kind == primitives.PACK:
+            for position, element in enumerate(op.args):
+                if self.activity.is_active(element):
+                    item = gast.Subscript(value=name(dy), slice=constant(position), ctx=gast.Load())
+                    self.contribute(element, self.shaped_item(target.id, item, element))
+        elif op.kind == primitives.USER_CALL:
+            self.user_call(statement, dy, target.id)
+        elif op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
+            self.dynamic_call(statement, dy, target.id)
+        elif op.kind == primitives.PARTIAL:
+            bound = gast.Subscript(value=name(dy), slice=constant(0), ctx=gast.Load())
+            for position, value in enumerate(op.args[1:]):
+                if self.activity.is_active(value):
+                    self.contribute(value, gast.Subscript(value=copy.deepcopy(bound), slice=constant(position), ctx=gast.Load()))
+            table = gast.Subscript(value=name(dy), slice=constant(1), ctx=gast.Load())
+            for keyword, value in op.keywords.items():
+                if self.activity.is_active(value):
+                    self.contribute(value, gast.Subscript(value=copy.deepcopy(table), slice=constant(keyword), ctx=gast.Load()))
+        elif op.kind == primitives.CLOSURE:
+            for captured, value in op.keywords.items():
+                if self.activity.is_active(value):
+                    part = gast.Subscript(value=name(dy), slice=constant(captured), ctx=gast.Load())
+                    self.contribute(value, part)
+        elif op.kind == primitives.ATTRIBUTE:
+            source = op.args[0]
+            if self.activity.is_active(source):
+                self.attribute(source, op.keys[0], name(dy))
+        elif op.kind == primitives.DICT:
+            for key, value in zip(op.keys, op.args, strict=True):
+                if self.activity.is_active(value):
+                    item = gast.Subscript(value=name(dy), slice=constant(key), ctx=gast.Load())
+                    self.contribute(value, self.shaped_item(target.id, item, value))
+        elif op.kind == primitives.CONSTRUCT:
+            fields = dict(zip(op.keys, op.args, strict=False))
+            fields.update(op.keywords)
+            for field_name, value in fields.items():
+                if self.activity.is_active(value):
+                    self.contribute(value, gast.Attribute(value=name(dy), attr=field_name, ctx=gast.Load()))
+        elif op.kind == primitives.INDEXED:
+            if any(self.activity.is_active(a) for a in op.args):
+                raise primitives.indexed_error(op, self.program, statement)
+        elif op.kind == primitives.GETITEM:
+            source = op.args[0]
+            if self.activity.is_active(source):
+                self.scatter(source, statement.value.slice, name(dy))
+        else:
+            self.primitive(statement, op, dy, target.id)
+
+    def shaped_item(self, container, item, element):
+        """The adjoint of a display's element; an item written over later has adjoint 0.0,
+        which rules that need the element's shape (np.repeat, np.cumsum) cannot take."""
+        if container not in self.overwritten:
+            return item
+        return call(self.helper("broadcast_like", broadcast_like), item, copy.deepcopy(element))
+
+    def attribute(self, source, attr, d_part):
+        """t = source.attr: add d_part to that attribute of source's adjoint."""
+        primal = source.id
+        if primal in self.adjoint:
+            base = name(self.adjoint[primal])
+        else:
+            base = call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(source))
+        adjoint = self.adjoint.get(primal) or self.adjoint_names[primal]
+        self.out.append(assign(adjoint, call(self.helper("add_attr", add_attr), base, constant(attr), d_part)))
+        self.adjoint[primal] = adjoint
+        self.owned.discard(primal)
+
+    def pop_adjoint(self, statement, op):
+        """t = items.pop(i): the adjoint of items gets d_t back at i; items gets t back."""
+        target = statement.targets[0].id
+        items = op.args[0]
+        index = copy.deepcopy(op.args[1]) if len(op.args) > 1 else None
+        d_t = self.adjoint.pop(target, None)
+        self.owned.discard(target)
+        if items.id in self.adjoint or d_t is not None:
+            self.comment_for(statement)
+            zero = self.helper("zeros_like_value", zeros_like_value)
+            if items.id not in self.adjoint:
+                base = call(zero, copy.deepcopy(items))
+            elif items.id in self.owned:
+                base = name(self.adjoint[items.id])
+            else:
+                base = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint[items.id]))
+            d_value = name(d_t) if d_t is not None else call(zero, name(target))
+            adjoint = self.adjoint.get(items.id) or self.adjoint_names[items.id]
+            self.out.append(assign(adjoint, base))
+            method = "append" if index is None else "insert"
+            args = [d_value] if index is None else [index, d_value]
+            self.out.append(gast.Expr(value=gast.Call(
+                func=gast.Attribute(value=name(adjoint), attr=method, ctx=gast.Load()), args=args, keywords=[]
+            )))
+            self.adjoint[items.id] = adjoint
+            self.owned.add(items.id)
+        # Put the item back, so earlier code sees the list as it was.
+        args = [name(target)] if index is None else [copy.deepcopy(index), name(target)]
+        method = "append" if index is None else "insert"
+        self.out.append(gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=copy.deepcopy(items), attr=method, ctx=gast.Load()), args=args, keywords=[]
+        )))
+
+    def mutation_adjoint(self, statement, items, method, operands):
+        """items.append(v) / items.extend(vs) / items.insert(i, v), replayed in reverse."""
+        if items in self.namespace.values:
+            return  # a list outside the function (a global): a side effect that stays, like `print`
+        if items in self.adjoint:
+            self.comment_for(statement)
+            d_items = self.adjoint[items]
+            if items not in self.owned:
+                self.out.append(assign(d_items, call(self.helper("copy_adjoint", copy_adjoint), name(d_items))))
+                self.owned.add(items)
+            if method == "append":
+                taken = gast.Call(func=gast.Attribute(value=name(d_items), attr="pop", ctx=gast.Load()), args=[], keywords=[])
+                value = operands[0]
+            elif method == "insert":
+                taken = gast.Call(
+                    func=gast.Attribute(value=name(d_items), attr="pop", ctx=gast.Load()),
+                    args=[copy.deepcopy(operands[0])],
+                    keywords=[],
+                )
+                value = operands[1]
+            else:
+                length = call(self.helper("len", len), copy.deepcopy(operands[0]))
+                taken = call(self.helper("drop_last", drop_last), name(d_items), length)
+                value = operands[0]
+            if self.activity.is_active(value):
+                self.contribute(value, taken)
+            else:
+                self.out.append(gast.Expr(value=taken))
+        # Undo the change, so earlier code sees the list as it was.
+        if method == "append":
+            undo = gast.Call(func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[], keywords=[])
+        elif method == "insert":
+            undo = gast.Call(
+                func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[copy.deepcopy(operands[0])], keywords=[]
+            )
+        else:
+            length = call(self.helper("len", len), copy.deepcopy(operands[0]))
+            undo = call(self.helper("drop_last", drop_last), name(items), length)
+        self.out.append(gast.Expr(value=undo))
+
+    def unpack(self, statement):
+        names = [e.id for e in statement.targets[0].elts]
+        present = [n for n in names if n in self.adjoint]
+        if not present:
+            return
+        source = statement.value
+        items = []
+        for n in names:
+            if n in self.adjoint:
+                items.append(name(self.adjoint.pop(n)))
+                self.owned.discard(n)
+            else:
+                items.append(call(self.helper("zeros_like_value", zeros_like_value), name(n)))
+        if not self.activity.is_active(source):
+            return
+        self.comment_for(statement)
+        pack = self.helper("pack_like", pack_like)
+        self.contribute(source, call(pack, copy.deepcopy(source), gast.Tuple(elts=items, ctx=gast.Load())))
+
+    def write(self, statement):
+        """x[i] = v: v gets the adjoint of x[i]; x's old value gets zero there."""
+        target = statement.targets[0]
+        array = target.value.id
+        if array not in self.adjoint:
+            return
+        self.comment_for(statement)
+        index = index_value(copy.deepcopy(target.slice), self.namespace)
+        d_array = self.adjoint[array]
+        self.overwritten.add(array)
+        value = statement.value
+        if self.activity.is_active(value):
+            part = call(self.helper("take_part", take_part), name(d_array), copy.deepcopy(index))
+            self.contribute(value, self.unbroadcast(part, value))
+        if array in self.owned:
+            zero = gast.Subscript(value=name(d_array), slice=index, ctx=gast.Store())
+            self.out.append(gast.Assign(targets=[zero], value=constant(0.0), type_comment=None))
+        else:
+            self.out.append(assign(d_array, call(self.helper("zero_at", zero_at), name(d_array), index)))
+            self.owned.add(array)
+
+    def scatter(self, source, slice_, d_part):
+        """Add `d_part` into the adjoint of `source` at the index `slice_` (for t = source[i])."""
+        index = index_value(copy.deepcopy(slice_), self.namespace)
+        helper = self.helper("add_at", add_at)
+        primal = source.id
+        d_source = self.adjoint.get(primal) or self.adjoint_names[primal]
+        if primal not in self.adjoint:
+            # the first contribution: d_part scattered into zeros shaped like the source
+            gathered = call(self.helper("getitem_adjoint", getitem_adjoint), d_part, copy.deepcopy(source), index)
+            self.out.append(assign(d_source, gathered))
+            self.adjoint[primal] = d_source
+            self.owned.add(primal)
+            return
+        if primal in self.owned:
+            base = name(self.adjoint[primal])
+        else:
+            base = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint[primal]))
+        self.out.append(assign(d_source, call(helper, base, index, d_part)))
+        self.adjoint[primal] = d_source
+        self.owned.add(primal)
+
+    def unbroadcast(self, expr, primal):
+        from ..runtime import unbroadcast
+
+        return call(self.helper("unbroadcast", unbroadcast), expr, copy.deepcopy(primal))
+
+    def primitive(self, statement, op, dy, y):
+        if op.passes_through and self.activity.is_active(op.args[-1].value):
+            raise self.program.parsed.unsupported(
+                statement, f"`*` passes values that carry gradients to {op.name}; pass them one by one"
+            )
+        if op.primitive is operator.mul and len(op.args) == 2 and _same_name(*op.args):
+            # x * x: one contribution, 2 * x * dy, as for x ** 2, rather than two of x * dy
+            op = primitives.Operation(primitives.PRIMITIVE, operator.pow, [op.args[0], constant(2)], name="**")
+        active = [i for i, arg in enumerate(op.args) if self.activity.is_active(arg)]
+        for keyword, value in op.keywords.items():
+            if self.activity.is_active(value):
+                raise SourceError(
+                    f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
+                    "inputs; pass it positionally so its gradient can flow",
+                    *self.program.parsed.where(statement),
+                )
+        if not active:
+            return
+        rule = REGISTRY.adjoint_rule(op.primitive) if op.primitive is not None else None
+        if rule is None:
+            raise self.missing_rule(statement, op)
+        label = primitive_name(op.primitive)
+        template = template_of(rule)
+        arguments = bind_arguments(rule, label, len(op.args), list(op.keywords))
+        if template is not None:
+            bound = {}
+            for param, placeholder in arguments.items():
+                if param not in template.ignored:
+                    bound[param] = self._operand(placeholder, op, dy, y)
+            for i in active:
+                if i >= len(template.outputs):
+                    raise self.no_gradient(statement, op, i)
+            statements, outputs = instantiate(template, bound, self.namespace, self.namer, set(active))
+            self.out.extend(statements)
+            for i in active:
+                output = outputs[i]
+                if isinstance(output, gast.Constant) and output.value is None:
+                    continue  # the rule says this argument's derivative is zero
+                self.contribute(op.args[i], self.simplify(output, op, i, y))
+            return
+        always_none, sometimes_none, shortest = _none_positions(rule)
+        for i in active:
+            if shortest is not None and i >= shortest:
+                raise self.no_gradient(statement, op, i)
+            if i in sometimes_none and i not in always_none:
+                raise MissingRuleError(
+                    f"the adjoint rule of {primitive_name(op.primitive)} returns None for its argument {i} "
+                    "in some cases only; return a zero (0.0 or an array of zeros) there instead",
+                    *self.program.parsed.where(statement),
+                )
+        active = [i for i in active if i not in always_none]  # a zero derivative, as the rule says
+        rule_name = self.helper(getattr(rule, "__name__", "adjoint_rule"), rule)
+        self.namespace.pure.append(rule)
+        rule_call = gast.Call(
+            func=name(rule_name),
+            args=[name(dy), name(y)] + copy.deepcopy(op.args),
+            keywords=[gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()],
+        )
+        if len(active) == 1:
+            (i,) = active
+            self.contribute(op.args[i], gast.Subscript(value=rule_call, slice=constant(i), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, rule_call))
+        for i in active:
+            self.contribute(op.args[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
+
+    def dynamic_call(self, statement, dy, y):
+        """`adjoints = t_pullback(d_t)`: the function value's adjoint, one per argument, then keywords."""
+        info = self.calls.get(id(statement))
+        if info is None:
+            return
+        _, pullback, operands, keywords = info
+        adjoints = gast.Call(func=name(pullback), args=[name(dy)], keywords=[])
+        active = [i for i, operand in enumerate(operands) if self.activity.is_active(operand)]
+        active_keywords = [k for k, v in keywords.items() if self.activity.is_active(v)]
+        if len(active) == 1 and not active_keywords:
+            (i,) = active
+            self.contribute(operands[i], gast.Subscript(value=adjoints, slice=constant(i), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, adjoints))
+        for i in active:
+            self.contribute(operands[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
+        for keyword in active_keywords:
+            table = gast.Subscript(value=name(holder), slice=constant(len(operands)), ctx=gast.Load())
+            self.contribute(keywords[keyword], gast.Subscript(value=table, slice=constant(keyword), ctx=gast.Load()))
+
+    def user_call(self, statement, dy, y):
+        """`d_a, d_b = backward_g(d_t, *t_saved)` for a call split by `reverse.split_call`."""
+        info = self.calls.get(id(statement))
+        if info is None:
+            return
+        saved, backward, wrt, bound = info
+        adjoints = gast.Call(func=name(backward), args=[name(dy), name(saved)], keywords=[])
+        simple = all(not isinstance(p, tuple) for p, _ in bound)
+        if len(wrt) == 1 and simple:
+            operands = {param: operand for param, operand in bound}
+            self.contribute(operands[wrt[0]], gast.Subscript(value=adjoints, slice=constant(0), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, adjoints))
+        for param, operand in bound:
+            if not self.activity.is_active(operand):
+                continue
+            key, item = (param, None) if not isinstance(param, tuple) else param
+            part = gast.Subscript(value=name(holder), slice=constant(wrt.index(key)), ctx=gast.Load())
+            if item is not None:  # an operand *args collected: its item of that tuple's adjoint
+                part = gast.Subscript(value=part, slice=constant(item), ctx=gast.Load())
+            self.contribute(operand, part)
+
+    def simplify(self, output, op, position, y):
+        """Drop `unbroadcast` where the shape facts show shapes already match (see `shapes`)."""
+        names = {n for n, v in self.namespace.values.items() if v is unbroadcast_helper}
+        return drop_unbroadcast(output, op, position, y, self.scalars, names)
+
+    def _operand(self, placeholder, op, dy, y):
+        if placeholder == "dy":
+            return name(dy)
+        if placeholder == "y":
+            return name(y)
+        if isinstance(placeholder, tuple) and placeholder and placeholder[0] == "kw":
+            return op.keywords[placeholder[1]]
+        if isinstance(placeholder, int):
+            return op.args[placeholder]
+        raise AssertionError(f"cannot bind rule parameter to {placeholder!r}")
+
+    # ----- accumulation -----
+
+    def contribute(self, primal, expr):
+        """Add `expr` to the adjoint of the name `primal`."""
+        key = primal.id
+        if key not in self.adjoint:
+            adjoint = self.adjoint_names[key]
+            self.adjoint[key] = adjoint
+            if isinstance(expr, (gast.BinOp, gast.UnaryOp)) and key not in self.containers:
+                self.owned.add(key)  # an operator's result is a fresh array: later parts add in place
+            else:
+                self.owned.discard(key)  # it may be another adjoint itself (`unbroadcast(g, x)` is g)
+            self.out.append(assign(adjoint, expr))
+            return
+        adjoint = self.adjoint[key]
+        if key in self.containers:
+            total = call(self.helper("add_adjoint", add_adjoint), name(adjoint), expr)
+            self.out.append(assign(adjoint, total))
+        elif key in self.owned:
+            # The array is ours alone (see the module docstring): add in place.
+            self.out.append(gast.AugAssign(target=store(adjoint), op=gast.Add(), value=expr))
+        else:
+            total = gast.BinOp(left=name(adjoint), op=gast.Add(), right=expr)
+            self.out.append(assign(adjoint, total))
+        self.owned.add(key)  # `a + b` is a fresh array
+
+    def materialize_zero(self, primal, out):
+        """Give `primal` an explicit zero adjoint (where symbolic zeros meet at a join)."""
+        adjoint = self.adjoint_names[primal]
+        zero = call(self.helper("zeros_like_value", zeros_like_value), name(primal))
+        out.append(assign(adjoint, zero))
+        self.adjoint[primal] = adjoint
+        self.owned.add(primal)
+
+    # ----- messages and comments -----
+
+    def comment_for(self, statement):
+        line = statement.lineno
+        if line == self.last_comment_line:
+            return
+        self.last_comment_line = line
+        parsed = self.program.parsed
+        text = parsed.line_text(line + parsed.line_offset)
+        if text is not None:
+            self.out.append(comment(f"grad of: {text.strip()}"))
+
+    def missing_rule(self, statement, op):
+        where = self.program.parsed.where(statement)
+        if op.primitive is None:
+            return MissingRuleError(
+                f"ssad does not know how to differentiate `{op.name}` on an active value: it is not "
+                "a NumPy array method or attribute with a rule. Use the equivalent NumPy function "
+                "(x.sum() -> np.sum(x)), or wrap the computation in a function and register its "
+                "adjoint with @ssad.adjoint(that_function)",
+                *where,
+            )
+        label = primitive_name(op.primitive)
+        if isinstance(op.primitive, type):
+            return MissingRuleError(
+                f"constructing a {op.primitive.__name__} from values that carry gradients is not "
+                "supported; pass the object in as an argument, or make it a namedtuple or a dataclass",
+                *where,
+            )
+        has_source = hasattr(op.primitive, "__code__")
+        hint = (
+            "Calls to your own functions are not transformed yet: register an adjoint for it"
+            if has_source
+            else "It has no adjoint rule and no Python source ssad could transform. Register one"
+        )
+        return MissingRuleError(
+            f"no adjoint rule for {label} (called as `{op.name}`). {hint}:\n\n"
+            f"    @ssad.adjoint({primitives.rule_target(op)})\n"
+            f"    def {_rule_name(primitives.rule_target(op))}(dy, y, *args, **kwargs):\n"
+            f"        return (adjoint_of_arg0, ...)\n",
+            *where,
+        )
+
+    def no_gradient(self, statement, op, index):
+        return MissingRuleError(
+            f"the adjoint rule of {primitive_name(op.primitive)} gives no gradient for its "
+            f"argument {index}, which depends on the differentiated inputs; pass that value in a "
+            "position the rule differentiates, or wrap the value with ssad.stop_gradient",
+            *self.program.parsed.where(statement),
+        )
+
+
+def _same_name(a, b):
+    return isinstance(a, gast.Name) and isinstance(b, gast.Name) and a.id == b.id
+
+
+def _none_positions(rule):
+    """(positions where every tuple `rule` returns holds a literal None, positions where some does,
+    the length of the shortest tuple it returns when every `return` is a tuple display, else None)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(rule))
+        tree = gast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return set(), set(), None
+    top = tree.body[0] if tree.body and isinstance(tree.body[0], gast.FunctionDef) else None
+    every = [node for node in gast.walk(top) if isinstance(node, gast.Return)] if top is not None else []
+    returns = [node.value for node in every if isinstance(node.value, gast.Tuple)]
+    nested = any(isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not top for node in gast.walk(top or tree))
+    shortest = None
+    if every and len(returns) == len(every) and not nested and not any(
+        isinstance(e, gast.Starred) for r in returns for e in r.elts
+    ):
+        shortest = min(len(r.elts) for r in returns)
+    nones = [{i for i, e in enumerate(r.elts) if isinstance(e, gast.Constant) and e.value is None} for r in returns]
+    if not nones:
+        return set(), set(), shortest
+    return set.intersection(*nones), set.union(*nones), shortest
+
+
+def _rule_name(path):
+    return path.replace(".", "_").strip("_()") + "_adjoint"
+
+
+def index_value(index, namespace):
+    """The index of a subscript as a value expression: `np.s_[1:3]` for slices."""
+    if not _has_slice(index):
+        return index
+    np_name = namespace.bind("np", np)
+    return gast.Subscript(value=gast.Attribute(value=name(np_name), attr="s_", ctx=gast.Load()), slice=index, ctx=gast.Load())
+
+
+def _has_slice(index):
+    if isinstance(index, gast.Slice):
+        return True
+    if isinstance(index, gast.Tuple):
+        return any(_has_slice(e) for e in index.elts)
+    return False

@@ -1,0 +1,492 @@
+"""Stage 5 (forward mode): the tangent of every value, computed next to the value.
+
+Assumes: a Program in A-normal form (stage 3) and the names of the parameters whose
+tangents are given.
+Guarantees: `Tangents.body` runs the function with, after each statement whose
+operands carry tangents, the statement computing its target's tangent `d_<name>`:
+a primitive's tangent rule (inlined with the operands substituted, zero tangents
+folded away, or called), `d_t = d_x[i]` for a read, `d_x[i] = d_v` for an in-place
+write (on a private copy of the tangent), the tangents of tuples, lists and dicts
+built alongside, `t, d_t = jvp_g(a, d_a=...)` for a call to the user's function,
+`t, d_t = call_jvp(f, ...)` for a call through a variable. Control flow is kept as
+it is: forward mode needs no tape. Zeros are symbolic; where a branch or a loop body
+gives a tangent the other path lacks, that path gets an explicit zero.
+"""
+
+import copy
+from dataclasses import dataclass
+
+import gast
+
+from ..frontend import primitives
+from ..analysis.activity import list_mutation, simple_statements
+from ..frontend.builders import assign, assigned_names, call, comment, constant, is_loop_exit, name, store
+from .adjoints import index_value
+from ..errors import MissingRuleError, SourceError
+from .fold import ZERO, is_zero, materialize_zeros
+from .inline import bind_arguments, instantiate, template_of
+from ..registry import REGISTRY, primitive_name
+from .calls import bind_operands
+from ..runtime import copy_adjoint, zeros_like_value
+from ..runtime.callables import function_label, parameter_order, tangent_parameter, transformable
+from ..runtime.handles import jvp_handle
+from .tape import unbound_zero_reads
+
+
+@dataclass
+class Tangents:
+    body: list  # statements: the function, with tangent statements interleaved
+    result_tangent: object  # gast expression of the result's tangent
+    callees: list  # (function, wrt) whose jvp the code calls
+    names: dict  # primal name -> the name of its tangent variable
+
+
+def forward(program, wrt, varied):
+    """The forward-mode body of `program` for tangents of the parameters `wrt`."""
+    return _Forward(program, varied).run(wrt)
+
+
+class _Forward:
+    def __init__(self, program, varied):
+        self.program = program
+        self.namer = program.namer
+        self.namespace = program.namespace
+        self.varied = varied
+        self.tangent = {}  # primal name -> name of its nonzero tangent
+        self.owned = set()  # primal names whose tangent array may be written in place
+        self.names = {}
+        self.callees = []
+        self.loop_heads = []  # per enclosing loop: the primals whose tangents its iterations carry
+        self.last_comment_line = None
+        self.seen = set(program.params)  # names assigned so far, in the order of the source
+        for primal in program.params + _assigned(program.body):
+            if primal not in self.names:
+                self.names[primal] = self.namer.adjoint_name(primal)
+
+    def helper(self, preferred, value):
+        return self.namespace.bind(preferred, value)
+
+    def run(self, wrt):
+        for param in wrt:
+            self.tangent[param] = self.names[param]
+        body = self.block(self.program.body[:-1])
+        result = self.program.result
+        if isinstance(result, gast.Name) and result.id in self.tangent:
+            result_tangent = name(self.tangent[result.id])
+        else:
+            result_tangent = call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(result))
+        body = unbound_zero_reads(body + [gast.Expr(value=result_tangent)], self.program.params, self.namespace) + body
+        return Tangents(body, result_tangent, self.callees, self.names)
+
+    # ----- blocks and control flow -----
+
+    def block(self, statements):
+        out = []
+        for statement in statements:
+            if isinstance(statement, gast.If):
+                if is_loop_exit(statement) and self.loop_heads:
+                    out.extend(self.zeros_before_exit())
+                out.append(self.branch(statement))
+            elif isinstance(statement, (gast.For, gast.While)):
+                out.extend(self.loop(statement))
+            else:
+                self.seen.update(_assigned([statement]))
+                extra = self.statement(statement)
+                note = self.comment_for(statement) if extra else None
+                if note is not None:
+                    out.append(note)
+                if extra and isinstance(extra[0], _Before):
+                    out.extend(extra[0].statements)  # zeros shaped like the list before it changes
+                    extra = extra[1:]
+                if extra and isinstance(extra[0], _Replace):
+                    out.append(extra[0].statement)  # `t, d_t = jvp_g(...)` computes both
+                    extra = extra[1:]
+                else:
+                    out.append(statement)
+                out.extend(extra)
+        return out
+
+    def state(self):
+        return dict(self.tangent), set(self.owned)
+
+    def set_state(self, state):
+        self.tangent, self.owned = dict(state[0]), set(state[1])
+
+    def zero(self, primal):
+        """An explicit zero tangent for `primal` (where symbolic zeros meet a nonzero one)."""
+        self.tangent[primal] = self.names[primal]
+        self.owned.add(primal)
+        return assign(self.names[primal], call(self.helper("zeros_like_value", zeros_like_value), name(primal)))
+
+    def zeros_before_exit(self):
+        """Zero tangents for what the loop carries but this iteration has dropped so far.
+
+        The end of the loop body zeroes them too, but a `break` leaves before it.
+        """
+        return [self.zero(primal) for primal in sorted(self.loop_heads[-1] - set(self.tangent))]
+
+    def branch(self, statement):
+        if is_loop_exit(statement):
+            return statement
+        entry = self.state()
+        body = self.block(statement.body)
+        after_body = self.state()
+        self.set_state(entry)
+        orelse = self.block(statement.orelse)
+        after_else = self.state()
+        joined = set(after_body[0]) | set(after_else[0])
+        for code, state in ((body, after_body), (orelse, after_else)):
+            self.set_state(state)
+            for primal in sorted(joined - set(state[0])):
+                code.append(self.zero(primal))
+        owned = (after_body[1] | (joined - set(after_body[0]))) & (after_else[1] | (joined - set(after_else[0])))
+        self.tangent = {p: self.names[p] for p in joined}
+        self.owned = owned
+        new = gast.If(test=statement.test, body=body or [gast.Pass()], orelse=orelse)
+        return gast.copy_location(new, statement)
+
+    def loop(self, statement):
+        entry = self.state()
+        seen_before = set(self.seen)
+        head = set(entry[0])
+        snapshot = self.namer.snapshot()
+        while True:
+            self.namer.restore(snapshot)
+            self.tangent = {p: self.names[p] for p in head}
+            self.owned = set()
+            self.loop_heads.append(head)
+            body = self.block(statement.body)
+            self.loop_heads.pop()
+            end = set(self.tangent)
+            new = end - head
+            if not new:
+                break
+            head |= new
+        # A tangent the loop's start expects but its body dropped (`x = y * 2.0` with no
+        # tangent for y) is zero from there on, not the tangent x had before.
+        for primal in sorted(head - end):
+            body.append(self.zero(primal))
+        prologue = []
+        self.set_state(entry)
+        for primal in sorted(head - set(entry[0])):
+            if primal in seen_before:
+                prologue.append(self.zero(primal))
+            else:  # first made inside the loop: no value yet, and no tangent read before it is set
+                self.tangent[primal] = self.names[primal]
+                prologue.append(assign(self.names[primal], constant(0.0)))
+        self.tangent = {p: self.names[p] for p in head}
+        self.owned = set()  # a loop body may share tangents between iterations
+        if isinstance(statement, gast.For):
+            new_loop = gast.For(target=statement.target, iter=statement.iter, body=body, orelse=[], type_comment=None)
+        else:
+            new_loop = gast.While(test=statement.test, body=body, orelse=[])
+        return prologue + [gast.copy_location(new_loop, statement)]
+
+    # ----- one statement -----
+
+    def statement(self, statement):
+        """The statements computing the tangents `statement` produces."""
+        mutation = list_mutation(statement)
+        if mutation is not None:
+            return self.mutation(*mutation)
+        if not isinstance(statement, gast.Assign):
+            return []
+        target = statement.targets[0]
+        if isinstance(target, gast.Tuple):
+            return self.unpack(target, statement.value)
+        if isinstance(target, gast.Subscript):
+            return self.write(target, statement.value)
+        return self.assignment(statement, target.id)
+
+    def comment_for(self, statement):
+        parsed = self.program.parsed
+        text = parsed.line_text(statement.lineno + parsed.line_offset)
+        if text is None or statement.lineno == self.last_comment_line:
+            return None
+        self.last_comment_line = statement.lineno
+        return comment(f"tangent of: {text.strip()}")
+
+    def d(self, operand):
+        """The tangent of an operand, or None when it is zero."""
+        if isinstance(operand, gast.Name) and operand.id in self.tangent:
+            return name(self.tangent[operand.id])
+        return None
+
+    def d_or_zero(self, operand):
+        tangent = self.d(operand)
+        if tangent is not None:
+            return tangent
+        return call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(operand))
+
+    def set_tangent(self, primal, expr, owned=False):
+        self.tangent[primal] = self.names[primal]
+        if owned:
+            self.owned.add(primal)
+        else:
+            self.owned.discard(primal)
+        return [assign(self.names[primal], expr)]
+
+    def drop(self, primal):
+        self.tangent.pop(primal, None)
+        self.owned.discard(primal)
+        return []
+
+    def assignment(self, statement, target):
+        op = primitives.operation(statement.value, self.program)
+        operands = op.operands()
+        if op.kind == primitives.POP and self.d(op.args[0]) is not None and target not in self.varied:
+            # the popped value carries no tangent, but the tangent list must shrink with the list
+            return self.pop_tangent(op) + self.drop(target)
+        if target not in self.varied or not primitives.is_differentiable(op):
+            return self.drop(target)  # no tangent reaches it, or it never reaches the result
+        if not any(self.d(o) is not None for o in operands):
+            return self.drop(target)
+        kind = op.kind
+        if kind == primitives.COPY:
+            return self.set_tangent(target, self.d(op.args[0]))
+        if kind == primitives.INDEXED:
+            raise primitives.indexed_error(op, self.program, statement)
+        if kind == primitives.GETITEM:
+            part = gast.Subscript(value=self.d(op.args[0]), slice=copy.deepcopy(statement.value.slice), ctx=gast.Load())
+            return self.set_tangent(target, part)
+        if kind == primitives.PACK:
+            items = [self.d_or_zero(e) for e in op.args]
+            display = gast.List if isinstance(statement.value, gast.List) else gast.Tuple
+            return self.set_tangent(target, display(elts=items, ctx=gast.Load()), owned=display is gast.List)
+        if kind == primitives.DICT:
+            keys = [constant(k) for k in op.keys]
+            return self.set_tangent(target, gast.Dict(keys=keys, values=[self.d_or_zero(v) for v in op.args]), True)
+        if kind == primitives.ATTRIBUTE:
+            part = gast.Attribute(value=self.d(op.args[0]), attr=op.keys[0], ctx=gast.Load())
+            return self.set_tangent(target, part)
+        if kind == primitives.CONSTRUCT:
+            built = gast.Call(
+                func=copy.deepcopy(statement.value.func),
+                args=[self.d_or_zero(a) for a in op.args],
+                keywords=[gast.keyword(arg=k, value=self.d_or_zero(v)) for k, v in op.keywords.items()],
+            )
+            return self.set_tangent(target, built)
+        if kind == primitives.CLOSURE:
+            keys = [constant(k) for k in op.keywords]
+            values = [self.d_or_zero(v) for v in op.keywords.values()]
+            return self.set_tangent(target, gast.Dict(keys=keys, values=values))
+        if kind == primitives.PARTIAL:
+            bound = gast.Tuple(elts=[self.d_or_zero(a) for a in op.args[1:]], ctx=gast.Load())
+            table = gast.Dict(keys=[constant(k) for k in op.keywords], values=[self.d_or_zero(v) for v in op.keywords.values()])
+            return self.set_tangent(target, gast.Tuple(elts=[bound, table], ctx=gast.Load()))
+        if kind == primitives.POP:
+            popped = self.pop_tangent(op)
+            return popped[:-1] + self.set_tangent(target, popped[-1].value)
+        if kind == primitives.USER_CALL:
+            return self.user_call(statement, op, target)
+        if kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
+            return self.dynamic_call(op, target)
+        return self.primitive(statement, op, target)
+
+    def pop_tangent(self, op):
+        """Statements popping the tangent list of `items.pop(...)` (the pop last, as an Expr)."""
+        items = op.args[0]
+        out = self.own(items.id)
+        pop = gast.Call(
+            func=gast.Attribute(value=name(self.tangent[items.id]), attr="pop", ctx=gast.Load()),
+            args=copy.deepcopy(op.args[1:]),
+            keywords=[],
+        )
+        return out + [gast.Expr(value=pop)]
+
+    def primitive(self, statement, op, target):
+        # A tangent rule sees the tangents of positional operands only (as reverse mode refuses)
+        if op.passes_through and self.d(op.args[-1].value) is not None:
+            raise self.program.parsed.unsupported(
+                statement, f"`*` passes values that carry tangents to {op.name}; pass them one by one"
+            )
+        for keyword, value in op.keywords.items():
+            if self.d(value) is not None:
+                raise SourceError(
+                    f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
+                    "inputs; pass it positionally so its tangent can flow",
+                    *self.program.parsed.where(statement),
+                )
+        rule = REGISTRY.tangent_rule(op.primitive) if op.primitive is not None else None
+        if rule is None and op.primitive is not None and transformable(op.primitive):
+            # the user gave an adjoint rule but no tangent rule: forward mode reads the source
+            return self.user_call(statement, op, target)
+        if rule is None:
+            label = primitive_name(op.primitive) if op.primitive is not None else op.name
+            raise MissingRuleError(
+                f"no tangent rule for {label} (called as `{op.name}`); register one with "
+                f"@ssad.tangent({primitives.rule_target(op) if op.primitive is not None else 'f'}) to "
+                "differentiate it in forward mode",
+                *self.program.parsed.where(statement),
+            )
+        template = template_of(rule, single=True)
+        arguments = bind_arguments(rule, primitive_name(op.primitive), len(op.args), list(op.keywords), first="t")
+        if template is not None:
+            zero = gast.Name(id=ZERO, ctx=gast.Load(), annotation=None, type_comment=None)
+            tangents = gast.Tuple(elts=[self.d(a) or copy.deepcopy(zero) for a in op.args], ctx=gast.Load())
+            bound = {}
+            for param, placeholder in arguments.items():
+                if param in template.ignored:
+                    continue
+                if placeholder == "t":
+                    bound[param] = tangents
+                elif placeholder == "y":
+                    bound[param] = name(target)
+                elif isinstance(placeholder, int):
+                    bound[param] = op.args[placeholder]
+                else:
+                    bound[param] = op.keywords[placeholder[1]]
+            statements, outputs = instantiate(template, bound, self.namespace, self.namer, {0})
+            output = outputs[0]
+            if is_zero(output):
+                return self.drop(target)
+            return [materialize_zeros(s) for s in statements] + self.set_tangent(target, materialize_zeros(output))
+        rule_name = self.helper(getattr(rule, "__name__", "tangent_rule"), rule)
+        self.namespace.pure.append(rule)
+        tangents = gast.Tuple(elts=[self.d_or_zero(a) for a in op.args], ctx=gast.Load())
+        rule_call = gast.Call(
+            func=name(rule_name),
+            args=[tangents, name(target)] + copy.deepcopy(op.args),
+            keywords=[gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()],
+        )
+        return self.set_tangent(target, rule_call)
+
+    def user_call(self, statement, op, target):
+        """`t, d_t = jvp_g(a, b, d_a=d_a)`: the callee's own forward-mode code."""
+        function = op.primitive
+        tangents = {}  # parameter -> the tangent it takes
+        for param, operand in bind_operands(op, self.program, statement):
+            if isinstance(param, tuple):  # the values `*args` collects take a tuple of tangents
+                tangents.setdefault(param[0], []).append(operand)
+            elif self.d(operand) is not None:
+                tangents[param] = self.d(operand)
+        for param, items in list(tangents.items()):
+            if isinstance(items, list):
+                if any(self.d(item) is not None for item in items):
+                    tangents[param] = gast.Tuple(elts=[self.d_or_zero(item) for item in items], ctx=gast.Load())
+                else:
+                    del tangents[param]
+        wrt = tuple(p for p in parameter_order(function) if p in tangents)
+        lazy = jvp_handle(function, wrt)
+        try:
+            lazy.prepare()  # this code keeps the callee's code of now, whatever is registered later
+        except MissingRuleError as error:
+            if error.filename is not None:
+                raise
+            raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
+        self.callees.append((function, wrt))
+        handle = self.helper(f"jvp_{function_label(function)}", lazy)
+        call_node = copy.deepcopy(statement.value)
+        call_node.func = name(handle)
+        call_node.keywords = list(call_node.keywords) + [
+            gast.keyword(arg=tangent_parameter(p), value=tangents[p]) for p in wrt
+        ]
+        self.tangent[target] = self.names[target]
+        self.owned.discard(target)
+        split = gast.Assign(
+            targets=[gast.Tuple(elts=[store(target), store(self.names[target])], ctx=gast.Store())],
+            value=call_node,
+            type_comment=None,
+        )
+        statement_copy = gast.copy_location(split, statement)
+        return [_Replace(statement_copy)]
+
+    def dynamic_call(self, op, target):
+        from ..runtime.dynamic import call_jvp, method_jvp
+
+        if op.kind == primitives.DYNAMIC_CALL:
+            helper = self.helper("call_jvp", call_jvp)
+            head = [copy.deepcopy(op.args[0]), self.d(op.args[0]) or constant(None)]
+            args = op.args[1:]
+        else:
+            helper = self.helper("method_jvp", method_jvp)
+            head = [copy.deepcopy(op.args[0]), self.d(op.args[0]) or constant(None), constant(op.keys[0])]
+            args = op.args[1:]
+        primals = gast.Tuple(elts=copy.deepcopy(args), ctx=gast.Load())
+        tangents = gast.Tuple(elts=[self.d(a) or constant(None) for a in args], ctx=gast.Load())
+        keys = [constant(k) for k in op.keywords]
+        keywords = gast.Dict(keys=keys, values=[copy.deepcopy(v) for v in op.keywords.values()])
+        keyword_tangents = gast.Dict(keys=copy.deepcopy(keys), values=[self.d(v) or constant(None) for v in op.keywords.values()])
+        call_node = gast.Call(func=name(helper), args=head + [primals, tangents, keywords, keyword_tangents], keywords=[])
+        self.tangent[target] = self.names[target]
+        self.owned.discard(target)
+        split = gast.Assign(
+            targets=[gast.Tuple(elts=[store(target), store(self.names[target])], ctx=gast.Store())],
+            value=call_node,
+            type_comment=None,
+        )
+        return [_Replace(split)]
+
+    def own(self, primal):
+        """Make the tangent of `primal` a private array (or list) before writing into it."""
+        if primal not in self.tangent:
+            zero = call(self.helper("zeros_like_value", zeros_like_value), name(primal))
+            return self.set_tangent(primal, zero, owned=True)
+        if primal not in self.owned:
+            copied = call(self.helper("copy_adjoint", copy_adjoint), name(self.tangent[primal]))
+            return self.set_tangent(primal, copied, owned=True)
+        return []
+
+    def write(self, target, value):
+        """x[i] = v: the tangent of x gets the tangent of v at i."""
+        array = target.value.id
+        if array not in self.tangent and self.d(value) is None:
+            return []
+        out = self.own(array)
+        part = gast.Subscript(
+            value=name(self.tangent[array]), slice=index_value(copy.deepcopy(target.slice), self.namespace), ctx=gast.Store()
+        )
+        out.append(gast.Assign(targets=[part], value=self.d(value) or constant(0.0), type_comment=None))
+        return out
+
+    def unpack(self, target, value):
+        names = [e.id for e in target.elts]
+        if value.id not in self.tangent:
+            for n in names:
+                self.drop(n)
+            return []
+        stores = gast.Tuple(elts=[store(self.names[n]) for n in names], ctx=gast.Store())
+        for n in names:
+            self.tangent[n] = self.names[n]
+            self.owned.discard(n)
+        return [gast.Assign(targets=[stores], value=name(self.tangent[value.id]), type_comment=None)]
+
+    def mutation(self, items, method, operands):
+        """items.append(v) and friends: the same change to the tangent list."""
+        if items not in self.tangent and not any(self.d(o) is not None for o in operands):
+            return []
+        # A list with no tangent yet gets zeros shaped like it *before* the change.
+        out = [_Before(self.own(items))] if items not in self.tangent else self.own(items)
+        if method == "extend":
+            args = [self.d_or_zero(operands[0])]
+        elif method == "insert":
+            args = [copy.deepcopy(operands[0]), self.d_or_zero(operands[1])]
+        else:
+            args = [self.d_or_zero(operands[0])]
+        change = gast.Call(func=gast.Attribute(value=name(self.tangent[items]), attr=method, ctx=gast.Load()), args=args, keywords=[])
+        out.append(gast.Expr(value=change))
+        return out
+
+
+class _Before:
+    """Statements that go before the primal statement rather than after it."""
+
+    def __init__(self, statements):
+        self.statements = statements
+
+
+class _Replace:
+    """A statement that takes the place of the primal statement before it (a split call)."""
+
+    def __init__(self, statement):
+        self.statement = statement
+
+
+def _assigned(statements):
+    """The names `statements` assign, loop variables last, in the order they appear."""
+    names = assigned_names(simple_statements(statements))
+    for statement in statements:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.For) and node.target.id not in names:
+                names.append(node.target.id)
+    return names

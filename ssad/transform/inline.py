@@ -1,0 +1,198 @@
+"""Applying an adjoint rule at a call site: inline its body, or call it.
+
+A rule is inlined when its body is only assignments to names followed by
+``return (e1, e2, ...)`` and its parameter defaults are literals; the generated
+code then reads like the rule itself with the call's names substituted
+(`d_x = d_sin_x * np.cos(x)`). The rule's own globals (`np`, `unbroadcast`) are
+bound into the generated namespace under names that collide with nothing in the
+user's function. Any other rule is called, and its result indexed.
+"""
+
+import builtins
+import copy
+import inspect
+import textwrap
+import threading
+from dataclasses import dataclass
+
+import gast
+
+from ..errors import SsadError
+from .fold import fold
+
+_templates = {}
+_templates_lock = threading.Lock()
+
+
+@dataclass
+class Template:
+    """An inlinable rule: its parameters, body statements and returned expressions."""
+
+    params: list  # parameter names, in order
+    defaults: dict  # parameter name -> gast.Constant
+    body: list  # gast.Assign statements
+    outputs: list  # returned expressions
+    globals: dict
+    ignored: set  # *args / **kwargs parameters the body never reads
+
+
+
+
+def template_of(rule, single=False):
+    """The rule's Template, or None when the rule must be called instead of inlined.
+
+    An adjoint rule returns a tuple literal (one output per argument); a tangent rule
+    (`single`) returns one expression, its only output.
+    """
+    key = (rule, single)
+    with _templates_lock:
+        if key in _templates:
+            return _templates[key]
+    template = _build_template(rule, single)
+    with _templates_lock:
+        _templates[key] = template
+    return template
+
+
+def _build_template(rule, single=False):
+    try:
+        source = textwrap.dedent(inspect.getsource(rule))
+        node = gast.parse(source).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    if not isinstance(node, gast.FunctionDef):
+        return None
+    args = node.args
+    if args.posonlyargs:
+        return None
+    # `*shape` / `**kwargs` parameters the body never reads (method signatures such
+    # as `x.reshape(*shape)`) do not stop inlining: their arguments are dropped.
+    ignored = {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    if ignored & {n.id for n in gast.walk(gast.Module(body=node.body, type_ignores=[])) if isinstance(n, gast.Name)}:
+        return None
+    params = [a.id for a in args.args + args.kwonlyargs]
+    defaults = {}
+    positional_defaults = args.defaults
+    for arg, default in zip(args.args[len(args.args) - len(positional_defaults):], positional_defaults, strict=True):
+        defaults[arg.id] = default
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if default is not None:
+            defaults[arg.id] = default
+    for key, default in list(defaults.items()):
+        if (
+            isinstance(default, gast.UnaryOp)
+            and isinstance(default.op, gast.USub)
+            and isinstance(default.operand, gast.Constant)
+            and isinstance(default.operand.value, (int, float))
+        ):
+            defaults[key] = gast.Constant(value=-default.operand.value, kind=None)  # `axis=-1`
+    if any(not isinstance(d, gast.Constant) for d in defaults.values()):
+        return None
+    body = list(node.body)
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+        body = body[1:]  # docstring
+    if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
+        return None
+    if not single and not isinstance(body[-1].value, gast.Tuple):
+        return None
+    for statement in body[:-1]:
+        if not (
+            isinstance(statement, gast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], gast.Name)
+        ):
+            return None
+    for child in gast.walk(node):
+        if isinstance(child, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp, gast.NamedExpr)):
+            return None
+    outputs = [body[-1].value] if single else list(body[-1].value.elts)
+    return Template(params, defaults, body[:-1], outputs, rule.__globals__, ignored)
+
+
+def bind_arguments(rule, primitive_name, arg_count, keyword_names, first="dy"):
+    """Map the rule's parameters to the call: {param: (first|"y"|index|keyword)}."""
+    signature = inspect.signature(rule)
+    placeholders = [first, "y"] + list(range(arg_count))
+    try:
+        bound = signature.bind(*placeholders, **{k: ("kw", k) for k in keyword_names})
+    except TypeError as error:
+        raise SsadError(
+            f"the adjoint rule of {primitive_name} ({rule.__qualname__}) cannot take this call's "
+            f"arguments: {error}"
+        ) from None
+    return bound.arguments
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            replacement = self.mapping[node.id]
+            if isinstance(replacement, str):
+                return gast.Name(id=replacement, ctx=node.ctx, annotation=None, type_comment=None)
+            return copy.deepcopy(replacement)
+        return node
+
+
+def instantiate(template, call, namespace, namer, needed):
+    """The rule's body and the `needed` outputs with the call's operands substituted.
+
+    `call` maps each rule parameter to the gast expression it takes at this call
+    site (parameters left out take their defaults). A rule local used once is
+    substituted into its use, one used several times becomes a statement under a
+    fresh name, one not used by a needed output is dropped. Returns
+    (statements, outputs) with None for outputs not needed.
+    """
+    mapping = {}
+    for param in template.params:
+        if param in template.ignored:
+            continue
+        mapping[param] = call[param] if param in call else template.defaults[param]
+    locals_ = [s.targets[0].id for s in template.body]
+    loaded = set()
+    for statement in template.body:
+        loaded |= _loaded(statement.value)
+    for output in template.outputs:
+        loaded |= _loaded(output)
+    for name in sorted(loaded - set(template.params) - set(locals_)):
+        value = template.globals[name] if name in template.globals else getattr(builtins, name)
+        mapping[name] = namespace.bind(name, value)
+
+    uses = dict.fromkeys(locals_, 0)
+    for position in needed:
+        for name in _loaded_list(template.outputs[position]):
+            if name in uses:
+                uses[name] += 1
+    for statement in reversed(template.body):
+        if uses[statement.targets[0].id]:
+            for name in _loaded_list(statement.value):
+                if name in uses:
+                    uses[name] += 1
+
+    statements = []
+    for statement in template.body:
+        local = statement.targets[0].id
+        if not uses[local]:
+            continue
+        value = fold(_Substitute(mapping).visit(copy.deepcopy(statement.value)))
+        if uses[local] == 1:
+            mapping[local] = value
+        else:
+            fresh = namer.fresh(local)
+            statements.append(gast.Assign(targets=[gast.Name(id=fresh, ctx=gast.Store(), annotation=None, type_comment=None)], value=value, type_comment=None))
+            mapping[local] = fresh
+    outputs = [
+        fold(_Substitute(mapping).visit(copy.deepcopy(output))) if position in needed else None
+        for position, output in enumerate(template.outputs)
+    ]
+    return statements, outputs
+
+
+def _loaded_list(expr):
+    return [n.id for n in gast.walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+
+
+def _loaded(expr):
+    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}

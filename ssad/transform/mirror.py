@@ -1,0 +1,548 @@
+"""A checker for the tape: the adjoint sweep reads the values of the iteration it reverses.
+
+Reverse mode is correct only if, whenever the adjoint sweep reaches the adjoint of a
+statement, every primal name it reads holds the value that name had when the forward
+sweep ran that very instance of the statement (the same loop iteration, the same
+branch, the same call). The tape pass (`tape`) achieves that by pushing what later
+code overwrites and popping it back, and by *not* pushing what it proves unchanged
+or recomputed to the same value. This module checks the result independently.
+
+It runs the generated forward and adjoint sweeps symbolically. Every value is a
+hash-consed term describing how it was computed (`np.sin` of this, the element
+written there), so a value recomputed from the same inputs is recognized as the
+same; a call with effects (a random draw, a user function) gives a fresh term every
+time. Arrays are objects: views and copies of a name share one, an in-place write
+changes it for every name that sees it, a pushed reference sees later writes. Loops
+run 0 to 3 times and branches go either way, chosen per scenario by a hash of the
+values they test, so equal values always take the same path. Marker statements
+(`mark`) placed by the reverse pass before and after each statement, and at the start
+and end of each loop iteration, say which forward state each point of the adjoint
+sweep mirrors; every read of a primal name in the adjoint sweep is compared with it.
+
+Assumes: the forward and adjoint sweeps after `tape.insert_tape`, with `mark`
+markers still in place (the reverse pass places them when `ENABLED`).
+Guarantees: `check` raises `MirrorError` naming the first read whose value differs
+from the one the forward sweep had at the mirrored point; `strip` removes the markers.
+The tests turn `ENABLED` on for everything they compile (tests/conftest.py).
+"""
+
+import copy
+
+import gast
+import numpy as np
+
+from ..frontend.builders import MIRROR as _MIRROR
+from ..registry import REGISTRY
+from ..frontend.sharing import viewed_operand
+
+ENABLED = False  # set by the test suite: every transformation is then checked
+
+_SCENARIOS = 6
+_SHAPE_READS = {("unbroadcast", 1), ("zeros_like_value", 0)}  # (helper, argument) read for its shape
+_MUTATORS = {"push", "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort", "reverse",
+             "popitem"}
+_MAX_TRIPS = 3
+
+
+class MirrorError(AssertionError):
+    """The adjoint sweep reads a value that is not the one the forward sweep had there."""
+
+
+def mark(kind, key):
+    """A marker statement: `kind` is pre/post (of a statement) or start/end (of a loop iteration)."""
+    args = [gast.Constant(value=kind, kind=None), gast.Constant(value=key, kind=None)]
+    return gast.Expr(value=gast.Call(func=gast.Name(id=_MIRROR, ctx=gast.Load(), annotation=None, type_comment=None),
+                                     args=args, keywords=[]))
+
+
+def marks(kind, key):
+    """`[mark(kind, key)]` while checking is on, else nothing."""
+    return [mark(kind, key)] if ENABLED else []
+
+
+def is_mark(statement):
+    return (
+        isinstance(statement, gast.Expr)
+        and isinstance(statement.value, gast.Call)
+        and isinstance(statement.value.func, gast.Name)
+        and statement.value.func.id == _MIRROR
+    )
+
+
+def strip(block):
+    """`block` without markers, recursively."""
+    out = []
+    for statement in block:
+        if is_mark(statement):
+            continue
+        for field in ("body", "orelse"):
+            if getattr(statement, field, None):
+                setattr(statement, field, strip(getattr(statement, field)) or [gast.Pass()])
+        out.append(statement)
+    return out
+
+
+def check(program, forward, backward, tape):
+    """Run every scenario; raise MirrorError at the first stale read of the adjoint sweep."""
+    primal = set(program.params) | _stored(forward)
+    primal.discard(tape)
+    for seed in range(_SCENARIOS):
+        _Run(program, primal, tape, seed).run(forward, backward)
+
+
+def _stored(block):
+    names = set()
+    for statement in block:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                names.add(node.id)
+    return names
+
+
+class _Obj:
+    """A value in memory: its own term, or a view of another object."""
+
+    __slots__ = ("term", "base", "key")
+
+    def __init__(self, term, base=None, key=None):
+        self.term, self.base, self.key = term, base, key
+
+
+class _Stop(Exception):
+    pass
+
+
+class _Run:
+    def __init__(self, program, primal, tape, seed):
+        self.program = program
+        self.values = program.namespace.values
+        self.primal = primal
+        self.tape_name = tape
+        self.seed = seed
+        self.terms = {}  # term tuple -> id
+        self.by_id = []  # id -> term tuple
+        self.env = {name: _Obj(self.term("param", name)) for name in program.params}
+        self.tape = []
+        self.snapshots = {}  # (kind, key) -> stack of {name: term}
+        self.mirror = None
+        self.backward = False
+        self.fresh = 0
+        self.comment = None  # the `# grad of:` line the adjoint sweep is in
+
+    # ----- terms -----
+
+    def term(self, *parts):
+        found = self.terms.get(parts)
+        if found is None:
+            found = self.terms[parts] = len(self.by_id)
+            self.by_id.append(parts)
+        return found
+
+    def new(self, label):
+        self.fresh += 1
+        return self.term("fresh", label, self.fresh)
+
+    def mix(self, term, modulus):
+        h = (term * 2654435761 + self.seed * 40503 + 12345) & 0xFFFFFFFF
+        return (h >> 7) % modulus
+
+    def value(self, obj):
+        if obj.base is not None:
+            return self.term("view", self.value(obj.base), obj.key)
+        return obj.term
+
+    def shape(self, term):
+        """A term standing for the shape of `term`'s value: writes keep it, views derive it."""
+        parts = self.parts(term)
+        if parts[0] in ("write", "restored"):
+            return self.shape(parts[1])
+        if parts[0] == "view":
+            return self.term("view shape", self.shape(parts[1]), parts[2])
+        return term
+
+    def root(self, obj):
+        while obj.base is not None:
+            obj = obj.base
+        return obj
+
+    # ----- the two sweeps -----
+
+    def run(self, forward, backward):
+        self.block(forward)
+        self.backward = True
+        self.block(backward)
+
+    def block(self, statements):
+        for statement in statements:
+            self.statement(statement)
+
+    def statement(self, s):
+        if is_mark(s):
+            kind, key = (a.value for a in s.value.args)
+            if self.backward:
+                stack = self.snapshots.get((kind, key))
+                if not stack:
+                    raise MirrorError(f"the adjoint sweep reaches a point ({kind} {key}) the forward sweep did not")
+                self.mirror = stack.pop()
+            else:
+                snapshot = {name: self.value(obj) for name, obj in self.env.items()}
+                self.snapshots.setdefault((kind, key), []).append(snapshot)
+        elif _comment(s) is not None:
+            self.comment = _comment(s)
+        elif isinstance(s, gast.Assign):
+            self.assign(s.targets[0], s.value)
+        elif isinstance(s, gast.AugAssign):
+            value = gast.BinOp(left=_load(s.target), op=s.op, right=s.value)
+            self.assign(s.target, value)
+        elif isinstance(s, gast.Expr):
+            self.effect(s.value)
+        elif isinstance(s, gast.If):
+            test = self.expr(s.test)
+            self.block(s.body if self.mix(test, 2) else s.orelse)
+        elif isinstance(s, gast.For):
+            iterable = self.expr(s.iter)
+            for item in self.items(iterable):
+                self.bind(s.target, _Obj(item))
+                try:
+                    self.block(s.body)
+                except _Stop:
+                    break
+        elif isinstance(s, gast.While):
+            for _ in range(_MAX_TRIPS + 1):
+                if not self.mix(self.expr(s.test), 4):
+                    break
+                try:
+                    self.block(s.body)
+                except _Stop:
+                    break
+        elif isinstance(s, gast.Break):
+            raise _Stop()
+        elif isinstance(s, (gast.Pass, gast.Return)):
+            pass
+        else:
+            raise MirrorError(f"the checker does not know statement {type(s).__name__}")
+
+    def items(self, term):
+        parts = self.parts(term)
+        if parts[0] == "call" and parts[1] in ("range", "reversed") and len(parts[2]) == 1:
+            (argument,) = parts[2]
+            if parts[1] == "reversed":
+                return list(reversed(self.items(argument)))
+            n = self.constant(argument)
+            if isinstance(n, int):
+                return [self.term("const", "int", repr(k)) for k in range(n)]
+        if parts[0] == "sub":
+            upper = self.constant(parts[2])
+            if isinstance(upper, tuple) and upper[0] == "upto":
+                return self.items(parts[1])[: upper[1]]
+        return [self.term("iter", term, k) for k in range(self.mix(term, _MAX_TRIPS + 1))]
+
+    def parts(self, term):
+        return self.by_id[term]
+
+    def constant(self, term):
+        parts = self.parts(term)
+        if parts[0] == "const" and parts[1] == "int":
+            return int(parts[2])
+        if parts[0] == "slice" and parts[1] is None and parts[3] is None:
+            upper = self.constant(parts[2])
+            if isinstance(upper, int):
+                return ("upto", upper)
+        return None
+
+    # ----- statements -----
+
+    def bind(self, target, obj):
+        if isinstance(target, gast.Name):
+            self.env[target.id] = obj
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            whole = self.value(obj)
+            for k, element in enumerate(target.elts):
+                self.bind(element, _Obj(self.term("item", whole, k)))
+        elif isinstance(target, gast.Subscript):
+            self.write(target.value, self.expr(target.slice), self.value(obj))
+        elif isinstance(target, gast.Attribute):
+            self.write(target.value, self.term("attr", target.attr), self.value(obj))
+        else:
+            raise MirrorError(f"the checker does not know target {type(target).__name__}")
+
+    def write(self, owner, index, value):
+        """`owner[index] = value`: every name that sees owner's memory sees the change."""
+        if not isinstance(owner, gast.Name):
+            self.expr(owner)
+            return
+        obj = self.read(owner)
+        base = self.root(obj)
+        base.term = self.term("write", base.term, obj.key, index, value)
+
+    def assign(self, target, value):
+        if isinstance(target, gast.Name) and isinstance(value, gast.Name) and value.id in self.env:
+            self.read(value)
+            self.env[target.id] = self.env[value.id]  # the same object
+            return
+        pop = self.popped(value)
+        if pop is not None:
+            self.bind(target, pop)
+            return
+        if isinstance(value, gast.Call):
+            changed = self.mutation(value)
+            if changed is not None:
+                self.bind(target, _Obj(changed))
+                return
+        source = self.viewed(value)
+        if source is not None:
+            # the view's key is its expression with the viewed name as a placeholder, so
+            # writes into the base change the view's value, never its shape
+            base = self.env[source]
+            self.env[source] = _Obj(self.term("viewed",))
+            key = self.expr(value)
+            self.env[source] = base
+            self.bind(target, _Obj(None, base=base, key=key))
+        else:
+            self.bind(target, _Obj(self.expr(value)))
+
+    def viewed(self, value):
+        """The object `value` may be a view of (a slice, `.T`, a reshape...), or None."""
+
+        def is_local(name):
+            return name in self.env and name not in self.values
+
+        def is_static(func):
+            while isinstance(func, gast.Attribute):
+                func = func.value
+            return isinstance(func, gast.Name) and func.id in self.values
+
+        return viewed_operand(value, is_local, is_static)
+
+    def popped(self, value):
+        if self.is_tape_call(value, "pop"):
+            if not self.tape:
+                raise MirrorError("the adjoint sweep pops more than the forward sweep pushed")
+            return self.tape.pop()
+        return None
+
+    def is_tape_call(self, value, method):
+        return (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Attribute)
+            and value.func.attr == method
+            and isinstance(value.func.value, gast.Name)
+            and value.func.value.id == self.tape_name
+        )
+
+    def effect(self, call):
+        if self.is_tape_call(call, "push"):
+            (pushed,) = call.args
+            if isinstance(pushed, gast.Name):
+                self.tape.append(self.read(pushed))  # a reference: later writes show through
+            else:
+                helper = self.helper(pushed)
+                if helper == "saved_part":
+                    owner, index = pushed.args
+                    term = self.term("part", self.value(self.root(self.read(owner))), self.expr(index))
+                elif helper == "shape_only":
+                    term = self.term("shape", self.expr(pushed.args[0]))
+                else:
+                    term = self.expr(pushed)
+                self.tape.append(_Obj(term))
+            return
+        if not isinstance(call, gast.Call):
+            self.expr(call)
+            return
+        if self.helper(call) == "restore_part":
+            owner, index, source = call.args
+            saved = self.popped(source)
+            index = self.expr(index)
+            base = self.root(self.read(owner))
+            parts = self.parts(saved.term)
+            written = self.parts(base.term)
+            if parts[0] == "part" and written[0] == "write" and written[1] == parts[1] and written[3] == index:
+                base.term = parts[1]  # exactly the write being undone
+            else:
+                base.term = self.term("restored", base.term, index, saved.term)
+            return
+        if self.helper(call) == "drop_last":  # undoes an extend
+            base = self.root(self.read(call.args[0]))
+            contents = self.parts(base.term)
+            self.expr(call.args[1])
+            base.term = contents[1] if contents[0] == "extend" else self.term("dropped", base.term, self.new("drop"))
+            return
+        if self.mutation(call) is None:
+            self.expr(call)
+
+    def mutation(self, call):
+        """`items.append(v)`, `items.pop()` and friends: change the container; the call's term.
+
+        A pop right after an append undoes it exactly (the adjoint sweep pops what the
+        forward sweep appended); any other change makes a new container value.
+        """
+        func = call.func
+        if not (
+            isinstance(func, gast.Attribute)
+            and isinstance(func.value, gast.Name)
+            and func.value.id in self.env
+            and func.attr in _MUTATORS
+        ):
+            return None
+        arguments = tuple(self.expr(a) for a in call.args)
+        base = self.root(self.read(func.value))
+        contents = self.parts(base.term)
+        method = "append" if func.attr == "push" else func.attr  # a user's Tape-like list
+        nothing = self.term("const", "NoneType", "None")
+        # the adjoint sweep undoes each change with its inverse: pop an append, append a pop...
+        if method == "pop" and contents[0] in ("append", "insert") and arguments == contents[3:]:
+            base.term = contents[1]
+            return contents[2]
+        if method in ("append", "insert") and contents[0] == "pop":
+            position = arguments[:-1]  # append(v) undoes pop(), insert(i, v) undoes pop(i)
+            if position == contents[2:] and arguments[-1] == self.term("popped", *contents[1:]):
+                base.term = contents[1]
+                return nothing
+        if method == "append":
+            base.term = self.term("append", base.term, arguments[0])
+            return nothing
+        if method == "insert":
+            base.term = self.term("insert", base.term, arguments[1], arguments[0])
+            return nothing
+        if method == "pop" and len(arguments) <= 1:
+            old = base.term
+            base.term = self.term("pop", old, *arguments)
+            return self.term("popped", old, *arguments)
+        if method == "extend":
+            base.term = self.term("extend", base.term, arguments[0])
+            return nothing
+        base.term = self.term("mutate", base.term, func.attr, arguments, self.new("effect"))
+        return self.term("item of", base.term)
+
+    def helper(self, call):
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Name):
+            value = self.values.get(call.func.id)
+            return getattr(value, "__name__", None)
+        return None
+
+    # ----- expressions -----
+
+    def read(self, name_node, shape_only=False):
+        name = name_node.id
+        obj = self.env.get(name)
+        if obj is None:
+            obj = _Obj(self.term("global" if name in self.values else "unbound", name))
+        if self.backward and name in self.primal and self.mirror is not None:
+            expected = self.mirror.get(name)
+            got = self.value(obj)
+            parts = self.parts(got)
+            # A read for the shape only needs the shape; where the name is not bound yet (or
+            # None, a value not computed yet) the zero it shapes is never read: any will do.
+            unbound = expected is None or expected == self.term("const", "NoneType", "None")
+            fine = got == expected or (
+                shape_only and (unbound or self.shape(parts[1] if parts[0] == "shape" else got) == self.shape(expected))
+            )
+            if not fine:
+                where = f" in `# {self.comment}`" if self.comment else ""
+                raise MirrorError(
+                    f"the adjoint sweep{where} reads `{name}` holding a value it had at another point of the "
+                    "forward sweep (another iteration or branch, or before an in-place write), scenario "
+                    f"{self.seed}: it must be saved on the tape, restored, or recomputed"
+                )
+        return obj
+
+    def expr(self, node):
+        if node is None:
+            return self.term("none")
+        if isinstance(node, gast.Name):
+            return self.value(self.read(node))
+        if isinstance(node, gast.Constant):
+            value = node.value
+            return self.term("const", type(value).__name__, repr(value))
+        if isinstance(node, gast.Call):
+            popped = self.popped(node)
+            if popped is not None:
+                return self.value(popped)
+            func = self.expr(node.func)
+            helper = self.helper(node)
+            args = []
+            for position, a in enumerate(node.args):
+                if (helper, position) in _SHAPE_READS and isinstance(a, gast.Name):
+                    args.append(self.value(self.read(a, shape_only=True)))
+                else:
+                    args.append(self.expr(a))
+            keywords = tuple((k.arg, self.expr(k.value)) for k in node.keywords)
+            if isinstance(node.func, gast.Name) and node.func.id in ("range", "reversed") and not keywords:
+                return self.term("call", node.func.id, tuple(args))
+            if not self.pure(node.func):
+                return self.term("call", func, tuple(args), keywords, self.new("call"))
+            return self.term("call", func, tuple(args), keywords)
+        if isinstance(node, gast.Attribute):
+            return self.term("attr", self.expr(node.value), node.attr)
+        if isinstance(node, gast.Subscript):
+            if isinstance(node.value, gast.Attribute) and node.value.attr in ("s_", "index_exp"):
+                return self.expr(node.slice)  # np.s_[1:3] is the index 1:3 itself
+            return self.term("sub", self.expr(node.value), self.expr(node.slice))
+        if isinstance(node, gast.Slice):
+            return self.term("slice", *(self.expr(p) if p is not None else None
+                                        for p in (node.lower, node.upper, node.step)))
+        if isinstance(node, gast.BinOp):
+            left, right = self.expr(node.left), self.expr(node.right)
+            a, b = self.constant(left), self.constant(right)
+            if isinstance(node.op, gast.Add) and isinstance(a, int) and isinstance(b, int):
+                return self.term("const", "int", repr(a + b))
+            return self.term("binop", type(node.op).__name__, left, right)
+        if isinstance(node, gast.UnaryOp):
+            return self.term("unary", type(node.op).__name__, self.expr(node.operand))
+        if isinstance(node, gast.BoolOp):
+            return self.term("bool", type(node.op).__name__, tuple(self.expr(v) for v in node.values))
+        if isinstance(node, gast.Compare):
+            return self.term("compare", self.expr(node.left), tuple(type(o).__name__ for o in node.ops),
+                             tuple(self.expr(c) for c in node.comparators))
+        if isinstance(node, gast.IfExp):
+            test = self.expr(node.test)
+            return self.term("ifexp", test, self.expr(node.body), self.expr(node.orelse))
+        if isinstance(node, (gast.Tuple, gast.List)):
+            kind = "tuple" if isinstance(node, gast.Tuple) else "list"
+            return self.term(kind, tuple(self.expr(e) for e in node.elts))
+        if isinstance(node, gast.Dict):
+            return self.term("dict", tuple(self.expr(k) for k in node.keys), tuple(self.expr(v) for v in node.values))
+        if isinstance(node, gast.Starred):
+            return self.term("starred", self.expr(node.value))
+        if isinstance(node, gast.Lambda):
+            return self.new("lambda")
+        raise MirrorError(f"the checker does not know expression {type(node).__name__}")
+
+    def pure(self, func):
+        """Whether calling `func` twice on equal values gives equal values and changes nothing."""
+        path = []
+        while isinstance(func, gast.Attribute):
+            path.append(func.attr)
+            func = func.value
+        if isinstance(func, gast.Name) and func.id not in self.values and len(path) == 1:
+            # a method of a local value: pure when it is a pure ndarray method (`x.mean()`)
+            member = getattr(np.ndarray, path[0], None)
+            return member is not None and REGISTRY.is_primitive(member) and REGISTRY.is_pure(member)
+        if not isinstance(func, gast.Name) or func.id not in self.values:
+            return False  # a function value
+        callee = self.values[func.id]
+        for attr in reversed(path):
+            callee = getattr(callee, attr, None)
+        if getattr(callee, "__module__", None) == "ssad.runtime" or callee in (range, reversed, len):
+            return True
+        return REGISTRY.is_primitive(callee) and REGISTRY.is_pure(callee)
+
+
+def _comment(statement):
+    if (
+        isinstance(statement, gast.Expr)
+        and isinstance(statement.value, gast.Call)
+        and isinstance(statement.value.func, gast.Name)
+        and statement.value.func.id == "__ssad_comment__"
+        and statement.value.args
+    ):
+        return statement.value.args[0].value
+    return None
+
+
+def _load(target):
+    node = copy.deepcopy(target)
+    for n in gast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return node

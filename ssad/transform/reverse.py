@@ -1,0 +1,445 @@
+"""Stage 5, reverse: the forward sweep and the adjoint sweep of a function.
+
+Assumes: a Program in A-normal form (stage 3) and its Activity (stage 4).
+Guarantees: `Gradient.forward` is the primal computation; `Gradient.backward`
+starts from the seed `d_<result>` and visits the statements in reverse order,
+applying each statement's adjoint (see `adjoints`). Control flow is replayed:
+
+- an `if` is replayed on its test, a name no statement of the `if` assigns;
+- `for i in r` is replayed as `for i in reversed(r)` (`r[:trips]` when the loop
+  can stop early), a `while` loop as `for _ in range(trips)`, with `trips`
+  counted by the forward sweep;
+- a value that code inside `if`/`for`/`while` overwrites, and that the adjoint
+  sweep reads, is pushed on the tape before it is overwritten and popped back
+  right after the adjoint of the overwriting statement; an in-place write
+  `x[i] = v` pushes the elements it overwrites. So when the adjoint sweep reaches
+  a statement, every variable holds the value it had when the forward sweep ran
+  that statement. Straight-line code at the top level assigns every name once
+  and pushes nothing (see `tape`).
+
+Zeros are symbolic: a value that receives no adjoint has no `d_` variable at all.
+Where control flow joins (the two branches of an `if`, the start and end of a loop
+body) and one side has an adjoint the other lacks, that side gets an explicit
+zero. Each block of adjoint code is preceded by `# grad of: <source line>`.
+"""
+
+import copy
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+
+import gast
+
+from . import mirror
+from ..frontend import primitives
+from ..analysis.activity import list_mutation
+from ..frontend.builders import assign, assigned_names, call, constant, is_loop_exit, name, store
+from .adjoints import StatementAdjoints
+from .calls import bind_operands
+from ..errors import MissingRuleError
+from ..runtime.dynamic import call_forward, method_forward
+from ..runtime.handles import vjp_handles
+from ..runtime import concat
+from ..runtime import copy_adjoint
+from ..analysis.shapes import scalar_names
+from .tape import Restore, Save, insert_tape, unbound_zero_reads
+
+
+@dataclass
+class Gradient:
+    program: object
+    forward: list  # statements of the forward sweep (tape pushes included)
+    backward: list  # statements of the adjoint sweep (after the seed)
+    seed: str  # name of the result's adjoint
+    adjoints: dict  # parameter name -> name of its adjoint at the end of the sweep
+    result_active: bool
+    tape: str  # the tape's name in generated code, or None when nothing is recorded
+    callees: list  # (function, wrt) of the user functions the generated code calls
+
+
+def reverse(program, activity, wrt, scalar_params=()):
+    """Build the forward and adjoint sweeps of `program` with respect to `wrt` (names).
+
+    `scalar_params` names the parameters the caller passes scalars for; the code
+    is then specialized on that fact (see `shapes`).
+    """
+    rev = _Reverse(program, activity)
+    rev.scalars = scalar_names(program, scalar_params)
+    return rev.run(wrt)
+
+
+class _Reverse(StatementAdjoints):
+    def __init__(self, program, activity):
+        super().__init__(program, activity)
+        self.containers = self._container_names()
+        # Every value's adjoint name is fixed before any rule is inlined, so a rule's
+        # local (`d_a`) can never take the name of a parameter's adjoint (`d_a`).
+        for primal in program.params + assigned_names(program.body):
+            if primal not in self.adjoint_names:
+                self.adjoint_names[primal] = self.namer.adjoint_name(primal)
+        self.sites = {}  # id(statement) -> Save/Restore pair of that statement
+        self.counters = {}  # id(loop) -> name of its trip counter
+        self.seen = set(program.params)  # names assigned so far, in the order of the source
+        self.loop_depth = 0
+        self.calls = {}  # id(statement) -> (saved name, backward name, wrt, [(param, operand)])
+        self.callees = []  # (function, wrt) of every user function called with active values
+
+    def _container_names(self):
+        """Names whose adjoint may be a container (tuple, list, dict, object, closure).
+
+        Their adjoints accumulate with `add_adjoint`; every other adjoint is a number or
+        an array and accumulates with `+` (or `+=` in place).
+        """
+        names = set()
+        numeric = set()  # names that operators or NumPy primitives produced
+        program = self.program
+        for statement in _walk_statements(program.body):
+            mutation = list_mutation(statement)
+            if mutation is not None:
+                names.add(mutation[0])
+                names |= {a.id for a in mutation[2] if isinstance(a, gast.Name)}
+            if not isinstance(statement, gast.Assign):
+                continue
+            target, value = statement.targets[0], statement.value
+            if isinstance(target, gast.Tuple):
+                names.add(value.id)
+                continue
+            if isinstance(target, gast.Subscript):
+                names.add(target.value.id)
+                continue
+            op = primitives.operation(value, program)
+            if op.kind == primitives.GETITEM or op.kind == primitives.ATTRIBUTE or op.kind == primitives.POP:
+                names |= {a.id for a in op.args[:1] if isinstance(a, gast.Name)}
+            elif op.kind in (primitives.PACK, primitives.DICT, primitives.CLOSURE, primitives.CONSTRUCT, primitives.PARTIAL):
+                names.add(target.id)
+            elif op.kind in (primitives.USER_CALL, primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
+                # a callee may return, or take, anything
+                names.add(target.id)
+                names |= {a.id for a in op.operands() if isinstance(a, gast.Name)}
+            elif op.kind == primitives.PRIMITIVE:
+                if op.primitive in _SEQUENCE_PRIMITIVES or op.primitive in (dict.items, dict.values):
+                    names.add(target.id)
+                    names |= {a.id for a in op.args if isinstance(a, gast.Name)}
+                else:
+                    numeric.add(target.id)
+        return names - numeric
+
+    def run(self, wrt):
+        program = self.program
+        body = program.body[:-1]
+        forward = self.forward_block(body, depth=0)
+        result = program.result
+        result_active = self.activity.is_active(result)
+        if isinstance(result, gast.Name) and result.id in self.adjoint_names:
+            seed = self.adjoint_names[result.id]
+        else:  # a constant, or a free name (a global or closure value): never active
+            seed = self.namer.fresh("d_result")
+        backward = []
+        if result_active:
+            self.adjoint[result.id] = seed
+            backward = self.backward_block(body, depth=0)
+        for param in wrt:
+            if param not in self.adjoint:
+                self.materialize_zero(param, backward)
+        adjoints = {param: self.adjoint[param] for param in wrt}
+        forward, backward, tape = insert_tape(self, forward, backward)
+        forward = unbound_zero_reads(forward + backward, program.params, program.namespace) + forward
+        if mirror.ENABLED:
+            mirror.check(program, forward, backward, tape)
+            forward, backward = mirror.strip(forward), mirror.strip(backward)
+        return Gradient(program, forward, backward, seed, adjoints, result_active, tape, self.callees)
+
+    # ----- the forward sweep -----
+
+    def site(self, statement, names, depth, write=None, header=False):
+        """The Save/Restore pair for a statement that overwrites `names` (or writes in place).
+
+        Only names that may hold a value there are kept: inside a loop, a name holds
+        the previous iteration's value; elsewhere only a name assigned earlier does.
+        A loop's own variable is restored by the backward loop itself, so for it only
+        a value from before the loop counts.
+        """
+        key = id(statement)
+        if key not in self.sites:
+            if write is None:
+                names = [n for n in names if n in self.seen or (self.loop_depth and not header)]
+            self.sites[key] = (Save(names, depth, write), Restore(names, depth, write))
+        return self.sites[key]
+
+    def forward_block(self, statements, depth):
+        out = []
+        for statement in statements:
+            if is_loop_exit(statement):
+                out.append(statement)  # the end of an iteration: no adjoint, no markers
+                continue
+            out += mirror.marks("pre", id(statement))
+            self.forward_statement(statement, depth, out)
+            out += mirror.marks("post", id(statement))
+        return out
+
+    def forward_statement(self, statement, depth, out):
+        if isinstance(statement, gast.Assign):
+            original = statement  # the adjoint sweep finds its site by the ANF statement
+            statement = self.split_call(statement)
+            target = statement.targets[0]
+            if isinstance(target, gast.Subscript):
+                save, _ = self.site(original, [target.value.id], depth, write=target)
+                out.append(save)
+            elif depth:
+                save, _ = self.site(original, assigned_names([target]), depth)
+                out.append(save)
+            self.seen.update(assigned_names([target]))
+            out.append(statement)
+        elif isinstance(statement, gast.If):
+            body = self.forward_block(statement.body, depth + 1)
+            orelse = self.forward_block(statement.orelse, depth + 1)
+            out.append(gast.If(test=statement.test, body=body, orelse=orelse))
+            gast.copy_location(out[-1], statement)
+        elif isinstance(statement, (gast.For, gast.While)):
+            out.extend(self.forward_loop(statement, depth))
+        elif isinstance(statement, gast.Expr):
+            out.append(statement)
+
+    def split_call(self, statement):
+        """`t = g(a)` with active operands becomes `t, t_saved = forward_g(a)` (see `calls`)."""
+        target = statement.targets[0]
+        if not isinstance(target, gast.Name) or not isinstance(statement.value, gast.Call):
+            return statement
+        op = primitives.operation(statement.value, self.program)
+        if op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
+            return self.split_dynamic_call(statement, op)
+        if op.kind != primitives.USER_CALL or not self.activity.is_active(target):
+            return statement
+        bound = bind_operands(op, self.program, statement)
+        order = list(inspect.signature(op.primitive).parameters)
+        active = sorted(
+            {p[0] if isinstance(p, tuple) else p for p, operand in bound if self.activity.is_active(operand)},
+            key=order.index,
+        )
+        if not active:
+            return statement
+        wrt = tuple(active)
+        forward, backward = vjp_handles(op.primitive, wrt)
+        try:
+            forward.prepare()  # this code keeps the callee's code of now, whatever is registered later
+        except MissingRuleError as error:
+            if error.filename is not None:
+                raise
+            raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
+        self.callees.append((op.primitive, wrt))
+        saved = self.namer.fresh(f"{target.id}_saved")
+        self.calls[id(statement)] = (saved, self.helper(backward.__name__, backward), wrt, bound)
+        call = copy.deepcopy(statement.value)
+        call.func = name(self.helper(forward.__name__, forward))
+        split = gast.Assign(
+            targets=[gast.Tuple(elts=[store(target.id), store(saved)], ctx=gast.Store())], value=call, type_comment=None
+        )
+        return gast.copy_location(split, statement)
+
+    def split_dynamic_call(self, statement, op):
+        """`t = f(a)` on a function value becomes `t, t_pullback = call_forward(f, a)` (see `dynamic`)."""
+        target = statement.targets[0]
+        if not self.activity.is_active(target) or not any(self.activity.is_active(a) for a in op.operands()):
+            return statement
+        pullback = self.namer.fresh(f"{target.id}_pullback")
+        if op.kind == primitives.DYNAMIC_CALL:
+            helper = self.helper("call_forward", call_forward)
+            args = copy.deepcopy(op.args)
+        else:
+            helper = self.helper("method_forward", method_forward)
+            args = [copy.deepcopy(op.args[0]), constant(op.keys[0])] + copy.deepcopy(op.args[1:])
+        self.calls[id(statement)] = ("dynamic", pullback, op.args, op.keywords)
+        keywords = [gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()]
+        forward_call = gast.Call(func=name(helper), args=args, keywords=keywords)
+        split = gast.Assign(
+            targets=[gast.Tuple(elts=[store(target.id), store(pullback)], ctx=gast.Store())],
+            value=forward_call,
+            type_comment=None,
+        )
+        return gast.copy_location(split, statement)
+
+    def forward_loop(self, loop, depth):
+        out = []
+        counted = isinstance(loop, gast.While) or (loop.body and is_loop_exit(loop.body[-1]))
+        if isinstance(loop, gast.For):
+            save, _ = self.site(loop, [loop.target.id], depth, header=True)
+            out.append(save)
+            self.seen.add(loop.target.id)
+        self.loop_depth += 1
+        body = self.forward_block(loop.body, depth + 1)
+        self.loop_depth -= 1
+        if counted:
+            counter = self.namer.fresh("trips")
+            self.counters[id(loop)] = counter
+            start = gast.copy_location(assign(counter, constant(0)), loop)
+            if self.loop_depth:
+                save, _ = self.site(start, [counter], depth)
+                out.append(save)
+            self.seen.add(counter)
+            self.sites[("start", id(loop))] = start
+            out.append(start)
+            step = gast.copy_location(
+                assign(counter, gast.BinOp(left=name(counter), op=gast.Add(), right=constant(1))), loop
+            )
+            body = [step] + body
+        if mirror.ENABLED:  # the iteration ends before its `if stop: break`
+            cut = len(body) - 1 if body and is_loop_exit(body[-1]) else len(body)
+            body = mirror.marks("start", id(loop)) + body[:cut] + mirror.marks("end", id(loop)) + body[cut:]
+        if isinstance(loop, gast.For):
+            new = gast.For(target=loop.target, iter=loop.iter, body=body, orelse=[], type_comment=None)
+        else:
+            new = gast.While(test=loop.test, body=body, orelse=[])
+        out.append(gast.copy_location(new, loop))
+        return out
+
+    # ----- the adjoint sweep -----
+
+    def backward_block(self, statements, depth):
+        saved_out, self.out = self.out, []
+        for statement in reversed(statements):
+            if is_loop_exit(statement):
+                continue
+            self.out += mirror.marks("post", id(statement))
+            self.statement_adjoint_block(statement, depth)
+            self.out += mirror.marks("pre", id(statement))
+        code, self.out = self.out, saved_out
+        return code
+
+    def statement_adjoint_block(self, statement, depth):
+        if isinstance(statement, gast.Expr):
+            self.statement_adjoint(statement)  # `items.append(v)` and friends
+        elif isinstance(statement, gast.Assign):
+            self.statement_adjoint(statement)
+            key = id(statement)
+            if key in self.sites:
+                self.out.append(self.sites[key][1])
+        elif isinstance(statement, gast.If):
+            self.if_adjoint(statement, depth)
+        elif isinstance(statement, (gast.For, gast.While)):
+            self.loop_adjoint(statement, depth)
+
+    def state(self):
+        return dict(self.adjoint), set(self.owned)
+
+    def set_state(self, state):
+        self.adjoint, self.owned = dict(state[0]), set(state[1])
+
+    def if_adjoint(self, statement, depth):
+        entry = self.state()
+        self.last_comment_line = None
+        body = self.backward_block(statement.body, depth + 1)
+        after_body = self.state()
+        self.set_state(entry)
+        self.last_comment_line = None
+        orelse = self.backward_block(statement.orelse, depth + 1)
+        after_else = self.state()
+        joined = set(after_body[0]) | set(after_else[0])
+        for code, state in ((body, after_body), (orelse, after_else)):
+            self.set_state(state)
+            for primal in sorted(joined - set(state[0])):
+                self.materialize_zero(primal, code)
+        self.set_state(after_body)
+        body_owned = set(self.owned) | (joined - set(after_body[0]))
+        else_owned = set(after_else[1]) | (joined - set(after_else[0]))
+        self.adjoint = {p: self.adjoint_names[p] for p in joined}
+        self.owned = body_owned & else_owned
+        if not body and not orelse:
+            return
+        self.out.append(gast.copy_location(
+            gast.If(test=copy.deepcopy(statement.test), body=body or [gast.Pass()], orelse=orelse), statement
+        ))
+
+    def loop_adjoint(self, loop, depth):
+        entry = self.state()
+        indexed = _indexed_names(loop.body)
+        head_nonzero = set(entry[0])
+        head_owned = set(entry[1]) | (indexed & head_nonzero)
+        namer_state = self.namer.snapshot()
+        while True:
+            self.namer.restore(namer_state)
+            self.adjoint = {p: self.adjoint_names[p] for p in head_nonzero}
+            self.owned = set(head_owned)
+            self.last_comment_line = None
+            body = self.backward_block(loop.body, depth + 1)
+            end_nonzero, end_owned = set(self.adjoint), set(self.owned)
+            new = end_nonzero - head_nonzero
+            lost = head_owned - end_owned - (head_nonzero - end_nonzero)
+            if not new and not lost:
+                break
+            head_nonzero |= new
+            head_owned = (head_owned - lost) | (indexed & new) | new
+        # At the end of the body, whatever the head expects but the body consumed is zero again.
+        for primal in sorted(head_nonzero - end_nonzero):
+            self.materialize_zero(primal, body)
+        # Before the loop: zeros for adjoints the loop accumulates into, private copies
+        # of adjoints it updates in place.
+        self.set_state(entry)
+        for primal in sorted(head_nonzero - set(entry[0])):
+            self.materialize_zero(primal, self.out)
+        for primal in sorted((head_owned & set(entry[0])) - set(entry[1])):
+            copier = self.helper("copy_adjoint", copy_adjoint)
+            self.out.append(assign(self.adjoint_names[primal], call(copier, name(self.adjoint_names[primal]))))
+        self.adjoint = {p: self.adjoint_names[p] for p in head_nonzero}
+        self.owned = set(head_owned)
+        header = self.backward_header(loop)
+        body = mirror.marks("end", id(loop)) + body + mirror.marks("start", id(loop))
+        if body:  # markers included: pops inside the loop must run even without adjoint code
+            header.body = body
+            self.out.append(gast.copy_location(header, loop))
+        # Pops mirror the pushes before the loop: the counter's, then the loop variable's.
+        start = self.sites.get(("start", id(loop)))
+        if start is not None and id(start) in self.sites:
+            self.out.append(self.sites[id(start)][1])
+        key = id(loop)
+        if key in self.sites:
+            self.out.append(self.sites[key][1])
+
+    def backward_header(self, loop):
+        counter = self.counters.get(id(loop))
+        if isinstance(loop, gast.While):
+            ignored = self.namer.fresh("_")
+            rng = call(self.helper("range", range), name(counter))
+            return gast.For(target=store(ignored), iter=rng, body=[], orelse=[], type_comment=None)
+        iterations = copy.deepcopy(loop.iter)
+        if counter is not None:
+            iterations = gast.Subscript(
+                value=iterations, slice=gast.Slice(lower=None, upper=name(counter), step=None), ctx=gast.Load()
+            )
+        rng = call(self.helper("reversed", reversed), iterations)
+        return gast.For(target=copy.deepcopy(loop.target), iter=rng, body=[], orelse=[], type_comment=None)
+
+
+_SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack}
+
+
+def _walk_statements(block):
+    for statement in block:
+        yield statement
+        for field_name in ("body", "orelse"):
+            yield from _walk_statements(getattr(statement, field_name, []) or [])
+
+
+def _indexed_names(block):
+    """Names read or written by index inside `block` (their adjoints are updated in place)."""
+    names = set()
+    for statement in _walk_statements(block):
+        mutation = list_mutation(statement)
+        if mutation is not None:
+            names.add(mutation[0])
+        if not isinstance(statement, gast.Assign):
+            continue
+        target, value = statement.targets[0], statement.value
+        if (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "pop"
+            and isinstance(value.func.value, gast.Name)
+        ):
+            names.add(value.func.value.id)
+        if isinstance(target, gast.Subscript):
+            names.add(target.value.id)
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            names.add(value.value.id)
+    return names
+

@@ -1,0 +1,476 @@
+"""Stage 6, the tape: what the forward sweep records so the adjoint sweep can replay it.
+
+Assumes: a forward sweep and an adjoint sweep from `reverse`, holding `Save` and
+`Restore` markers around every statement that overwrites a name or writes into an
+array in place inside control flow.
+Guarantees: each marker pair becomes pushes and pops only for what the adjoint
+sweep actually reads (a name it never reads, or that a loop recomputes to the
+same value each iteration, records nothing); an in-place write `x[i] = v`
+records the elements it overwrites (a copy: the array changes afterwards) and
+restores them in place. The tape is a local `Tape()` created only when something
+is recorded; values that may be saved before their first assignment are set to
+None first. Code that runs once and overwrites nothing records nothing.
+"""
+
+import copy
+from dataclasses import dataclass
+
+import gast
+
+from ..frontend import primitives
+from ..analysis.activity import list_mutation
+from .adjoints import index_value
+from ..frontend.builders import is_marker
+from ..frontend.builders import name as _name
+from ..frontend.builders import store as _store
+from ..registry import REGISTRY
+from ..runtime import Tape, restore_part, saved_part, shape_only, unbroadcast, zeros_like_value
+
+
+@dataclass(eq=False)
+class Save:
+    names: list
+    depth: int
+    write: object = None  # the Subscript target of an in-place write
+
+
+@dataclass(eq=False)
+class Restore:
+    names: list
+    depth: int
+    write: object = None
+
+
+def _method(owner, method, *args):
+    func = gast.Attribute(value=_name(owner), attr=method, ctx=gast.Load())
+    return gast.Call(func=func, args=list(args), keywords=[])
+
+
+def _children(statement):
+    return [getattr(statement, f, None) or [] for f in ("body", "orelse")]
+
+
+def _all_statements(block):
+    for statement in block:
+        yield statement
+        if isinstance(statement, (Save, Restore)):
+            continue
+        for child in _children(statement):
+            yield from _all_statements(child)
+
+
+def _loads(statement):
+    if isinstance(statement, (Save, Restore)) or is_marker(statement):
+        return set()
+    nodes = [statement]
+    if isinstance(statement, (gast.If, gast.While)):
+        nodes = [statement.test]
+    elif isinstance(statement, gast.For):
+        nodes = [statement.iter]
+    return {
+        n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+
+
+def _stores(block, writes=False):
+    """Names assigned in `block`; with `writes`, also arrays written in place (`x[i] = v`)."""
+    names = set()
+    for statement in _all_statements(block):
+        if isinstance(statement, gast.Assign):
+            for target in statement.targets:
+                if isinstance(target, gast.Subscript):
+                    if writes:
+                        names.add(target.value.id)
+                    continue
+                names |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        elif isinstance(statement, gast.For):
+            names.add(statement.target.id)
+    return names
+
+
+def loop_invariants(program, forward):
+    """Names a loop assigns the same value in every iteration (nothing to record for them).
+
+    A name counts only when it is invariant in every loop whose body assigns it: a
+    temporary an inner loop recomputes identically may still change between iterations
+    of an outer loop.
+    """
+    # A name with a value before the loop (a parameter, an earlier assignment) must be
+    # restored to it after the loop's first iteration: never exempt.
+    outside = _stores_outside_loops(forward) | set(program.params)
+    found_in = []  # (names the loop assigns, names invariant in it) for every loop
+    for loop in _all_statements(forward):
+        if not isinstance(loop, (gast.For, gast.While)):
+            continue
+        assigned = _stores(loop.body, writes=True) | ({loop.target.id} if isinstance(loop, gast.For) else set())
+        assigned |= {m[0] for m in map(list_mutation, _all_statements(loop.body)) if m is not None}
+        assigned |= {
+            s.value.func.value.id
+            for s in _all_statements(loop.body)
+            if isinstance(s, gast.Assign)
+            and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Attribute)
+            and s.value.func.attr == "pop"
+            and isinstance(s.value.func.value, gast.Name)
+        }
+        counts = {}  # how many statements bind each name: `t, t_saved = forward_g(...)` binds t too
+        for statement in _all_statements(loop.body):
+            if isinstance(statement, gast.Assign):
+                targets = statement.targets
+            elif isinstance(statement, gast.For):
+                targets = [statement.target]
+            else:
+                continue
+            for n in gast.walk(gast.Tuple(elts=list(targets), ctx=gast.Store())):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                    counts[n.id] = counts.get(n.id, 0) + 1
+        # An array written in place in the loop (or one sharing its memory) holds another
+        # value after the write than its assignment gave it: never invariant.
+        written = {
+            s.targets[0].value.id
+            for s in _all_statements(loop.body)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript)
+        } | {m[0] for m in map(list_mutation, _all_statements(loop.body)) if m is not None}
+        written |= {other for n in written for other in program.shares.get(n, ())}
+        candidates = {}
+        for statement in _all_statements(loop.body):
+            if not isinstance(statement, gast.Assign) or not isinstance(statement.targets[0], gast.Name):
+                continue
+            target = statement.targets[0].id
+            if counts[target] != 1 or target in outside or target in written or not _pure(statement.value, program):
+                continue
+            candidates[target] = _loads(statement)
+        changed = True
+        found = set()
+        while changed:
+            changed = False
+            for target, reads in candidates.items():
+                if target not in found and all(r not in assigned or r in found for r in reads):
+                    found.add(target)
+                    changed = True
+        found_in.append((assigned, found))
+    invariant = set()
+    for _, found in found_in:
+        invariant |= found
+    for assigned, found in found_in:
+        invariant -= assigned - found  # assigned by a loop in which it changes
+    return invariant
+
+
+def _stores_outside_loops(block):
+    names = set()
+    for statement in block:
+        if isinstance(statement, (gast.For, gast.While)):
+            continue
+        if isinstance(statement, gast.If):
+            names |= _stores_outside_loops(statement.body) | _stores_outside_loops(statement.orelse)
+        elif isinstance(statement, gast.Assign):
+            names |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+    return names
+
+
+def _pure(value, program):
+    if isinstance(value, (gast.List, gast.Dict)):
+        return False  # a new mutable container each iteration: not the same value
+    op = primitives.operation(value, program)
+    if op.primitive is not None and not REGISTRY.is_pure(op.primitive):
+        return False  # a random draw differs every time, derivative or not
+    if op.kind in (primitives.COPY, primitives.CONSTANT, primitives.INACTIVE, primitives.PACK, primitives.GETITEM):
+        return True
+    return op.primitive is not None and REGISTRY.is_primitive(op.primitive)
+
+
+def insert_tape(reverse, forward, backward):
+    """Turn the markers into pushes and pops; returns (forward, backward, tape name or None)."""
+    program = reverse.program
+    primal = set(program.params) | _stores(forward)
+    invariant = loop_invariants(program, forward)
+    shares = _with_call_residuals(program.shares, reverse.calls)
+    popped = _popped(backward, primal, invariant, shares)  # (id(Restore), name) to restore
+    partner = {id(pair[0]): pair[1] for pair in reverse.sites.values() if isinstance(pair, tuple)}
+
+    def recorded(marker):
+        restore = partner.get(id(marker), marker)
+        return [n for n in marker.names if (id(restore), n) in popped]
+
+    shapes_only = _read_only_for_shape(backward, program.namespace)
+    markers = [s for s in _all_statements(forward) if isinstance(s, Save)]
+    tape = program.namer.fresh("tape") if any(recorded(m) for m in markers) else None
+    def index(marker):
+        return index_value(copy.deepcopy(marker.write.slice), program.namespace)
+
+    def save(marker):
+        if marker.write is not None:
+            if not recorded(marker):
+                return []
+            saver = reverse.helper("saved_part", saved_part)
+            part = gast.Call(func=_name(saver), args=[_name(marker.names[0]), index(marker)], keywords=[])
+            return [gast.Expr(value=_method(tape, "push", part))]
+        pushes = []
+        for n in recorded(marker):
+            value = _name(n)
+            if n in shapes_only:
+                value = gast.Call(func=_name(reverse.helper("shape_only", shape_only)), args=[value], keywords=[])
+            pushes.append(gast.Expr(value=_method(tape, "push", value)))
+        return pushes
+
+    def restore(marker):
+        if marker.write is not None:
+            if not recorded(marker):
+                return []
+            restorer = reverse.helper("restore_part", restore_part)
+            args = [_name(marker.names[0]), index(marker), _method(tape, "pop")]
+            return [gast.Expr(value=gast.Call(func=_name(restorer), args=args, keywords=[]))]
+        return [
+            gast.Assign(targets=[_store(n)], value=_method(tape, "pop"), type_comment=None)
+            for n in reversed(recorded(marker))
+        ]
+
+    forward = _replace(forward, Save, save)
+    backward = _prune(_replace(backward, Restore, restore))
+    prologue = []
+    if tape is not None:
+        tape_class = reverse.helper("Tape", Tape)
+        prologue.append(gast.Assign(targets=[_store(tape)], value=gast.Call(func=_name(tape_class), args=[], keywords=[]), type_comment=None))
+        for unbound in _maybe_unbound(program, markers, recorded):
+            prologue.append(gast.Assign(targets=[_store(unbound)], value=gast.Constant(value=None, kind=None), type_comment=None))
+    return prologue + forward, backward, tape
+
+
+def _with_call_residuals(shares, calls):
+    """`shares`, with what a split call saves sharing memory with the arrays passed to it.
+
+    `t, t_saved = forward_g(z)` may keep `z` itself in `t_saved` for `backward_g`; an
+    in-place write into `z` after the call must then be undone before `backward_g`
+    runs, as for any other name that views `z`.
+    """
+    widened = {name: set(others) for name, others in shares.items()}
+    for entry in calls.values():
+        if entry[0] == "dynamic":
+            _, saved, args, keywords = entry
+            operands = list(args) + list(keywords.values())
+        else:
+            saved, _, _, bound = entry
+            operands = [operand for _, operand in bound]
+        for operand in operands:
+            if not isinstance(operand, gast.Name):
+                continue
+            for name in {operand.id} | widened.get(operand.id, set()):
+                widened.setdefault(name, set()).add(saved)
+                widened.setdefault(saved, set()).add(name)
+    return widened
+
+
+def _read_only_for_shape(backward, namespace):
+    """Names the adjoint sweep reads only as `unbroadcast(g, name)`: only their shape.
+
+    The tape keeps just the shape of such a value (`shape_only`), not the array: the
+    operands of a broadcasting `+` in a loop are the common case.
+    """
+    shape_reads, other_reads = set(), set()
+    for statement in _all_statements(backward):
+        if isinstance(statement, Restore):
+            if statement.write is not None:
+                other_reads.add(statement.names[0])  # restoring contents reads the array
+            continue
+        if isinstance(statement, Save) or is_marker(statement):
+            continue
+        nodes = [statement]
+        if isinstance(statement, (gast.If, gast.While)):
+            nodes = [statement.test]
+        elif isinstance(statement, gast.For):
+            nodes = [statement.iter]
+        for node in nodes:
+            for n in gast.walk(node):
+                if (
+                    isinstance(n, gast.Call)
+                    and isinstance(n.func, gast.Name)
+                    and namespace.values.get(n.func.id) is unbroadcast
+                    and len(n.args) == 2
+                    and isinstance(n.args[1], gast.Name)
+                ):
+                    shape_reads.add(id(n.args[1]))
+            for n in gast.walk(node):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in shape_reads:
+                    other_reads.add(n.id)
+    return {n for n in _names_loaded(backward) if n not in other_reads}
+
+
+def _names_loaded(block):
+    return {
+        n.id
+        for statement in _all_statements(block)
+        if not isinstance(statement, (Save, Restore)) and not is_marker(statement)
+        for n in gast.walk(statement)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+
+
+def _popped(backward, primal, invariant, shares):
+    """The (Restore marker, name) pairs whose value the adjoint sweep reads after the pop.
+
+    A liveness analysis of the adjoint sweep, where a pop assigns its names: a pop
+    is needed when its name is read later in the sweep (around loops too). An
+    `if` or loop left with no code and no needed pop disappears, so its test or
+    range is not a read; the analysis repeats until nothing changes.
+    """
+    analysis = _PopLiveness(primal, invariant, shares)
+    while True:
+        analysis.found = set()
+        analysis.live_in(backward, set())
+        if analysis.found <= analysis.popped:
+            return analysis.popped
+        analysis.popped |= analysis.found
+
+
+class _PopLiveness:
+    def __init__(self, primal, invariant, shares):
+        self.primal = primal
+        self.invariant = invariant
+        self.shares = shares
+        self.popped = set()  # decided in earlier rounds
+        self.found = set()  # found needed in this round
+
+    def has_work(self, block):
+        """Whether `block` keeps any code or needed pop (else it is pruned)."""
+        for statement in block:
+            if isinstance(statement, Restore):
+                if any((id(statement), n) in self.popped for n in statement.names):
+                    return True
+            elif isinstance(statement, Save) or is_marker(statement):
+                continue
+            elif isinstance(statement, (gast.If, gast.For, gast.While)):
+                if any(self.has_work(child) for child in _children(statement)):
+                    return True
+            else:
+                return True
+        return False
+
+    def live_in(self, block, live_out):
+        live = set(live_out)
+        for statement in reversed(block):
+            if isinstance(statement, Restore):
+                self.restore(statement, live)
+            elif isinstance(statement, Save) or is_marker(statement):
+                continue
+            elif isinstance(statement, gast.If):
+                # Look inside even an `if` with no work yet: a pop in it may be needed, which
+                # gives it work (its test then is a read).
+                branches = self.live_in(statement.body, live) | self.live_in(statement.orelse, live)
+                if self.has_work(statement.body) or self.has_work(statement.orelse):
+                    live = branches | (_loads(statement) & self.primal)
+            elif isinstance(statement, (gast.For, gast.While)):
+                loop_live = set(live)
+                while True:
+                    inner = self.live_in(statement.body, loop_live)
+                    if inner <= loop_live:
+                        break
+                    loop_live |= inner
+                if self.has_work(statement.body):
+                    live = loop_live | (_loads(statement) & self.primal)
+            else:
+                for target in getattr(statement, "targets", []):
+                    if isinstance(target, gast.Name):
+                        live.discard(target.id)
+                live |= _loads(statement) & self.primal
+        return live
+
+    def restore(self, marker, live):
+        if marker.write is not None:
+            # Restoring contents matters to every name that views the same memory; the
+            # restore itself reads the array, so the name must hold the right array then.
+            array = marker.names[0]
+            if live & (self.shares.get(array, set()) | {array}):
+                self.found.add((id(marker), array))
+            if (id(marker), array) in self.popped or (id(marker), array) in self.found:
+                live.add(array)
+                # ... and the index it restores at (`i` of `x[i] = v`) must be the one it had
+                live |= {n.id for n in gast.walk(marker.write.slice) if isinstance(n, gast.Name)} & self.primal
+            return
+        for n in marker.names:
+            if n in live and n not in self.invariant:
+                self.found.add((id(marker), n))
+                live.discard(n)
+
+
+def _maybe_unbound(program, markers, recorded):
+    """Recorded names that a push may meet before their first assignment."""
+    bound = set(program.params)
+    for statement in program.body:
+        if isinstance(statement, gast.Assign):
+            bound |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+    names = []
+    for marker in markers:
+        for n in recorded(marker):
+            if marker.write is None and n not in bound and n not in names:
+                names.append(n)
+    return names
+
+
+def unbound_zero_reads(statements, params, namespace):
+    """`name = None` for each local a zero (`zeros_like_value(name)`) may read before it is bound.
+
+    A branch not taken or a loop run zero times leaves the names it assigns unbound, yet
+    the other path's join gives their adjoint (or tangent) an explicit zero shaped like
+    them. `zeros_like_value(None)` is the zero of a value never computed.
+    """
+    bound = set(params)
+    stored = set()
+    for statement in statements:
+        if isinstance(statement, gast.Assign):
+            bound |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+        stored |= {n.id for n in gast.walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    read = []
+    for node in (n for statement in statements for n in gast.walk(statement)):
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and namespace.values.get(node.func.id) is zeros_like_value
+            and len(node.args) == 1
+            and isinstance(node.args[0], gast.Name)
+        ):
+            name = node.args[0].id
+            if name in stored and name not in bound and name not in read:
+                read.append(name)
+    return [
+        gast.Assign(targets=[_store(n)], value=gast.Constant(value=None, kind=None), type_comment=None)
+        for n in read
+    ]
+
+
+def _replace(block, kind, make):
+    out = []
+    for statement in block:
+        if isinstance(statement, kind):
+            out.extend(make(statement))
+            continue
+        if isinstance(statement, gast.If):
+            statement.body = _replace(statement.body, kind, make)
+            statement.orelse = _replace(statement.orelse, kind, make)
+        elif isinstance(statement, (gast.For, gast.While)):
+            statement.body = _replace(statement.body, kind, make)
+        out.append(statement)
+    return out
+
+
+def _prune(block):
+    """Drop `if`s and loops of the adjoint sweep left without code."""
+    out = []
+    for statement in block:
+        if isinstance(statement, gast.If):
+            statement.body = _prune(statement.body)
+            statement.orelse = _prune(statement.orelse)
+            if not _code(statement.body) and not _code(statement.orelse):
+                continue
+            if not _code(statement.body):
+                statement.body = [gast.Pass()]
+        elif isinstance(statement, (gast.For, gast.While)):
+            statement.body = _prune(statement.body)
+            if not _code(statement.body):
+                continue
+        out.append(statement)
+    return out
+
+
+def _code(block):
+    return any(not is_marker(s) and not isinstance(s, gast.Pass) for s in block)
