@@ -29,29 +29,23 @@ The tests turn `ENABLED` on for everything they compile (tests/conftest.py).
 import copy
 
 import gast
-import numpy as np
 
 from ..frontend.builders import MIRROR as _MIRROR
-from ..registry import REGISTRY
+from ..frontend.builders import name as _name
+from .mirror_terms import _MAX_TRIPS, MirrorError, Terms, _Obj  # noqa: F401  (MirrorError: raised to the tests)
 from ..frontend.sharing import viewed_operand
 
 ENABLED = False  # set by the test suite: every transformation is then checked
 
 _SCENARIOS = 6
-_SHAPE_READS = {("unbroadcast", 1), ("zeros_like_value", 0)}  # (helper, argument) read for its shape
 _MUTATORS = {"push", "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort", "reverse",
              "popitem"}
-_MAX_TRIPS = 3
-
-
-class MirrorError(AssertionError):
-    """The adjoint sweep reads a value that is not the one the forward sweep had there."""
 
 
 def mark(kind, key):
     """A marker statement: `kind` is pre/post (of a statement) or start/end (of a loop iteration)."""
     args = [gast.Constant(value=kind, kind=None), gast.Constant(value=key, kind=None)]
-    return gast.Expr(value=gast.Call(func=gast.Name(id=_MIRROR, ctx=gast.Load(), annotation=None, type_comment=None),
+    return gast.Expr(value=gast.Call(func=_name(_MIRROR),
                                      args=args, keywords=[]))
 
 
@@ -99,20 +93,11 @@ def _stored(block):
     return names
 
 
-class _Obj:
-    """A value in memory: its own term, or a view of another object."""
-
-    __slots__ = ("term", "base", "key")
-
-    def __init__(self, term, base=None, key=None):
-        self.term, self.base, self.key = term, base, key
-
-
 class _Stop(Exception):
     pass
 
 
-class _Run:
+class _Run(Terms):
     def __init__(self, program, primal, tape, seed):
         self.program = program
         self.values = program.namespace.values
@@ -130,40 +115,6 @@ class _Run:
         self.comment = None  # the `# grad of:` line the adjoint sweep is in
 
     # ----- terms -----
-
-    def term(self, *parts):
-        found = self.terms.get(parts)
-        if found is None:
-            found = self.terms[parts] = len(self.by_id)
-            self.by_id.append(parts)
-        return found
-
-    def new(self, label):
-        self.fresh += 1
-        return self.term("fresh", label, self.fresh)
-
-    def mix(self, term, modulus):
-        h = (term * 2654435761 + self.seed * 40503 + 12345) & 0xFFFFFFFF
-        return (h >> 7) % modulus
-
-    def value(self, obj):
-        if obj.base is not None:
-            return self.term("view", self.value(obj.base), obj.key)
-        return obj.term
-
-    def shape(self, term):
-        """A term standing for the shape of `term`'s value: writes keep it, views derive it."""
-        parts = self.parts(term)
-        if parts[0] in ("write", "restored"):
-            return self.shape(parts[1])
-        if parts[0] == "view":
-            return self.term("view shape", self.shape(parts[1]), parts[2])
-        return term
-
-    def root(self, obj):
-        while obj.base is not None:
-            obj = obj.base
-        return obj
 
     # ----- the two sweeps -----
 
@@ -221,34 +172,6 @@ class _Run:
             pass
         else:
             raise MirrorError(f"the checker does not know statement {type(s).__name__}")
-
-    def items(self, term):
-        parts = self.parts(term)
-        if parts[0] == "call" and parts[1] in ("range", "reversed") and len(parts[2]) == 1:
-            (argument,) = parts[2]
-            if parts[1] == "reversed":
-                return list(reversed(self.items(argument)))
-            n = self.constant(argument)
-            if isinstance(n, int):
-                return [self.term("const", "int", repr(k)) for k in range(n)]
-        if parts[0] == "sub":
-            upper = self.constant(parts[2])
-            if isinstance(upper, tuple) and upper[0] == "upto":
-                return self.items(parts[1])[: upper[1]]
-        return [self.term("iter", term, k) for k in range(self.mix(term, _MAX_TRIPS + 1))]
-
-    def parts(self, term):
-        return self.by_id[term]
-
-    def constant(self, term):
-        parts = self.parts(term)
-        if parts[0] == "const" and parts[1] == "int":
-            return int(parts[2])
-        if parts[0] == "slice" and parts[1] is None and parts[3] is None:
-            upper = self.constant(parts[2])
-            if isinstance(upper, int):
-                return ("upto", upper)
-        return None
 
     # ----- statements -----
 
@@ -421,111 +344,6 @@ class _Run:
         return None
 
     # ----- expressions -----
-
-    def read(self, name_node, shape_only=False):
-        name = name_node.id
-        obj = self.env.get(name)
-        if obj is None:
-            obj = _Obj(self.term("global" if name in self.values else "unbound", name))
-        if self.backward and name in self.primal and self.mirror is not None:
-            expected = self.mirror.get(name)
-            got = self.value(obj)
-            parts = self.parts(got)
-            # A read for the shape only needs the shape; where the name is not bound yet (or
-            # None, a value not computed yet) the zero it shapes is never read: any will do.
-            unbound = expected is None or expected == self.term("const", "NoneType", "None")
-            fine = got == expected or (
-                shape_only and (unbound or self.shape(parts[1] if parts[0] == "shape" else got) == self.shape(expected))
-            )
-            if not fine:
-                where = f" in `# {self.comment}`" if self.comment else ""
-                raise MirrorError(
-                    f"the adjoint sweep{where} reads `{name}` holding a value it had at another point of the "
-                    "forward sweep (another iteration or branch, or before an in-place write), scenario "
-                    f"{self.seed}: it must be saved on the tape, restored, or recomputed"
-                )
-        return obj
-
-    def expr(self, node):
-        if node is None:
-            return self.term("none")
-        if isinstance(node, gast.Name):
-            return self.value(self.read(node))
-        if isinstance(node, gast.Constant):
-            value = node.value
-            return self.term("const", type(value).__name__, repr(value))
-        if isinstance(node, gast.Call):
-            popped = self.popped(node)
-            if popped is not None:
-                return self.value(popped)
-            func = self.expr(node.func)
-            helper = self.helper(node)
-            args = []
-            for position, a in enumerate(node.args):
-                if (helper, position) in _SHAPE_READS and isinstance(a, gast.Name):
-                    args.append(self.value(self.read(a, shape_only=True)))
-                else:
-                    args.append(self.expr(a))
-            keywords = tuple((k.arg, self.expr(k.value)) for k in node.keywords)
-            if isinstance(node.func, gast.Name) and node.func.id in ("range", "reversed") and not keywords:
-                return self.term("call", node.func.id, tuple(args))
-            if not self.pure(node.func):
-                return self.term("call", func, tuple(args), keywords, self.new("call"))
-            return self.term("call", func, tuple(args), keywords)
-        if isinstance(node, gast.Attribute):
-            return self.term("attr", self.expr(node.value), node.attr)
-        if isinstance(node, gast.Subscript):
-            if isinstance(node.value, gast.Attribute) and node.value.attr in ("s_", "index_exp"):
-                return self.expr(node.slice)  # np.s_[1:3] is the index 1:3 itself
-            return self.term("sub", self.expr(node.value), self.expr(node.slice))
-        if isinstance(node, gast.Slice):
-            return self.term("slice", *(self.expr(p) if p is not None else None
-                                        for p in (node.lower, node.upper, node.step)))
-        if isinstance(node, gast.BinOp):
-            left, right = self.expr(node.left), self.expr(node.right)
-            a, b = self.constant(left), self.constant(right)
-            if isinstance(node.op, gast.Add) and isinstance(a, int) and isinstance(b, int):
-                return self.term("const", "int", repr(a + b))
-            return self.term("binop", type(node.op).__name__, left, right)
-        if isinstance(node, gast.UnaryOp):
-            return self.term("unary", type(node.op).__name__, self.expr(node.operand))
-        if isinstance(node, gast.BoolOp):
-            return self.term("bool", type(node.op).__name__, tuple(self.expr(v) for v in node.values))
-        if isinstance(node, gast.Compare):
-            return self.term("compare", self.expr(node.left), tuple(type(o).__name__ for o in node.ops),
-                             tuple(self.expr(c) for c in node.comparators))
-        if isinstance(node, gast.IfExp):
-            test = self.expr(node.test)
-            return self.term("ifexp", test, self.expr(node.body), self.expr(node.orelse))
-        if isinstance(node, (gast.Tuple, gast.List)):
-            kind = "tuple" if isinstance(node, gast.Tuple) else "list"
-            return self.term(kind, tuple(self.expr(e) for e in node.elts))
-        if isinstance(node, gast.Dict):
-            return self.term("dict", tuple(self.expr(k) for k in node.keys), tuple(self.expr(v) for v in node.values))
-        if isinstance(node, gast.Starred):
-            return self.term("starred", self.expr(node.value))
-        if isinstance(node, gast.Lambda):
-            return self.new("lambda")
-        raise MirrorError(f"the checker does not know expression {type(node).__name__}")
-
-    def pure(self, func):
-        """Whether calling `func` twice on equal values gives equal values and changes nothing."""
-        path = []
-        while isinstance(func, gast.Attribute):
-            path.append(func.attr)
-            func = func.value
-        if isinstance(func, gast.Name) and func.id not in self.values and len(path) == 1:
-            # a method of a local value: pure when it is a pure ndarray method (`x.mean()`)
-            member = getattr(np.ndarray, path[0], None)
-            return member is not None and REGISTRY.is_primitive(member) and REGISTRY.is_pure(member)
-        if not isinstance(func, gast.Name) or func.id not in self.values:
-            return False  # a function value
-        callee = self.values[func.id]
-        for attr in reversed(path):
-            callee = getattr(callee, attr, None)
-        if getattr(callee, "__module__", None) == "ssad.runtime" or callee in (range, reversed, len):
-            return True
-        return REGISTRY.is_primitive(callee) and REGISTRY.is_pure(callee)
 
 
 def _comment(statement):

@@ -1,0 +1,158 @@
+"""Stage 3, A-normal form, control flow: `if`, `for` and `while` with atoms for tests and ranges.
+
+Methods of the lowering (see `anf`): an `if` tests a name no branch assigns; a
+`for` runs a name over a name holding a range (loops over sequences, `enumerate`
+and `zip` become loops over indices); a `while` loop recomputes its test at the end
+of its body and leaves through `if stop: break`.
+"""
+
+import copy
+
+import gast
+
+from .builders import call as _call
+from .builders import is_loop_exit
+from .builders import name as _name
+from .builders import store as _store
+from .expressions import assigns_name, short_label
+
+
+class ControlFlowLowering:
+    """Stage 3, A-normal form, control flow: `if`, `for` and `while` with atoms for tests and ranges."""
+
+    def lower_if(self, statement):
+        test = self.test_atom(statement.test, statement.body + statement.orelse)
+        body = self.nested(statement.body)
+        orelse = self.nested(statement.orelse) if statement.orelse else []
+        self.emit(gast.If(test=test, body=body, orelse=orelse))
+
+    def test_atom(self, expr, statements):
+        """The test of an `if` as a name that no statement of the `if` assigns."""
+        atom = self.atom(expr)
+        users = {ssa: user for user, ssa in self.current.items()}
+        if isinstance(atom, gast.Name) and any(assigns_name(s, users.get(atom.id, atom.id)) for s in statements):
+            copy_name = self.namer.fresh(f"{atom.id}_was")
+            self.defined.add(copy_name)
+            self.emit_assign(copy_name, atom)
+            atom = _name(copy_name)
+        return atom
+
+    def lower_for(self, statement):
+        self.loops.append(statement)
+        iterable = statement.iter
+        target = statement.target
+        assignments = []
+        if self.is_builtin_call(iterable, "range") and isinstance(target, gast.Name):
+            indices = self.atom(iterable)
+            index = target.id
+        else:
+            length, element = self.sequence(iterable)
+            indices = self.atom_of_simple(_call(self.builtin("range"), length), name_hint="indices")
+            probe = element(_name("__index__"))
+            if (
+                isinstance(target, gast.Tuple)
+                and len(target.elts) == 2
+                and isinstance(target.elts[0], gast.Name)
+                and isinstance(probe, gast.Tuple)
+                and isinstance(probe.elts[0], gast.Name)
+                and probe.elts[0].id == "__index__"
+            ):
+                # `for i, x in enumerate(xs)`: the loop runs over i itself.
+                index = target.elts[0].id
+                assignments.append((target.elts[1], lambda k, element=element: element(k).elts[1]))
+            else:
+                index = self.namer.fresh("index")
+                assignments.append((target, element))
+        index_name = self.current[index] if index in self.current else self.define(index)
+        self.defined.add(index_name)
+        self.numbers.add(index_name)  # range() yields ints
+        self.depth += 1
+        saved, self.out = self.out, []
+        for assigned, value in assignments:
+            self.assign(assigned, value(_name(index_name)))
+        self.block(statement.body)
+        body = self.out or [gast.copy_location(gast.Pass(), statement)]
+        self.out = saved
+        self.depth -= 1
+        self.loops.pop()
+        loop = gast.For(target=_store(index_name), iter=indices, body=body, orelse=[], type_comment=None)
+        self.emit(loop)
+
+    def sequence(self, iterable):
+        """(length atom, element(index) -> expr or None) for what a `for` loop walks over."""
+        if self.is_builtin_call(iterable, "enumerate"):
+            length, inner = self.sequence(iterable.args[0])
+            start = iterable.args[1] if len(iterable.args) > 1 else next(
+                (k.value for k in iterable.keywords if k.arg == "start"), None
+            )
+            start = self.atom(start) if start is not None else None
+
+            def element(index, start=start, inner=inner):
+                counter = index if start is None else gast.BinOp(left=index, op=gast.Add(), right=start)
+                return gast.Tuple(elts=[counter, inner(index)], ctx=gast.Load())
+
+            return length, element
+        if self.is_builtin_call(iterable, "zip"):
+            parts = [self.sequence(a) for a in iterable.args]
+            lengths = [p[0] for p in parts]
+            length = lengths[0] if len(lengths) == 1 else self.atom_of_simple(
+                _call(self.builtin("min"), *lengths), name_hint="length"
+            )
+
+            def element(index, parts=parts):
+                return gast.Tuple(elts=[p[1](index) for p in parts], ctx=gast.Load())
+
+            return length, element
+        if self.is_builtin_call(iterable, "reversed"):
+            length, inner = self.sequence(iterable.args[0])
+            last = self.atom_of_simple(gast.BinOp(left=length, op=gast.Sub(), right=gast.Constant(value=1, kind=None)))
+
+            def element(index, inner=inner, last=last):
+                return inner(gast.BinOp(left=last, op=gast.Sub(), right=index))
+
+            return length, element
+        if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Attribute) and iterable.func.attr in (
+            "items", "values", "keys"
+        ):
+            # dict views cannot be indexed: walk a list of them
+            iterable = gast.Call(func=self.builtin("list"), args=[iterable], keywords=[])
+        items = self.atom(iterable)
+        users = {ssa: user for user, ssa in self.current.items()}
+        if isinstance(items, gast.Name) and self.loops and assigns_name(self.loops[-1], users.get(items.id, items.id)):
+            # `for v in x: ... x = ...`: Python walks the x the loop started with
+            walked = self.namer.fresh(f"{items.id}_walked")
+            self.defined.add(walked)
+            self.emit_assign(walked, items)
+            items = _name(walked)
+        length = self.atom_of_simple(_call(self.builtin("len"), items), name_hint=f"length_{short_label(items)}")
+
+        def element(index, items=items):
+            return gast.Subscript(value=items, slice=index, ctx=gast.Load())
+
+        return length, element
+
+    def lower_while(self, statement):
+        self.loops.append(statement)
+        saved, self.out = self.out, []
+        test = self.atom(statement.test)
+        test_statements, self.out = self.out, saved
+        self.out.extend(test_statements)
+        self.depth += 1
+        saved, self.out = self.out, []
+        self.block(statement.body)
+        # The test is computed again at the end of each iteration, by the same statements;
+        # after a `break` it is not (`if stop: break` stays last).
+        again = [copy.deepcopy(s) for s in test_statements]
+        exit_test = self.out.pop() if self.out and is_loop_exit(self.out[-1]) else None
+        if exit_test is not None and again:
+            running = self.atom_of_simple(gast.UnaryOp(op=gast.Not(), operand=copy.deepcopy(exit_test.test)))
+            self.emit(gast.If(test=running, body=again, orelse=[]))
+        else:
+            self.out.extend(again)
+        if exit_test is not None:
+            self.out.append(exit_test)
+        body = self.out or [gast.copy_location(gast.Pass(), statement)]
+        self.out = saved
+        self.depth -= 1
+        self.loops.pop()
+        self.emit(gast.While(test=test, body=body, orelse=[]))

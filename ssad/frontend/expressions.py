@@ -1,0 +1,388 @@
+"""Stage 3, A-normal form, expressions: each operand becomes a name or a constant.
+
+Methods of the lowering (see `anf`) that turn an expression into an atom, emitting one
+statement per operation: calls and operators (`a @ b`, `x.sum()` as the primitive),
+boolean operators and conditional expressions as branches, comprehensions as loops,
+subscripts, attribute reads, and the function values of nested functions.
+"""
+
+import builtins
+import copy
+
+import gast
+import numpy as np
+
+from ..runtime import closures as closures_module
+from ..runtime.closures import closure
+from .builders import call as _call
+from .builders import name as _name
+from .builders import store as _store
+from .closures import make_template
+from ..runtime import c_, concat, r_
+
+
+class _Rename(gast.NodeTransformer):
+    """Rename the variables of a comprehension (a copy of the tree is returned)."""
+
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit(self, node):
+        return super().visit(copy.deepcopy(node)) if node is not None else None
+
+    def generic_visit(self, node):
+        return gast.NodeTransformer.generic_visit(self, node)
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            return gast.Name(id=self.renames[node.id], ctx=node.ctx, annotation=None, type_comment=None)
+        return node
+
+
+def _map_as_comprehension(expr, namer):
+    """`map(f, xs, ys)` as `[f(v, w) for v, w in zip(xs, ys)]` (a list, not an iterator)."""
+    function, iterables = expr.args[0], expr.args[1:]
+    names = [namer.fresh("item") for _ in iterables]
+    if len(iterables) == 1:
+        target, iterable = _store(names[0]), iterables[0]
+    else:
+        target = gast.Tuple(elts=[_store(n) for n in names], ctx=gast.Store())
+        iterable = gast.Call(func=_name("zip"), args=list(iterables), keywords=[])
+    element = gast.Call(func=function, args=[_name(n) for n in names], keywords=[])
+    generator = gast.comprehension(target=target, iter=iterable, ifs=[], is_async=0)
+    return gast.ListComp(elt=element, generators=[generator])
+
+
+_SCALAR_RESULTS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var, np.linalg.det, np.trace, float, int, len}
+
+
+def makes_sequence(value, lowering):
+    """Whether `value` is known to produce a list or tuple."""
+    if isinstance(value, (gast.List, gast.Tuple)):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in lowering.sequences
+    if isinstance(value, gast.Call):
+        if lowering.is_builtin_call(value, "list") or lowering.is_builtin_call(value, "tuple"):
+            return True
+        func = value.func
+        return isinstance(func, gast.Name) and lowering.namespace.values.get(func.id) is concat
+    return False
+
+
+def short_label(atom):
+    return atom.id if isinstance(atom, gast.Name) else "items"
+
+
+def reads_name(node, name):
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name for n in gast.walk(node))
+
+
+def assigns_name(node, name):
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name for n in gast.walk(node))
+
+
+def _is_negative_literal(expr):
+    return (
+        isinstance(expr, gast.UnaryOp)
+        and isinstance(expr.op, (gast.USub, gast.UAdd))
+        and isinstance(expr.operand, gast.Constant)
+        and isinstance(expr.operand.value, (int, float))
+        and not isinstance(expr.operand.value, bool)
+    )
+
+
+class ExpressionLowering:
+    """Stage 3, A-normal form, expressions: each operand becomes a name or a constant."""
+
+    def builtin(self, name):
+        """A name for a builtin in generated code (`len`, unless the user shadows it)."""
+        bound = self.namespace.bind(name, getattr(builtins, name))
+        return _name(bound)
+
+    def is_builtin_call(self, expr, name):
+        return (
+            isinstance(expr, gast.Call)
+            and isinstance(expr.func, gast.Name)
+            and expr.func.id not in self.current
+            and self.namespace.values.get(expr.func.id) is getattr(builtins, name)
+        )
+
+    def is_sequence(self, atom):
+        return isinstance(atom, gast.Name) and atom.id in self.sequences
+
+    def is_number(self, value):
+        """Whether `value` is known to be a number (so `x = value` shares nothing)."""
+        if isinstance(value, gast.Call) and self.is_static(value.func) and not value.keywords and len(value.args) == 1:
+            from .primitives import static_value
+
+            try:
+                callee = static_value(value.func, self)
+            except Exception:  # noqa: BLE001 - a path that does not resolve is reported elsewhere
+                callee = None
+            if callee in _SCALAR_RESULTS or getattr(callee, "__module__", None) == "math":
+                return True  # np.sum(x) is an immutable NumPy scalar
+        if isinstance(value, gast.Constant):
+            return isinstance(value.value, (int, float, complex, bool))
+        if isinstance(value, gast.Name):
+            return value.id in self.numbers
+        if isinstance(value, gast.BinOp):
+            return self.is_number(value.left) and self.is_number(value.right)
+        if isinstance(value, gast.UnaryOp):
+            return self.is_number(value.operand)
+        if isinstance(value, gast.Compare):
+            return True
+        return self.is_builtin_call(value, "len")
+
+    def is_static(self, expr):
+        """A free name or an attribute path from one (`np`, `np.pi`, `np.linalg.norm`)."""
+        while isinstance(expr, gast.Attribute):
+            expr = expr.value
+        return isinstance(expr, gast.Name) and expr.id in self.namespace.values and expr.id not in self.current
+
+    def atom(self, expr, name_hint=None):
+        if isinstance(expr, gast.Constant):
+            return gast.Constant(value=expr.value, kind=None)
+        if isinstance(expr, gast.Name):
+            return self.load(expr.id)
+        if self.is_static(expr):
+            return expr
+        if _is_negative_literal(expr):
+            value = expr.operand.value
+            return gast.Constant(value=-value if isinstance(expr.op, gast.USub) else value, kind=None)
+        if isinstance(expr, (gast.IfExp, gast.BoolOp)):
+            return self.choice(expr, name_hint)
+        if isinstance(expr, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
+            return self.comprehension(expr, name_hint)
+        if isinstance(expr, gast.Lambda):
+            return self.atom_of_simple(self.function_value(expr, name_hint or "function"), name_hint or "function")
+        if self.is_builtin_call(expr, "map") and len(expr.args) >= 2:
+            return self.comprehension(_map_as_comprehension(expr, self.namer), name_hint)
+        return self.atom_of_simple(self.simple(expr), name_hint)
+
+    def comprehension(self, expr, name_hint):
+        """`[f(v) for v in xs if c]` as a loop that appends (a dict comprehension assigns keys).
+
+        The comprehension's variables get fresh names: like Python's own scope for
+        them, they never touch the function's variables of the same name.
+        """
+        name = self.namer.fresh(name_hint or ("mapping" if isinstance(expr, gast.DictComp) else "items"))
+        renames = {}
+        for generator in expr.generators:
+            for node in gast.walk(generator.target):
+                if isinstance(node, gast.Name):
+                    renames[node.id] = self.namer.fresh(node.id)
+        rename = _Rename(renames)
+        origin = self.origin
+        if isinstance(expr, gast.DictComp):
+            start = gast.Dict(keys=[], values=[])
+            target = gast.Subscript(value=_name(name), slice=rename.visit(expr.key), ctx=gast.Store())
+            innermost = gast.Assign(targets=[target], value=rename.visit(expr.value), type_comment=None)
+        else:
+            start = gast.List(elts=[], ctx=gast.Load())
+            append = gast.Attribute(value=_name(name), attr="append", ctx=gast.Load())
+            innermost = gast.Expr(value=_call(append, rename.visit(expr.elt)))
+        body = [gast.copy_location(innermost, origin)]
+        for generator in reversed(expr.generators):
+            for condition in reversed(generator.ifs):
+                body = [gast.copy_location(gast.If(test=rename.visit(condition), body=body, orelse=[]), origin)]
+            loop = gast.For(
+                target=rename.visit(generator.target), iter=rename.visit(generator.iter), body=body, orelse=[], type_comment=None
+            )
+            body = [gast.copy_location(loop, origin)]
+        self.defined.add(name)
+        self.current[name] = name
+        self.emit_assign(name, start)
+        saved_origin = self.origin
+        self.block(body)
+        self.origin = saved_origin
+        del self.current[name]
+        return _name(name)
+
+    def atom_of_simple(self, simple, name_hint=None):
+        if isinstance(simple, (gast.Name, gast.Constant)) or self.is_static(simple):
+            return simple
+        name = self.namer.fresh(name_hint) if name_hint else self.namer.temporary_for(simple, self.defined)
+        self.defined.add(name)
+        self.emit_assign(name, simple)
+        return _name(name)
+
+    def choice(self, expr, name_hint):
+        """`a if c else b`, `a and b`, `a or b` as `if` statements assigning one name."""
+        name = self.namer.fresh(name_hint or ("choice" if isinstance(expr, gast.IfExp) else "either"))
+        self.defined.add(name)
+        if isinstance(expr, gast.IfExp):
+            test = self.atom(expr.test)
+            self.emit(gast.If(test=test, body=self.branch(name, expr.body), orelse=self.branch(name, expr.orelse)))
+            return _name(name)
+        # `a and b` is `b if a else a`; `a or b` is `a if a else b` (a evaluated once).
+        first = self.atom(expr.values[0])
+        for value in expr.values[1:]:
+            if isinstance(expr.op, gast.And):
+                body, orelse = self.branch(name, value), self.branch(name, first)
+            else:
+                body, orelse = self.branch(name, first), self.branch(name, value)
+            self.emit(gast.If(test=first, body=body, orelse=orelse))
+            if value is not expr.values[-1]:
+                # The next test reads a copy: an `if` never assigns its own test.
+                so_far = self.namer.fresh(f"{name}_so_far")
+                self.defined.add(so_far)
+                self.emit_assign(so_far, _name(name))
+                first = _name(so_far)
+        return _name(name)
+
+    def branch(self, name, value):
+        saved, self.out = self.out, []
+        self.depth += 1
+        self.emit_assign(name, self.simple(value))
+        self.depth -= 1
+        lowered, self.out = self.out, saved
+        return lowered
+
+    def load(self, name):
+        return _name(self.current.get(name, name))
+
+    def simple(self, expr):
+        """`expr` as one operation on atoms (emitting temporaries for its operands)."""
+        if isinstance(expr, gast.Lambda):
+            return self.function_value(expr, "function")
+        if isinstance(expr, (gast.Name, gast.Constant, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp,
+                             gast.DictComp)) or self.is_static(expr) or (self.is_builtin_call(expr, "map") and len(expr.args) >= 2):
+            return self.atom(expr)
+        if isinstance(expr, gast.BinOp):
+            left, right = self.atom(expr.left), self.atom(expr.right)
+            if isinstance(expr.op, gast.Add) and (self.is_sequence(left) or self.is_sequence(right)):
+                # `xs + ys` on lists or tuples joins them: not arithmetic
+                helper = self.namespace.bind("concat", concat)
+                return _call(_name(helper), left, right)
+            return gast.BinOp(left=left, op=expr.op, right=right)
+        if isinstance(expr, gast.UnaryOp):
+            if _is_negative_literal(expr):
+                return self.atom(expr)
+            return gast.UnaryOp(op=expr.op, operand=self.atom(expr.operand))
+        if isinstance(expr, gast.Compare):
+            return gast.Compare(
+                left=self.atom(expr.left), ops=expr.ops, comparators=[self.atom(c) for c in expr.comparators]
+            )
+        if isinstance(expr, gast.Call):
+            return gast.Call(
+                func=self.callee(expr.func),
+                args=[
+                    gast.Starred(value=self.atom(a.value), ctx=gast.Load()) if isinstance(a, gast.Starred) else self.atom(a)
+                    for a in expr.args
+                ],
+                keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in expr.keywords],
+            )
+        if isinstance(expr, gast.Attribute):
+            return gast.Attribute(value=self.atom(expr.value), attr=expr.attr, ctx=gast.Load())
+        if isinstance(expr, gast.Subscript):
+            joined = self.index_concatenation(expr)
+            if joined is not None:
+                return joined
+            return gast.Subscript(value=self.atom(expr.value), slice=self.index(expr.slice), ctx=gast.Load())
+        if isinstance(expr, gast.Tuple):
+            return gast.Tuple(elts=[self.atom(e) for e in expr.elts], ctx=gast.Load())
+        if isinstance(expr, gast.List):
+            return gast.List(elts=[self.atom(e) for e in expr.elts], ctx=gast.Load())
+        if isinstance(expr, gast.Dict):
+            return gast.Dict(
+                keys=[gast.Constant(value=k.value, kind=None) for k in expr.keys], values=[self.atom(v) for v in expr.values]
+            )
+        raise self.parsed.unsupported(expr, f"`{type(expr).__name__}` expressions are not supported")
+
+    def index_concatenation(self, expr):
+        """`np.r_[a, 0:3, b]` as the call `r_(a, r_0_3, b)` (likewise `np.c_`), so its pieces get
+        gradients by the rules of `r_` and `c_`; each slice piece becomes its array
+        (`np.r_[0:3]`, a constant). None for any other subscript, and for a string
+        directive (`np.r_['0,2', a]`), which stays a subscript ssad refuses to differentiate."""
+        if not self.is_static(expr.value):
+            return None
+        from .primitives import static_value
+
+        try:
+            holder = static_value(expr.value, self)
+        except Exception:  # noqa: BLE001 - a path that does not resolve is reported elsewhere
+            return None
+        helper = {id(np.r_): r_, id(np.c_): c_}.get(id(holder))
+        elements = expr.slice.elts if isinstance(expr.slice, gast.Tuple) else [expr.slice]
+        if helper is None or all(isinstance(e, gast.Slice) for e in elements):
+            return None
+        if any(isinstance(e, gast.Constant) and isinstance(e.value, str) for e in elements):
+            return None
+        pieces = []
+        for element in elements:
+            if isinstance(element, gast.Slice):  # np.r_[start:stop:step]: an arange or a linspace
+                arange = copy.deepcopy(expr.value) if helper is r_ else _name(self.namespace.bind("np_r", np.r_))
+                element = gast.Subscript(value=arange, slice=element, ctx=gast.Load())
+            elif isinstance(element, gast.Starred):
+                pieces.append(gast.Starred(value=self.atom(element.value), ctx=gast.Load()))
+                continue
+            pieces.append(self.atom(element))
+        return _call(_name(self.namespace.bind(helper.__name__, helper)), *pieces)
+
+    def callee(self, func):
+        if self.is_static(func):
+            return func
+        if isinstance(func, gast.Attribute):
+            return gast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=gast.Load())
+        # A function value: a parameter, a nested def, a lambda, an item of a container.
+        return self.atom(func)
+
+    def function_value(self, node, name):
+        """`closure(g_template, x=x)` for a nested `def g` or a `lambda` (see `closures`)."""
+        inner_locals = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                inner_locals.add(extra.id)
+        body = [node.body] if isinstance(node, gast.Lambda) else node.body
+        for statement in body:
+            for child in gast.walk(statement):
+                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+                    inner_locals.add(child.id)
+        loaded = []
+        for statement in body:
+            for child in gast.walk(statement):
+                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and child.id not in loaded:
+                    loaded.append(child.id)
+        captured = [n for n in loaded if n not in inner_locals and (n in self.current or n == name)]
+        for captured_name in captured:
+            if captured_name != name and self.assigned_later(captured_name):
+                if isinstance(node, gast.Lambda):
+                    label = "the lambda" if name == "function" else f"the lambda {name}"
+                else:
+                    label = f"the nested function {name}"
+                raise self.parsed.unsupported(
+                    node,
+                    f"{label} reads `{captured_name}`, which is assigned again later; ssad "
+                    "captures values when the function is made: pass the value as an argument instead",
+                )
+        template_name = self.namer.fresh(f"{name}_template")  # unique in this generated module
+        template = make_template(node, template_name, captured, self.namespace.values, self.parsed.filename)
+        self.namespace.values[template_name] = template
+        keywords = []
+        for captured_name in captured:
+            if captured_name == name and (name not in self.current):
+                value = gast.Attribute(value=_name(self.namespace.bind("closures", closures_module)), attr="SELF", ctx=gast.Load())
+            else:
+                value = self.load(captured_name)
+            keywords.append(gast.keyword(arg=captured_name, value=value))
+        helper = self.namespace.bind("closure", closure)
+        return gast.Call(func=_name(helper), args=[_name(template.__name__)], keywords=keywords)
+
+    def assigned_later(self, user_name):
+        for statements, position in self.context:
+            for statement in statements[position + 1 :]:
+                if assigns_name(statement, user_name):
+                    return True
+        return any(assigns_name(loop, user_name) for loop in self.loops)
+
+    def index(self, index):
+        if isinstance(index, gast.Slice):
+            return gast.Slice(
+                lower=None if index.lower is None else self.atom(index.lower),
+                upper=None if index.upper is None else self.atom(index.upper),
+                step=None if index.step is None else self.atom(index.step),
+            )
+        if isinstance(index, gast.Tuple):
+            return gast.Tuple(elts=[self.index(e) for e in index.elts], ctx=gast.Load())
+        return self.atom(index)

@@ -1,0 +1,284 @@
+"""The adjoints of calls and of container mutations, for the reverse sweep.
+
+Methods of `StatementAdjoints` (see `adjoints`): a primitive's adjoint rule, inlined
+with the operands substituted or called (`rule(dy, y, *args)`); a call through a
+function value (`pullback(d_t)`); a call to the user's own function
+(`backward_g(d_t, t_saved)`); `items.pop()` and `items.append(v)`. A call that
+carries a gradient and has no rule raises MissingRuleError where it stands.
+"""
+
+import copy
+import inspect
+import operator
+import textwrap
+
+import gast
+
+from ..frontend import primitives
+from ..frontend.builders import assign, call, constant, name
+from ..errors import MissingRuleError, SourceError
+from .inline import bind_arguments, instantiate, template_of
+from ..registry import REGISTRY, primitive_name
+from ..runtime import (
+    copy_adjoint,
+    drop_last,
+    zeros_like_value,
+)
+
+
+def _none_positions(rule):
+    """(positions where every tuple `rule` returns holds a literal None, positions where some does,
+    the length of the shortest tuple it returns when every `return` is a tuple display, else None)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(rule))
+        tree = gast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return set(), set(), None
+    top = tree.body[0] if tree.body and isinstance(tree.body[0], gast.FunctionDef) else None
+    every = [node for node in gast.walk(top) if isinstance(node, gast.Return)] if top is not None else []
+    returns = [node.value for node in every if isinstance(node.value, gast.Tuple)]
+    nested = any(isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not top for node in gast.walk(top or tree))
+    shortest = None
+    if every and len(returns) == len(every) and not nested and not any(
+        isinstance(e, gast.Starred) for r in returns for e in r.elts
+    ):
+        shortest = min(len(r.elts) for r in returns)
+    nones = [{i for i, e in enumerate(r.elts) if isinstance(e, gast.Constant) and e.value is None} for r in returns]
+    if not nones:
+        return set(), set(), shortest
+    return set.intersection(*nones), set.union(*nones), shortest
+
+
+def _rule_name(path):
+    return path.replace(".", "_").strip("_()") + "_adjoint"
+
+
+def _same_name(a, b):
+    return isinstance(a, gast.Name) and isinstance(b, gast.Name) and a.id == b.id
+
+
+class CallAdjoints:
+    """The adjoints of calls and of container mutations, for the reverse sweep."""
+
+    def pop_adjoint(self, statement, op):
+        """t = items.pop(i): the adjoint of items gets d_t back at i; items gets t back."""
+        target = statement.targets[0].id
+        items = op.args[0]
+        index = copy.deepcopy(op.args[1]) if len(op.args) > 1 else None
+        d_t = self.adjoint.pop(target, None)
+        self.owned.discard(target)
+        if items.id in self.adjoint or d_t is not None:
+            self.comment_for(statement)
+            zero = self.helper("zeros_like_value", zeros_like_value)
+            if items.id not in self.adjoint:
+                base = call(zero, copy.deepcopy(items))
+            elif items.id in self.owned:
+                base = name(self.adjoint[items.id])
+            else:
+                base = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint[items.id]))
+            d_value = name(d_t) if d_t is not None else call(zero, name(target))
+            adjoint = self.adjoint.get(items.id) or self.adjoint_names[items.id]
+            self.out.append(assign(adjoint, base))
+            method = "append" if index is None else "insert"
+            args = [d_value] if index is None else [index, d_value]
+            self.out.append(gast.Expr(value=gast.Call(
+                func=gast.Attribute(value=name(adjoint), attr=method, ctx=gast.Load()), args=args, keywords=[]
+            )))
+            self.adjoint[items.id] = adjoint
+            self.owned.add(items.id)
+        # Put the item back, so earlier code sees the list as it was.
+        args = [name(target)] if index is None else [copy.deepcopy(index), name(target)]
+        method = "append" if index is None else "insert"
+        self.out.append(gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=copy.deepcopy(items), attr=method, ctx=gast.Load()), args=args, keywords=[]
+        )))
+
+    def mutation_adjoint(self, statement, items, method, operands):
+        """items.append(v) / items.extend(vs) / items.insert(i, v), replayed in reverse."""
+        if items in self.namespace.values:
+            return  # a list outside the function (a global): a side effect that stays, like `print`
+        if items in self.adjoint:
+            self.comment_for(statement)
+            d_items = self.adjoint[items]
+            if items not in self.owned:
+                self.out.append(assign(d_items, call(self.helper("copy_adjoint", copy_adjoint), name(d_items))))
+                self.owned.add(items)
+            if method == "append":
+                taken = gast.Call(func=gast.Attribute(value=name(d_items), attr="pop", ctx=gast.Load()), args=[], keywords=[])
+                value = operands[0]
+            elif method == "insert":
+                taken = gast.Call(
+                    func=gast.Attribute(value=name(d_items), attr="pop", ctx=gast.Load()),
+                    args=[copy.deepcopy(operands[0])],
+                    keywords=[],
+                )
+                value = operands[1]
+            else:
+                length = call(self.helper("len", len), copy.deepcopy(operands[0]))
+                taken = call(self.helper("drop_last", drop_last), name(d_items), length)
+                value = operands[0]
+            if self.activity.is_active(value):
+                self.contribute(value, taken)
+            else:
+                self.out.append(gast.Expr(value=taken))
+        # Undo the change, so earlier code sees the list as it was.
+        if method == "append":
+            undo = gast.Call(func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[], keywords=[])
+        elif method == "insert":
+            undo = gast.Call(
+                func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[copy.deepcopy(operands[0])], keywords=[]
+            )
+        else:
+            length = call(self.helper("len", len), copy.deepcopy(operands[0]))
+            undo = call(self.helper("drop_last", drop_last), name(items), length)
+        self.out.append(gast.Expr(value=undo))
+
+    def primitive(self, statement, op, dy, y):
+        if op.passes_through and self.activity.is_active(op.args[-1].value):
+            raise self.program.parsed.unsupported(
+                statement, f"`*` passes values that carry gradients to {op.name}; pass them one by one"
+            )
+        if op.primitive is operator.mul and len(op.args) == 2 and _same_name(*op.args):
+            # x * x: one contribution, 2 * x * dy, as for x ** 2, rather than two of x * dy
+            op = primitives.Operation(primitives.PRIMITIVE, operator.pow, [op.args[0], constant(2)], name="**")
+        active = [i for i, arg in enumerate(op.args) if self.activity.is_active(arg)]
+        for keyword, value in op.keywords.items():
+            if self.activity.is_active(value):
+                raise SourceError(
+                    f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
+                    "inputs; pass it positionally so its gradient can flow",
+                    *self.program.parsed.where(statement),
+                )
+        if not active:
+            return
+        rule = REGISTRY.adjoint_rule(op.primitive) if op.primitive is not None else None
+        if rule is None:
+            raise self.missing_rule(statement, op)
+        label = primitive_name(op.primitive)
+        template = template_of(rule)
+        arguments = bind_arguments(rule, label, len(op.args), list(op.keywords))
+        if template is not None:
+            bound = {}
+            for param, placeholder in arguments.items():
+                if param not in template.ignored:
+                    bound[param] = self._operand(placeholder, op, dy, y)
+            for i in active:
+                if i >= len(template.outputs):
+                    raise self.no_gradient(statement, op, i)
+            statements, outputs = instantiate(template, bound, self.namespace, self.namer, set(active))
+            self.out.extend(statements)
+            for i in active:
+                output = outputs[i]
+                if isinstance(output, gast.Constant) and output.value is None:
+                    continue  # the rule says this argument's derivative is zero
+                self.contribute(op.args[i], self.simplify(output, op, i, y))
+            return
+        always_none, sometimes_none, shortest = _none_positions(rule)
+        for i in active:
+            if shortest is not None and i >= shortest:
+                raise self.no_gradient(statement, op, i)
+            if i in sometimes_none and i not in always_none:
+                raise MissingRuleError(
+                    f"the adjoint rule of {primitive_name(op.primitive)} returns None for its argument {i} "
+                    "in some cases only; return a zero (0.0 or an array of zeros) there instead",
+                    *self.program.parsed.where(statement),
+                )
+        active = [i for i in active if i not in always_none]  # a zero derivative, as the rule says
+        rule_name = self.helper(getattr(rule, "__name__", "adjoint_rule"), rule)
+        self.namespace.pure.append(rule)
+        rule_call = gast.Call(
+            func=name(rule_name),
+            args=[name(dy), name(y)] + copy.deepcopy(op.args),
+            keywords=[gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()],
+        )
+        if len(active) == 1:
+            (i,) = active
+            self.contribute(op.args[i], gast.Subscript(value=rule_call, slice=constant(i), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, rule_call))
+        for i in active:
+            self.contribute(op.args[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
+
+    def dynamic_call(self, statement, dy, y):
+        """`adjoints = t_pullback(d_t)`: the function value's adjoint, one per argument, then keywords."""
+        info = self.calls.get(id(statement))
+        if info is None:
+            return
+        _, pullback, operands, keywords = info
+        adjoints = gast.Call(func=name(pullback), args=[name(dy)], keywords=[])
+        active = [i for i, operand in enumerate(operands) if self.activity.is_active(operand)]
+        active_keywords = [k for k, v in keywords.items() if self.activity.is_active(v)]
+        if len(active) == 1 and not active_keywords:
+            (i,) = active
+            self.contribute(operands[i], gast.Subscript(value=adjoints, slice=constant(i), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, adjoints))
+        for i in active:
+            self.contribute(operands[i], gast.Subscript(value=name(holder), slice=constant(i), ctx=gast.Load()))
+        for keyword in active_keywords:
+            table = gast.Subscript(value=name(holder), slice=constant(len(operands)), ctx=gast.Load())
+            self.contribute(keywords[keyword], gast.Subscript(value=table, slice=constant(keyword), ctx=gast.Load()))
+
+    def user_call(self, statement, dy, y):
+        """`d_a, d_b = backward_g(d_t, *t_saved)` for a call split by `reverse.split_call`."""
+        info = self.calls.get(id(statement))
+        if info is None:
+            return
+        saved, backward, wrt, bound = info
+        adjoints = gast.Call(func=name(backward), args=[name(dy), name(saved)], keywords=[])
+        simple = all(not isinstance(p, tuple) for p, _ in bound)
+        if len(wrt) == 1 and simple:
+            operands = {param: operand for param, operand in bound}
+            self.contribute(operands[wrt[0]], gast.Subscript(value=adjoints, slice=constant(0), ctx=gast.Load()))
+            return
+        holder = self.namer.fresh(f"adjoints_{y}")
+        self.out.append(assign(holder, adjoints))
+        for param, operand in bound:
+            if not self.activity.is_active(operand):
+                continue
+            key, item = (param, None) if not isinstance(param, tuple) else param
+            part = gast.Subscript(value=name(holder), slice=constant(wrt.index(key)), ctx=gast.Load())
+            if item is not None:  # an operand *args collected: its item of that tuple's adjoint
+                part = gast.Subscript(value=part, slice=constant(item), ctx=gast.Load())
+            self.contribute(operand, part)
+
+    def missing_rule(self, statement, op):
+        where = self.program.parsed.where(statement)
+        if op.primitive is None:
+            return MissingRuleError(
+                f"ssad does not know how to differentiate `{op.name}` on an active value: it is not "
+                "a NumPy array method or attribute with a rule. Use the equivalent NumPy function "
+                "(x.sum() -> np.sum(x)), or wrap the computation in a function and register its "
+                "adjoint with @ssad.adjoint(that_function)",
+                *where,
+            )
+        label = primitive_name(op.primitive)
+        if isinstance(op.primitive, type):
+            return MissingRuleError(
+                f"constructing a {op.primitive.__name__} from values that carry gradients is not "
+                "supported; pass the object in as an argument, or make it a namedtuple or a dataclass",
+                *where,
+            )
+        has_source = hasattr(op.primitive, "__code__")
+        hint = (
+            "Calls to your own functions are not transformed yet: register an adjoint for it"
+            if has_source
+            else "It has no adjoint rule and no Python source ssad could transform. Register one"
+        )
+        return MissingRuleError(
+            f"no adjoint rule for {label} (called as `{op.name}`). {hint}:\n\n"
+            f"    @ssad.adjoint({primitives.rule_target(op)})\n"
+            f"    def {_rule_name(primitives.rule_target(op))}(dy, y, *args, **kwargs):\n"
+            f"        return (adjoint_of_arg0, ...)\n",
+            *where,
+        )
+
+    def no_gradient(self, statement, op, index):
+        return MissingRuleError(
+            f"the adjoint rule of {primitive_name(op.primitive)} gives no gradient for its "
+            f"argument {index}, which depends on the differentiated inputs; pass that value in a "
+            "position the rule differentiates, or wrap the value with ssad.stop_gradient",
+            *self.program.parsed.where(statement),
+        )
