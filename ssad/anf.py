@@ -45,7 +45,7 @@ import numpy as np
 from . import closures as closures_module
 from .closures import closure, make_template
 from .inline import Namespace
-from .runtime import c_, concat, r_
+from .runtime import c_, concat, drop_last, r_, restore_part, restored_value
 from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names
@@ -163,7 +163,9 @@ class _Lowering:
     # ----- statements -----
 
     def statement(self, statement):
-        if isinstance(statement, gast.Assign):
+        if self.is_drop_last(statement):
+            self.block(self.without_drop_last(statement))
+        elif isinstance(statement, gast.Assign):
             if len(statement.targets) == 1:
                 self.assign(statement.targets[0], statement.value)
             else:  # `a = b = value`: evaluate once
@@ -175,6 +177,14 @@ class _Lowering:
         elif isinstance(statement, gast.AugAssign):
             self.augmented(statement)
         elif isinstance(statement, gast.Expr):
+            if self.is_restore_part(statement.value):
+                # generated code differentiated again: `restore_part(x, i, old)` is the in-place
+                # write `x[i] = old`, which the tape and the aliasing checks must see as one
+                container, index, old = statement.value.args
+                target = gast.Subscript(value=container, slice=index, ctx=gast.Store())
+                restored = gast.Call(func=self.helper_name("restored_value", restored_value), args=[old], keywords=[])
+                self.assign(gast.copy_location(target, statement), restored)
+                return
             if isinstance(statement.value, gast.Call):
                 func = statement.value.func
                 if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and not self.is_static(func):
@@ -523,6 +533,60 @@ class _Lowering:
         if isinstance(value, gast.Compare):
             return True
         return self.is_builtin_call(value, "len")
+
+    def is_restore_part(self, value):
+        return (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and self.namespace.values.get(value.func.id) is restore_part
+            and len(value.args) == 3
+            and not value.keywords
+        )
+
+    def is_drop_last(self, statement):
+        value = getattr(statement, "value", None)
+        return (
+            isinstance(statement, gast.Expr)
+            or (isinstance(statement, gast.Assign) and len(statement.targets) == 1)
+        ) and (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and self.namespace.values.get(value.func.id) is drop_last
+            and len(value.args) == 2
+        )
+
+    def without_drop_last(self, statement):
+        """`t = drop_last(items, n)` (how generated code undoes `extend`), in list operations ssad
+        differentiates: `t = list(items[len(items) - n:])`, then `items.pop()` n times."""
+        items, count = statement.value.args
+        lines = [
+            "list(__items__[len(__items__) - __count__:])",
+            "for __k__ in range(__count__):\n    __items__.pop()",
+        ]
+        template = gast.parse("\n".join(lines)).body
+        names = {"len": self.helper_name("len", len), "range": self.helper_name("range", range),
+                 "list": self.helper_name("list", list),
+                 "__k__": gast.Name(id=self.namer.fresh("k"), ctx=gast.Store(), annotation=None, type_comment=None)}
+        names["__items__"], names["__count__"] = items, count
+
+        class Fill(gast.NodeTransformer):
+            def visit_Name(self, node):
+                if node.id not in names:
+                    return node
+                filled = copy.deepcopy(names[node.id])
+                if isinstance(filled, gast.Name):
+                    filled.ctx = node.ctx
+                return filled
+
+        taken, loop = [Fill().visit(node) for node in template]
+        first = gast.Assign(targets=statement.targets, value=taken.value, type_comment=None) if isinstance(
+            statement, gast.Assign
+        ) else None
+        out = ([first] if first is not None else []) + [loop]
+        return [gast.copy_location(node, statement) for node in out]
+
+    def helper_name(self, preferred, value):
+        return gast.Name(id=self.namespace.bind(preferred, value), ctx=gast.Load(), annotation=None, type_comment=None)
 
     def is_static(self, expr):
         """A free name or an attribute path from one (`np`, `np.pi`, `np.linalg.norm`)."""

@@ -334,6 +334,20 @@ def restore_part(container, index, old):
         container[index] = old
 
 
+def restored_value(old):
+    """`old` as `restore_part` writes it back, when generated code is differentiated again.
+
+    The second derivative of a write that added a key to a dict (undone by deleting the
+    key) is not supported.
+    """
+    if old is _MISSING:
+        raise SsadError(
+            "a derivative of a derivative through a write that adds a new key to a dict is not supported; "
+            "give the dict the key before the write"
+        )
+    return old
+
+
 def take_part(d_x, index):
     """The adjoint at `index` of the written value, as a copy the caller owns."""
     part = d_x[index]

@@ -17,6 +17,7 @@ from ..runtime import (
     copy_adjoint,
     getitem_adjoint,
     pack_like,
+    restored_value,
     seed,
     shape_only,
     size,
@@ -30,6 +31,16 @@ from ..structure import add_adjoint, add_attr
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size)
+
+
+@adjoint(restored_value)
+def restored_value_adjoint(dy, y, old):
+    return (dy,)
+
+
+@tangent(restored_value)
+def restored_value_tangent(tangents, y, old):
+    return tangents[0]
 
 # ----- Shapes -----
 
