@@ -18,6 +18,7 @@ from ..runtime import (
     getitem_adjoint,
     pack_like,
     restored_value,
+    saved_part,
     seed,
     shape_only,
     size,
@@ -31,6 +32,16 @@ from ..structure import add_adjoint, add_attr
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size)
+
+
+@adjoint(saved_part)
+def saved_part_adjoint(dy, y, container, index):
+    return (getitem_adjoint(dy, container, index), None)
+
+
+@tangent(saved_part)
+def saved_part_tangent(tangents, y, container, index):
+    return saved_part(tangents[0], index)
 
 
 @adjoint(restored_value)
