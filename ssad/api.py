@@ -408,7 +408,7 @@ def compile_unless_in_progress(f, wrt, variant):
 
 def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False):
     """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters, tuple result)."""
-    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple)
+    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple, _globals_read(f))
     try:
         return _cache[f][key]
     except KeyError:
@@ -425,6 +425,26 @@ def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False
             finally:
                 building.discard((f, wrt, variant))
         return entries[key]
+
+
+def _globals_read(f):
+    """The identities of the module globals `f` reads (nested functions included).
+
+    Generated code holds the objects its free names had when it was made; a global
+    rebound since (`K = np.cos` where it was `np.sin`) makes a new entry.
+    """
+    module = getattr(f, "__globals__", None)
+    if module is None:
+        return ()
+    return tuple(id(module[n]) for n in _names_read(f.__code__) if n in module)
+
+
+def _names_read(code):
+    names = code.co_names
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names = names + _names_read(const)
+    return names
 
 
 # Types whose values are scalars: arguments of these types get code specialized on it.
@@ -511,7 +531,7 @@ _wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_val
 def _wrapper(f, wrt, optimize, with_value):
     """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
     f = _unwrap(f)
-    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version)
+    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, _globals_read(f))
     try:
         return _wrappers[f][key]
     except (KeyError, TypeError):
