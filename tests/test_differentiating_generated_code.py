@@ -6,6 +6,8 @@ second-order tape must see; a gradient that missed them read the restored array 
 it needed the written one (silently wrong), or popped an empty list.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 import ssad
@@ -61,3 +63,20 @@ def test_reverse_over_reverse_through_an_undone_extend():
     hessian = ssad.hessian(extended_then_popped)(X, 0.7)
     columns = [numerical_gradient(lambda v, k=k: GRAD_EXTENDED(v, 0.7)[k], X) for k in range(4)]
     np.testing.assert_allclose(hessian, np.array(columns), rtol=1e-6, atol=1e-8)
+
+
+Pair = namedtuple("Pair", "W b")
+
+
+def namedtuple_built_inside(x):
+    q = Pair(W=x * 2.0, b=x)
+    return np.sum(q.W * q.b)
+
+
+def test_forward_over_reverse_through_a_record_built_inside():
+    # The adjoint of the record starts from a zero record; its tangent arrived as 0.0.
+    x, v = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -0.3])
+    value, tangent = ssad.jvp(ssad.grad(namedtuple_built_inside), (x,), (v,))
+    np.testing.assert_allclose(value, 4 * x, rtol=1e-12)
+    np.testing.assert_allclose(tangent, 4 * v, rtol=1e-12)
+    np.testing.assert_allclose(ssad.hessian(namedtuple_built_inside)(x), 4 * np.eye(3), rtol=1e-12)

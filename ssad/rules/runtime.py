@@ -187,4 +187,4 @@ def add_attr_adjoint(dy, y, d_x, name, d_part):
 
 @tangent(add_attr)
 def add_attr_tangent(tangents, y, d_x, name, d_part):
-    return add_attr(tangents[0], name, tangents[2])
+    return add_attr(_base_tangent(tangents[0], d_x), name, tangents[2])
