@@ -80,3 +80,23 @@ def test_forward_over_reverse_through_a_record_built_inside():
     np.testing.assert_allclose(value, 4 * x, rtol=1e-12)
     np.testing.assert_allclose(tangent, 4 * v, rtol=1e-12)
     np.testing.assert_allclose(ssad.hessian(namedtuple_built_inside)(x), 4 * np.eye(3), rtol=1e-12)
+
+
+def sine_of_kron(a, b):
+    return np.sum(np.sin(np.kron(a, b)))
+
+
+def test_second_order_through_kron():
+    # kron's adjoint reshapes by shapes it computes: they carry no gradient, and a zero
+    # tangent arriving as 0.0 is spread before it is reshaped.
+    a, b = np.array([[0.3, 0.2]]), np.array([[0.5], [0.1], [-0.4]])
+    gradient = ssad.grad(sine_of_kron)
+    columns = [finite_difference_gradient(lambda u, k=k: gradient(u, b).ravel()[k], (a,), 0) for k in range(2)]
+    expected = np.array(columns).reshape(1, 2, 1, 2)
+    np.testing.assert_allclose(ssad.hessian(sine_of_kron)(a, b), expected, rtol=1e-6, atol=1e-9)
+
+    def weighted(u, v):
+        return np.sum(gradient(u, v) * np.array([[1.0, 2.0]]))
+
+    np.testing.assert_allclose(ssad.grad(weighted)(a, b), finite_difference_gradient(weighted, (a, b), 0),
+                               rtol=1e-6, atol=1e-9)
