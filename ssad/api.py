@@ -13,7 +13,7 @@ import inspect
 import threading
 import weakref
 
-from .backend.driver import SCALAR_TYPES, Variants, compiled
+from .backend.driver import SCALAR_TYPES, Variants, compiled, globals_read
 from .errors import SsadError
 from .frontend import fence, parse
 from .registry import REGISTRY
@@ -105,7 +105,7 @@ _wrappers_lock = threading.Lock()
 def _wrapper(f, wrt, optimize, with_value):
     """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
     f = unwrapped(f)
-    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version)
+    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, globals_read(f))
     try:
         return _wrappers[f][key]
     except (KeyError, TypeError):

@@ -105,3 +105,23 @@ def test_pure_and_impure_primitives():
     for draw in (np.random.normal, np.random.default_rng().normal, np.random.RandomState(0).randn):
         assert not REGISTRY.is_pure(draw)
     assert not REGISTRY.is_pure(print)
+
+
+def reads_a_global_function(x):
+    return np.sum(GLOBAL_FUNCTION(x))
+
+
+GLOBAL_FUNCTION = np.sin
+
+
+def test_a_gradient_made_after_a_global_is_rebound_uses_the_new_value():
+    global GLOBAL_FUNCTION
+    x = np.array([0.3, -0.2, 0.5])
+    before = ssad.grad(reads_a_global_function)
+    np.testing.assert_allclose(before(x), np.cos(x), rtol=1e-12)
+    GLOBAL_FUNCTION = np.cos
+    try:
+        np.testing.assert_allclose(ssad.grad(reads_a_global_function)(x), -np.sin(x), rtol=1e-12)
+        np.testing.assert_allclose(before(x), np.cos(x), rtol=1e-12)  # made before: the old value
+    finally:
+        GLOBAL_FUNCTION = np.sin

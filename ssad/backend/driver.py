@@ -33,7 +33,7 @@ def under_way(f, wrt, variant):
 
 def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False):
     """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters, tuple result)."""
-    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple)
+    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple, globals_read(f))
     try:
         return _cache[f][key]
     except KeyError:
@@ -83,3 +83,23 @@ class Variants:
 
 
 handles.install(compiled, under_way)
+
+
+def globals_read(f):
+    """The identities of the module globals `f` reads (nested functions included).
+
+    Generated code holds the objects its free names had when it was made; a global
+    rebound since (`K = np.cos` where it was `np.sin`) makes a new entry.
+    """
+    module = getattr(f, "__globals__", None)
+    if module is None:
+        return ()
+    return tuple(id(module[n]) for n in _names_read(f.__code__) if n in module)
+
+
+def _names_read(code):
+    names = code.co_names
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names = names + _names_read(const)
+    return names

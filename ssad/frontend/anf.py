@@ -44,6 +44,7 @@ from .builders import name as _name
 from .builders import store as _store
 from .control import ControlFlowLowering
 from .expressions import ExpressionLowering, makes_sequence, reads_name
+from .generated import GeneratedCodeLowering
 from .namespace import Namespace
 from .jumps import lower_jumps
 from .naming import Namer
@@ -97,7 +98,7 @@ def to_anf(parsed):
     return program
 
 
-class _Lowering(ControlFlowLowering, ExpressionLowering):
+class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
     def __init__(self, parsed, namer, namespace, early_result=None):
         self.parsed = parsed
         # the variable early returns assign to (see jumps): it is assigned only on the way
@@ -154,7 +155,9 @@ class _Lowering(ControlFlowLowering, ExpressionLowering):
     # ----- statements -----
 
     def statement(self, statement):
-        if isinstance(statement, gast.Assign):
+        if self.is_drop_last(statement):
+            self.block(self.without_drop_last(statement))
+        elif isinstance(statement, gast.Assign):
             if len(statement.targets) == 1:
                 self.assign(statement.targets[0], statement.value)
             else:  # `a = b = value`: evaluate once
@@ -166,6 +169,9 @@ class _Lowering(ControlFlowLowering, ExpressionLowering):
         elif isinstance(statement, gast.AugAssign):
             self.augmented(statement)
         elif isinstance(statement, gast.Expr):
+            if self.is_restore_part(statement.value):
+                self.assign(*self.restore_part_as_write(statement))
+                return
             if isinstance(statement.value, gast.Call):
                 func = statement.value.func
                 if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and not self.is_static(func):

@@ -158,28 +158,34 @@ def _inner_axes(a, b):
     return [np.ndim(a) - 1], [np.ndim(b) - 1]
 
 
-def _kron_blocks(dy, a, b):
-    """`dy` reshaped so that axis 2i runs over axis i of `a` and axis 2i+1 over axis i
-    of `b` (both padded with leading length-1 axes to a common rank)."""
+def _kron_shapes(a, b):
+    """Shapes for kron's adjoints: `a` and `b` padded with leading length-1 axes to a common
+    rank, dy's blocks (axis 2i over axis i of `a`, axis 2i+1 over axis i of `b`), and each
+    input spread over the blocks' axes."""
     rank = max(np.ndim(a), np.ndim(b))
     a_shape = (1,) * (rank - np.ndim(a)) + np.shape(a)
     b_shape = (1,) * (rank - np.ndim(b)) + np.shape(b)
-    blocks = np.reshape(dy, [n for pair in zip(a_shape, b_shape, strict=True) for n in pair])
-    return blocks, a_shape, b_shape
+    blocks = tuple(n for pair in zip(a_shape, b_shape, strict=True) for n in pair)
+    a_spread = tuple(n for m in a_shape for n in (m, 1))
+    b_spread = tuple(n for m in b_shape for n in (1, m))
+    return blocks, a_spread, b_spread
+
+
+nondifferentiable(_kron_shapes)  # shapes only
 
 
 def _kron_left(dy, a, b):
     """Adjoint of `a` in np.kron(a, b)."""
-    blocks, a_shape, b_shape = _kron_blocks(dy, a, b)
-    b_spread = np.reshape(b, [n for m in b_shape for n in (1, m)])
-    return np.reshape(np.sum(blocks * b_spread, axis=tuple(range(1, blocks.ndim, 2))), np.shape(a))
+    blocks, _, b_spread = _kron_shapes(a, b)
+    summed = np.sum(np.reshape(dy, blocks) * np.reshape(b, b_spread), axis=tuple(range(1, len(blocks), 2)))
+    return np.reshape(summed, np.shape(a))
 
 
 def _kron_right(dy, a, b):
     """Adjoint of `b` in np.kron(a, b)."""
-    blocks, a_shape, b_shape = _kron_blocks(dy, a, b)
-    a_spread = np.reshape(a, [n for m in a_shape for n in (m, 1)])
-    return np.reshape(np.sum(blocks * a_spread, axis=tuple(range(0, blocks.ndim, 2))), np.shape(b))
+    blocks, a_spread, _ = _kron_shapes(a, b)
+    summed = np.sum(np.reshape(dy, blocks) * np.reshape(a, a_spread), axis=tuple(range(0, len(blocks), 2)))
+    return np.reshape(summed, np.shape(b))
 
 
 def _trace_adjoint(dy, a, offset, axis1, axis2):

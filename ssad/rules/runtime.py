@@ -17,6 +17,8 @@ from ..runtime import (
     copy_adjoint,
     getitem_adjoint,
     pack_like,
+    restored_value,
+    saved_part,
     seed,
     shape_only,
     size,
@@ -30,6 +32,26 @@ from ..runtime.structure import add_adjoint, add_attr
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size)
+
+
+@adjoint(saved_part)
+def saved_part_adjoint(dy, y, container, index):
+    return (getitem_adjoint(dy, container, index), None)
+
+
+@tangent(saved_part)
+def saved_part_tangent(tangents, y, container, index):
+    return saved_part(tangents[0], index)
+
+
+@adjoint(restored_value)
+def restored_value_adjoint(dy, y, old):
+    return (dy,)
+
+
+@tangent(restored_value)
+def restored_value_tangent(tangents, y, old):
+    return tangents[0]
 
 # ----- Shapes -----
 
@@ -165,4 +187,4 @@ def add_attr_adjoint(dy, y, d_x, name, d_part):
 
 @tangent(add_attr)
 def add_attr_tangent(tangents, y, d_x, name, d_part):
-    return add_attr(tangents[0], name, tangents[2])
+    return add_attr(_base_tangent(tangents[0], d_x), name, tangents[2])

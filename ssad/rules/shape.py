@@ -737,8 +737,10 @@ def _reshape_tangent(t, a, shape, order):
 
     'C' and 'F' are index orders, so `t` reshapes with the same order as `a`. 'A' and 'K'
     choose the order from a's memory layout, which t need not share, so they are resolved
-    against `a`.
+    against `a`. A zero tangent may arrive as the scalar 0.0: it is spread to a's shape.
     """
+    if np.ndim(t) == 0 and np.ndim(a) != 0:
+        t = np.broadcast_to(t, np.shape(a))
     if order == "A":
         order = "F" if isinstance(a, np.ndarray) and np.isfortran(a) else "C"
     elif order == "K" and isinstance(a, np.ndarray) and not a.flags.c_contiguous:

@@ -14,6 +14,8 @@ from ssad.runtime import (
     copy_adjoint,
     getitem_adjoint,
     pack_like,
+    restored_value,
+    saved_part,
     summed_at,
     take_part,
     unbroadcast,
@@ -49,6 +51,8 @@ CASES = [
     Case(zero_at, (A34, np.s_[:, 1]), id="zero_at"),
     Case(take_part, (A34, np.s_[1:, 2]), id="take_part"),
     Case(summed_at, (np.array([0, 2, 2, 5]), R4, 6), id="summed_at"),
+    Case(saved_part, (A34, np.s_[1:, 2]), id="saved_part"),
+    Case(restored_value, (R4,), id="restored_value"),
 ]
 CHECKED_ELSEWHERE = [add_at, pack_like, add_attr]
 

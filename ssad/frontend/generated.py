@@ -1,0 +1,72 @@
+"""Generated code differentiated again: run-time helpers that change values in place.
+
+A first-order gradient restores what an in-place write overwrote
+(`restore_part(x, i, old)`) and undoes `list.extend` (`drop_last(items, n)`). Read
+again by `grad(grad(f))` or `hessian`, both are in-place changes the second-order tape
+must see, so the A-normal form spells them as what ssad already differentiates: the
+write `x[i] = restored_value(old)`, and `t = list(items[len(items) - n:])` followed by
+n pops.
+"""
+
+import copy
+
+import gast
+
+from ..runtime import drop_last, restore_part, restored_value
+from .builders import call, name
+
+
+class GeneratedCodeLowering:
+    """Mixed into the A-normal form's lowering: recognizes and rewrites the two helpers."""
+
+    def is_restore_part(self, value):
+        return self._calls(value, restore_part, 3)
+
+    def restore_part_as_write(self, statement):
+        """`restore_part(x, i, old)` as the assignment target and value of `x[i] = restored_value(old)`."""
+        container, index, old = statement.value.args
+        target = gast.copy_location(gast.Subscript(value=container, slice=index, ctx=gast.Store()), statement)
+        return target, call(name(self.namespace.bind("restored_value", restored_value)), old)
+
+    def is_drop_last(self, statement):
+        one_target = isinstance(statement, gast.Assign) and len(statement.targets) == 1
+        return (isinstance(statement, gast.Expr) or one_target) and self._calls(statement.value, drop_last, 2)
+
+    def without_drop_last(self, statement):
+        """`t = drop_last(items, n)` as `t = list(items[len(items) - n:])`, then `items.pop()` n times."""
+        items, count = statement.value.args
+        template = gast.parse(
+            "list(__items__[len(__items__) - __count__:])\nfor __k__ in range(__count__):\n    __items__.pop()"
+        ).body
+        names = {
+            "len": name(self.namespace.bind("len", len)),
+            "range": name(self.namespace.bind("range", range)),
+            "list": name(self.namespace.bind("list", list)),
+            "__k__": name(self.namer.fresh("k")),
+            "__items__": items,
+            "__count__": count,
+        }
+
+        class Fill(gast.NodeTransformer):
+            def visit_Name(self, node):
+                if node.id not in names:
+                    return node
+                filled = copy.deepcopy(names[node.id])
+                if isinstance(filled, gast.Name):
+                    filled.ctx = node.ctx
+                return filled
+
+        taken, loop = [Fill().visit(node) for node in template]
+        out = [loop]
+        if isinstance(statement, gast.Assign):
+            out.insert(0, gast.Assign(targets=statement.targets, value=taken.value, type_comment=None))
+        return [gast.copy_location(node, statement) for node in out]
+
+    def _calls(self, value, helper, arity):
+        return (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and self.namespace.values.get(value.func.id) is helper
+            and len(value.args) == arity
+            and not value.keywords
+        )

@@ -1,0 +1,102 @@
+"""Generated code differentiated again: the run-time helpers that change values in place.
+
+A first-order gradient restores what an in-place write overwrote (`restore_part`) and
+undoes `list.extend` (`drop_last`). Differentiated again, both are in-place changes the
+second-order tape must see; a gradient that missed them read the restored array where
+it needed the written one (silently wrong), or popped an empty list.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+import ssad
+from ssad.testing import numerical_gradient
+
+from .conftest import finite_difference_gradient
+
+V = np.array([1.0, 2.0, 3.0, 4.0])
+X = np.array([0.53, 0.55, 1.04, -0.41])
+Y = np.array([1.34, 0.44, 0.61, 0.08])
+
+
+def written_in_place(x, y):
+    z = y.copy()
+    z[1:3] += x[1:3]
+    return np.sum(np.sin(z))
+
+
+GRAD_WRITTEN = ssad.grad(written_in_place, wrt=0)
+
+
+def weighted_gradient_of_a_write(x, y):
+    return np.sum(GRAD_WRITTEN(x, y) * V)
+
+
+def test_reverse_over_reverse_through_a_restored_write():
+    expected = -np.sin(Y + X * np.array([0, 1, 1, 0])) * V * np.array([0, 1, 1, 0])
+    for position in (0, 1):
+        got = ssad.grad(weighted_gradient_of_a_write, wrt=position)(X, Y)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+        expected_by_differences = finite_difference_gradient(weighted_gradient_of_a_write, (X, Y), position)
+        np.testing.assert_allclose(got, expected_by_differences, rtol=1e-6, atol=1e-9)
+
+
+def extended_then_popped(x, y):
+    items = [x[0] * x[1]]
+    items.extend([y * 2.0, np.sin(x[2])])
+    last = items.pop()
+    return items[0] * last + items[1] * x[3]
+
+
+GRAD_EXTENDED = ssad.grad(extended_then_popped)
+
+
+def weighted_gradient_of_an_extend(x, y):
+    return np.sum(GRAD_EXTENDED(x, y) * V)
+
+
+def test_reverse_over_reverse_through_an_undone_extend():
+    got = ssad.grad(weighted_gradient_of_an_extend)(X, 0.7)
+    expected = numerical_gradient(lambda v: weighted_gradient_of_an_extend(v, 0.7), X)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+    hessian = ssad.hessian(extended_then_popped)(X, 0.7)
+    columns = [numerical_gradient(lambda v, k=k: GRAD_EXTENDED(v, 0.7)[k], X) for k in range(4)]
+    np.testing.assert_allclose(hessian, np.array(columns), rtol=1e-6, atol=1e-8)
+
+
+Pair = namedtuple("Pair", "W b")
+
+
+def namedtuple_built_inside(x):
+    q = Pair(W=x * 2.0, b=x)
+    return np.sum(q.W * q.b)
+
+
+def test_forward_over_reverse_through_a_record_built_inside():
+    # The adjoint of the record starts from a zero record; its tangent arrived as 0.0.
+    x, v = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -0.3])
+    value, tangent = ssad.jvp(ssad.grad(namedtuple_built_inside), (x,), (v,))
+    np.testing.assert_allclose(value, 4 * x, rtol=1e-12)
+    np.testing.assert_allclose(tangent, 4 * v, rtol=1e-12)
+    np.testing.assert_allclose(ssad.hessian(namedtuple_built_inside)(x), 4 * np.eye(3), rtol=1e-12)
+
+
+def sine_of_kron(a, b):
+    return np.sum(np.sin(np.kron(a, b)))
+
+
+def test_second_order_through_kron():
+    # kron's adjoint reshapes by shapes it computes: they carry no gradient, and a zero
+    # tangent arriving as 0.0 is spread before it is reshaped.
+    a, b = np.array([[0.3, 0.2]]), np.array([[0.5], [0.1], [-0.4]])
+    gradient = ssad.grad(sine_of_kron)
+    columns = [finite_difference_gradient(lambda u, k=k: gradient(u, b).ravel()[k], (a,), 0) for k in range(2)]
+    expected = np.array(columns).reshape(1, 2, 1, 2)
+    np.testing.assert_allclose(ssad.hessian(sine_of_kron)(a, b), expected, rtol=1e-6, atol=1e-9)
+
+    def weighted(u, v):
+        return np.sum(gradient(u, v) * np.array([[1.0, 2.0]]))
+
+    np.testing.assert_allclose(ssad.grad(weighted)(a, b), finite_difference_gradient(weighted, (a, b), 0),
+                               rtol=1e-6, atol=1e-9)
