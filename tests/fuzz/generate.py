@@ -212,6 +212,8 @@ ARRAY_TEMPLATES = [
     ("np.array([np.sin(e) * e for e in {l}])", 1, True),
     ("np.flip({a})", 1, False),
     ("{l}[::-1]", 1, False),
+    ("np.sort({a})", 2, True),
+    ("(np.sort({a}) * W)", 1, True),
 ]
 
 SCALAR_TEMPLATES = [
@@ -228,6 +230,13 @@ SCALAR_TEMPLATES = [
     ("np.linalg.norm({a})", 1),
     ("np.max({a})", 1),
     ("np.min({a})", 1),
+    ("{l}.max()", 1),
+    ("{l}.min()", 1),
+    ("np.amax({a})", 1),
+    ("{l}[np.argmax({l})]", 1),
+    ("{l}[np.argmin({a})]", 1),
+    ("np.sort({a})[{k}]", 2),
+    ("np.dot(np.sort({a}), W)", 1),
     ("np.trace(np.outer({a}, {b}))", 1),
     ("({s} + {t})", 4),
     ("({s} - {t})", 2),
@@ -336,6 +345,8 @@ class Generator:
                 values[name] = self.scalar_expr(scope, depth - 1)
             elif name == "c":
                 values[name] = self.constant(-0.5, 0.5)
+            elif name == "k":
+                values[name] = str(self.c.integer(-LENGTH, LENGTH - 1))
         return template.format(**values)
 
     def helper_call(self, scope, depth, returns, helper=None):
@@ -409,10 +420,11 @@ class Generator:
 
     def statement(self, scope, depth):
         kinds = ["array", "scalar", "augment", "unpack", "ifexp", "owned", "write", "container",
-                 "if", "for", "while", "jump", "return"]
-        weights = [10, 6, 3, 2, 2, 2, 5, 3, 4, 4, 2, 0, 1]
+                 "if", "for", "while", "jump", "return", "select_loop"]
+        weights = [10, 6, 3, 2, 2, 2, 5, 3, 4, 4, 2, 0, 1, 3]
         if depth >= MAX_CONTROL_DEPTH:
             weights[8:11] = [0, 0, 0]
+            weights[13] = 0
         if not scope.writable():
             weights[6] = 0
         if depth > 1:
@@ -675,6 +687,93 @@ class Generator:
         inner.indices.append(k)
         self.carried(scope, inner, depth + 1)
         self.block(inner, depth + 1, 3)
+
+    # selecting reductions over arrays rebuilt and written in place inside loops
+
+    SELECTIONS = [
+        # (template over the rebuilt array {z}, weight); {k} an index, {o} another array
+        ("np.max({z})", 4), ("np.min({z})", 2), ("{z}.max()", 2), ("{z}.min()", 1), ("np.amax({z})", 1),
+        ("{z}[np.argmax({z})]", 2), ("{z}[np.argmin({z})]", 1), ("np.sort({z})[{k}]", 2),
+        ("np.dot(np.sort({z}), W)", 1), ("np.max({z} * {o})", 1), ("{o}[np.argmax({z})]", 1),
+        ("np.sum(np.maximum({z}, {o}))", 1),
+    ]
+
+    def selection(self, z, scope):
+        template = self.c.pick(*zip(*self.SELECTIONS, strict=True))
+        return template.format(z=z, k=self.c.integer(-LENGTH, LENGTH - 1), o=self.array_leaf(scope))
+
+    def carried_update(self, acc, value, depth):
+        """`acc` takes in `value` and its own old value, staying of moderate size."""
+        form = self.c.pick(["augment", "square", "tanh", "scaled"], [3, 2, 2, 1])
+        if form == "augment":
+            self.emit(depth, f"{acc} += {value}")
+        elif form == "square":
+            self.emit(depth, f"{acc} += {value} + 0.3 * {acc} * {acc}")
+        elif form == "tanh":
+            self.emit(depth, f"{acc} = math.tanh({acc} + {value})")
+        else:
+            self.emit(depth, f"{acc} = {self.constant(0.3, 0.9)} * {acc} + np.tanh({value})")
+
+    def rebuilt_write(self, z, acc, index, scope, depth):
+        """An in-place write into `z` that reads the carried value `acc`."""
+        lo = self.c.integer(0, LENGTH - 1)
+        hi = self.c.integer(lo + 1, LENGTH)
+        self.emit(depth, self.c.pick([
+            f"{z}[{lo}:{hi}] *= np.sqrt(1.5 + {acc} * {acc})",
+            f"{z}[{lo}:{hi}] += {acc}",
+            f"{z}[{index}] = {acc} * {self.scalar_leaf(scope)}",
+            f"{z}[{index}] *= np.tanh({acc})",
+            f"{z}[{lo}:{hi}] = {self.array_leaf(scope)}[{lo}:{hi}] * {acc}",
+            f"{z}[{self.array_leaf(scope)} > {self.constant(-0.5, 0.5)}] *= math.cos({acc})",
+            f"{z} *= 1.0 + 0.5 * np.tanh({acc})",
+        ], [3, 2, 2, 2, 1, 1, 1]))
+
+    def s_select_loop(self, scope, depth):
+        """A value carried through a loop that rebuilds an array each iteration, writes into it in
+        place (reading the carried value), selects from it with max/min/argmax/sort, and
+        feeds the selection back: every iteration's adjoint must see its own array."""
+        candidates = [n for n in scope.of(SCALAR) if n not in scope.aliased and (n not in scope.params or self.c.coin(40))]
+        if candidates and self.c.coin(50):
+            acc = self.c.pick(candidates)
+        else:
+            acc = self.fresh("acc")
+            self.emit(depth, f"{acc} = math.tanh({self.scalar_expr(scope, 1)})")
+            scope.kinds[acc] = SCALAR
+        loops = 2 if self.c.coin(30) else 1  # a loop nested in a loop
+        inner, level = scope.child(in_loop=True), depth
+        for _ in range(loops):
+            i = self.fresh("i")
+            header = self.c.pick([f"range({self.c.integer(1, 3)})", f"reversed(range({self.c.integer(1, 3)}))",
+                                  f"range(1, {self.c.integer(2, 4)})"])
+            self.emit(level, f"for {i} in {header}:")
+            inner.indices.append(i)
+            level += 1
+        z = self.fresh("z")
+        source = self.array_leaf(inner)
+        self.emit(level, f"{z} = " + self.c.pick([f"{source} * 1.0", f"{source}.copy()", f"np.array({source})",
+                                                  f"{source} + 0.0", f"np.tanh({source} + {acc})"]))
+        inner.kinds[z] = ARRAY
+        inner.owned.add(z)
+        for _ in self.c.repeat(1, 3, 50):
+            self.rebuilt_write(z, acc, self.c.pick(inner.indices + ["0", "3"]), inner, level)
+        if self.c.coin(25):
+            self.emit(level, f"if {self.condition(inner)}:")
+            self.emit(level + 1, self.c.pick(["break", "continue"]))
+        picked = self.selection(z, inner)
+        if self.c.coin(30):
+            # the selection is read by a later statement's adjoint after z is overwritten
+            m = self.fresh("m")
+            self.emit(level, f"{m} = {picked}")
+            if z not in _bare_names(picked):
+                self.rebuilt_write(z, acc, self.c.pick(inner.indices + ["1"]), inner, level)
+            picked = f"{m} * {self.c.pick([z + '[2]', 'np.sum(' + z + ')', '1.0'])}" if z not in _bare_names(picked) else m
+        elif self.c.coin(25):
+            self.emit(level, f"if {self.condition(inner)}:")
+            self.emit(level + 1, self.c.pick(["break", "continue"]) if self.c.coin(70) else
+                      f"return {self.returned(inner)}")
+        self.carried_update(acc, picked, level)
+        if self.c.coin(30):  # more of the body, blind to acc so that nothing aliases it
+            self.block(inner.child(kinds={n: k for n, k in inner.kinds.items() if n != acc}), level, 2)
 
     def s_jump(self, scope, depth):
         self.emit(depth, f"if {self.condition(scope)}:")
