@@ -28,7 +28,7 @@ FUZZ_PROGRAMS ?= 10000
 ORACLE_PROGRAMS ?= 3000
 FUZZ_JOBS ?= 2
 fuzz: install
-	SSAD_FUZZ_EXAMPLES=3000 SSAD_FUZZ_SECOND_ORDER=1 SSAD_FUZZ_SHRINK=0 $(BIN)/python -m pytest tests/fuzz -q; \
+	SSAD_FUZZ_EXAMPLES=3000 SSAD_FUZZ_WIDENED=1 SSAD_FUZZ_SECOND_ORDER=1 SSAD_FUZZ_SHRINK=0 $(BIN)/python -m pytest tests/fuzz -q; \
 	s1=$$?; \
 	$(BIN)/python -m tests.fuzz 0 $(FUZZ_PROGRAMS) --modes first,forward,fwd_over_rev,rev_over_rev,grad_inside \
 		-j $(FUZZ_JOBS) --failures fuzz-failures.txt --check; \

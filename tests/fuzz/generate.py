@@ -212,8 +212,8 @@ ARRAY_TEMPLATES = [
     ("np.array([np.sin(e) * e for e in {l}])", 1, True),
     ("np.flip({a})", 1, False),
     ("{l}[::-1]", 1, False),
-    ("np.sort({a})", 2, True),
-    ("(np.sort({a}) * W)", 1, True),
+    ("np.sort({a})", 2, True, "selecting"),
+    ("(np.sort({a}) * W)", 1, True, "selecting"),
 ]
 
 SCALAR_TEMPLATES = [
@@ -230,13 +230,13 @@ SCALAR_TEMPLATES = [
     ("np.linalg.norm({a})", 1),
     ("np.max({a})", 1),
     ("np.min({a})", 1),
-    ("{l}.max()", 1),
-    ("{l}.min()", 1),
-    ("np.amax({a})", 1),
-    ("{l}[np.argmax({l})]", 1),
-    ("{l}[np.argmin({a})]", 1),
-    ("np.sort({a})[{k}]", 2),
-    ("np.dot(np.sort({a}), W)", 1),
+    ("{l}.max()", 1, "selecting"),
+    ("{l}.min()", 1, "selecting"),
+    ("np.amax({a})", 1, "selecting"),
+    ("{l}[np.argmax({l})]", 1, "selecting"),
+    ("{l}[np.argmin({a})]", 1, "selecting"),
+    ("np.sort({a})[{k}]", 2, "selecting"),
+    ("np.dot(np.sort({a}), W)", 1, "selecting"),
     ("np.trace(np.outer({a}, {b}))", 1),
     ("({s} + {t})", 4),
     ("({s} - {t})", 2),
@@ -285,8 +285,13 @@ def _fields(template):
 
 
 class Generator:
-    def __init__(self, choices):
+    def __init__(self, choices, widened=True):
+        """`widened=False` leaves out the selecting reductions (sort, argmax-indexed reads,
+        `.max()`) and the loops that rebuild arrays and select from them."""
         self.c = choices
+        self.widened = widened
+        self.array_templates = [t[:3] for t in ARRAY_TEMPLATES if widened or len(t) == 3]
+        self.scalar_templates = [t[:2] for t in SCALAR_TEMPLATES if widened or len(t) == 2]
         self.counter = 0
         self.helpers = []
         self.lines = []
@@ -368,7 +373,7 @@ class Generator:
             call = self.helper_call(scope, depth, ARRAY)
             if call:
                 return call
-        templates = [(t, w) for t, w, is_fresh in ARRAY_TEMPLATES if is_fresh or not fresh]
+        templates = [(t, w) for t, w, is_fresh in self.array_templates if is_fresh or not fresh]
         template = self.c.pick(*zip(*templates, strict=True))
         return self.fill(template, scope, depth)
 
@@ -379,7 +384,7 @@ class Generator:
             call = self.helper_call(scope, depth, SCALAR)
             if call:
                 return call
-        template = self.c.pick(*zip(*SCALAR_TEMPLATES, strict=True))
+        template = self.c.pick(*zip(*self.scalar_templates, strict=True))
         return self.fill(template, scope, depth)
 
     def element(self, scope, depth):
@@ -424,6 +429,8 @@ class Generator:
         weights = [10, 6, 3, 2, 2, 2, 5, 3, 4, 4, 2, 0, 1, 3]
         if depth >= MAX_CONTROL_DEPTH:
             weights[8:11] = [0, 0, 0]
+            weights[13] = 0
+        if not self.widened:
             weights[13] = 0
         if not scope.writable():
             weights[6] = 0
@@ -873,16 +880,16 @@ class Program:
         return f"Program(\n{self.source}\n# at\n{self.arguments_source()}\n)"
 
 
-def generate(choices):
-    source = Generator(choices).module()
+def generate(choices, widened=True):
+    source = Generator(choices, widened).module()
     x = np.array([choices.number(-1.5, 1.5) for _ in range(LENGTH)])
     y = np.array([choices.number(-1.5, 1.5) for _ in range(LENGTH)])
     s = choices.number(-1.5, 1.5)
     return Program(source, x, y, s)
 
 
-def from_seed(seed):
-    return generate(seeded_choices(seed))
+def from_seed(seed, widened=True):
+    return generate(seeded_choices(seed), widened)
 
 
 if __name__ == "__main__":
