@@ -62,7 +62,7 @@ def _autograd_outcomes(program):
     for bad in ("crashed", "wrong"):
         if bad in statuses:
             v = verdicts[statuses.index(bad)]
-            detail = (f"{v.check} {bad}\n{v.detail}\n\n----- program -----\n{program.source}\n"
+            detail = (f"{v.check} {bad}: {v.detail.splitlines()[0] if v.detail else ''}\n{v.detail}\n\n----- program -----\n{program.source}\n"
                       f"----- point -----\n{program.arguments_source()}\n")
             return Outcome(bad, detail, refusal_kind(v.detail.split("\n")[0]) if bad == "crashed" else "")
     if "autograd_cannot" in statuses and "agree" not in statuses:

@@ -25,7 +25,17 @@ What the programs contain:
   on arrays the program owns (copies, `np.zeros`, `np.ones`), never on arguments
   or on arrays another name can see;
 - lists (`append`, indexing, iteration), dicts (item reads and writes) and tuples
-  (indexing, unpacking, swaps).
+  (indexing, unpacking, swaps);
+- selecting reductions (`np.max`, `np.min`, `np.amax`, `z.max()`, `z.min()`, reads
+  indexed by `np.argmax`/`np.argmin`, `np.sort` and its elements), and loops (often a
+  loop nested in a loop) that rebuild an array every iteration (`z = y * 1.0`), write
+  into it in place reading a value the loop carries, sometimes `break`, `continue` or
+  `return` early, select from it (sometimes keeping the selection while `z` is
+  overwritten again) and feed the selection back into the carried value. The probe
+  in `harness` measures ties of every selection, so no point sits near a switch.
+
+`generate(choices, widened=False)` leaves out the last item and gives exactly the
+programs of the generator before it was added.
 """
 
 import ast

@@ -10,12 +10,21 @@
 3. takes central differences of `f` with respect to `x`, `y` and `s` at two step
    sizes, and skips the point when they disagree (something non-smooth the probe
    does not see);
-4. compares `ssad.grad(f, wrt=(0, 1, 2))`, `ssad.grad` with respect to one named
-   argument, and `ssad.jvp` along a fixed non-uniform direction with the
-   differences, and checks that ssad left the arguments unchanged.
+4. compares, mode by mode (`MODES`):
+   - first: `ssad.grad(f, wrt=(0, 1, 2))`, `ssad.grad` with respect to one named
+     argument, `ssad.vjp`'s pullback, with the differences; ssad must leave the
+     arguments unchanged;
+   - forward: `ssad.jvp` along a fixed non-uniform direction, and with one tangent None;
+   - fwd_over_rev: `ssad.jvp(ssad.grad(f))` and `ssad.hessian(f, wrt='x')`,
+   - rev_over_rev: `ssad.grad` of `<ssad.grad(f)(x, y, s), t>`,
+   - grad_inside: `ssad.grad` of a function that calls `ssad.grad(f, wrt='x')` and `f`,
+     the first two against central differences of ssad's own first-order gradient,
+     the last against differences of that function.
 
-Any disagreement, or any exception from ssad, raises AssertionError with the
-program's source and inputs, ready to paste into a regression test.
+`check` raises AssertionError (`Wrong` or `Crashed`) with the program's source and
+inputs, ready to paste into a regression test. At second order a documented
+`ssad.SsadError` is an acceptable answer (`Refused`), counted apart. `evaluate`
+returns an `Outcome` per mode instead of raising, for sweeps (`python -m tests.fuzz`).
 """
 
 import ast
@@ -33,6 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import ssad
+
+from .generate import LENGTH
 
 MARGIN = 1e-3  # how close a comparison or a kink may come to switching
 STEP, WIDE_STEP = 1e-6, 1e-5  # central-difference steps; the wide one estimates their error
@@ -437,12 +448,14 @@ def _wrappers(ref):
     return ref._wrapped
 
 
-def _directional_second(ref, gradient):
-    """Central differences of `gradient` along TANGENTS, with an estimate of their error."""
+def _directional_second(ref, gradient, tangents=TANGENTS):
+    """Central differences of `gradient` (a tuple of arrays) along `tangents`, with an estimate of their error."""
 
     def along(step):
-        up = gradient(*(a + step * t for a, t in zip(ref.args, TANGENTS, strict=True)))
-        down = gradient(*(a - step * t for a, t in zip(ref.args, TANGENTS, strict=True)))
+        up = gradient(*(a + step * t for a, t in zip(ref.args, tangents, strict=True)))
+        down = gradient(*(a - step * t for a, t in zip(ref.args, tangents, strict=True)))
+        if not isinstance(up, tuple):
+            up, down = (up,), (down,)
         return [(np.asarray(u) - np.asarray(d)) / (2 * step) for u, d in zip(up, down, strict=True)]
 
     with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
@@ -456,11 +469,11 @@ def _directional_second(ref, gradient):
     return expected, noise
 
 
-def _compare_second(ref, label, got, expected, noise):
+def _compare_second(ref, label, got, expected, noise, names=NAMES):
     if not isinstance(got, (tuple, list)) or len(got) != len(expected):
         raise _failure(ref.program, f"{label} returned {type(got).__name__} {got!r}", "", Wrong)
     scale = max(float(np.max(np.abs(e))) for e in expected)
-    for name, g, e, n in zip(NAMES, got, expected, noise, strict=True):
+    for name, g, e, n in zip(names, got, expected, noise, strict=True):
         _compare(ref.program, f"{label}: the part for {name}", g, e, 1e-5 * (1 + scale) + 10 * n, scale,
                  "differences of ssad.grad")
 
@@ -473,6 +486,13 @@ def check_fwd_over_rev(ref):
     _, tangent = _run(ref.program, label, lambda: ssad.jvp(gradient, ref.args, TANGENTS), refusable=True)
     expected, noise = _directional_second(ref, gradient)
     _compare_second(ref, label, tangent, expected, noise)
+
+    # ssad.hessian with respect to x alone, times the x part of TANGENTS
+    label = "ssad.hessian(f, wrt='x')(*args) @ tangents[0]"
+    hessian = _run(ref.program, label, lambda: ssad.hessian(ref.f, wrt="x")(*ref.args), refusable=True)
+    only_x = (TANGENTS[0], np.zeros(LENGTH), 0.0)
+    expected, noise = _directional_second(ref, ssad.grad(ref.f, wrt="x"), only_x)
+    _compare_second(ref, label, (np.asarray(hessian) @ TANGENTS[0],), expected, noise, ("x",))
 
 
 def check_rev_over_rev(ref):
