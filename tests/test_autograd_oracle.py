@@ -14,7 +14,9 @@ check, with the error: they are still run, and the test fails if one of them sta
 to give a *wrong value* or a check not in the list fails. Remove an entry when its
 bug is fixed (the `SSAD_ORACLE_STRICT=1` run, which `make fuzz` does, fails on them).
 
-CI runs SSAD_ORACLE_PROGRAMS random programs (default 12); `make fuzz` runs thousands.
+CI runs SSAD_ORACLE_PROGRAMS random programs (default 12), first order only;
+`make fuzz` runs 500 here at second order too (SSAD_ORACLE_SECOND=1), and a sweep
+of thousands with `python -m tests.fuzz START STOP --modes autograd`.
 """
 
 import collections
