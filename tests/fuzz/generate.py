@@ -587,6 +587,8 @@ class Generator:
 
     def s_container(self, scope, depth):
         lists = [n for n in scope.lists if n not in scope.walking]
+        if self.widened:  # `t = items[1][np.argmax(items[1])]` may be a view to ssad: no append after it
+            lists = [n for n in lists if n not in scope.aliased]
         kind = self.c.pick(["list", "append", "dict", "dict_set", "tuple"], [2, 3, 2, 2, 1])
         if kind == "append" and lists:
             name = self.c.pick(lists)
@@ -777,13 +779,14 @@ class Generator:
             self.emit(level, f"if {self.condition(inner)}:")
             self.emit(level + 1, self.c.pick(["break", "continue"]))
         picked = self.selection(z, inner)
-        if self.c.coin(30):
-            # the selection is read by a later statement's adjoint after z is overwritten
+        if self.c.coin(30) and not _bare_names(picked):
+            # the selection is read by a later statement's adjoint after z is overwritten (not
+            # when it reads an item `z[np.argmax(z)]` as it is: ssad takes that for a possible
+            # view and refuses the next write into z, which the next iteration makes)
             m = self.fresh("m")
             self.emit(level, f"{m} = {picked}")
-            if z not in _bare_names(picked):
-                self.rebuilt_write(z, acc, self.c.pick(inner.indices + ["1"]), inner, level)
-            picked = f"{m} * {self.c.pick([z + '[2]', 'np.sum(' + z + ')', '1.0'])}" if z not in _bare_names(picked) else m
+            self.rebuilt_write(z, acc, self.c.pick(inner.indices + ["1"]), inner, level)
+            picked = f"{m} * {self.c.pick([z + '[2]', 'np.sum(' + z + ')', '1.0'])}"
         elif self.c.coin(25):
             self.emit(level, f"if {self.condition(inner)}:")
             self.emit(level + 1, self.c.pick(["break", "continue"]) if self.c.coin(70) else
