@@ -22,9 +22,24 @@ demo: install
 test: install
 	$(BIN)/python -m pytest tests
 
-# Thousands of random programs, each gradient and jvp against finite differences (about 17 min).
+# Random programs against finite differences and autograd; every wrong or crashed program
+# goes to fuzz-*.txt. Several hours on 2 cores; FUZZ_PROGRAMS=1000 for a shorter run.
+FUZZ_PROGRAMS ?= 10000
+ORACLE_PROGRAMS ?= 3000
+FUZZ_JOBS ?= 2
 fuzz: install
-	SSAD_FUZZ_EXAMPLES=3000 $(BIN)/python -m pytest tests/fuzz -q
+	SSAD_FUZZ_EXAMPLES=3000 SSAD_FUZZ_WIDENED=1 SSAD_FUZZ_SECOND_ORDER=1 SSAD_FUZZ_SHRINK=0 $(BIN)/python -m pytest tests/fuzz -q; \
+	s1=$$?; \
+	$(BIN)/python -m tests.fuzz 0 $(FUZZ_PROGRAMS) --modes first,forward,fwd_over_rev,rev_over_rev,grad_inside \
+		-j $(FUZZ_JOBS) --failures fuzz-failures.txt --check; \
+	s2=$$?; \
+	$(BIN)/python -m tests.fuzz 100000 $$((100000 + $(ORACLE_PROGRAMS))) --modes autograd \
+		-j $(FUZZ_JOBS) --failures fuzz-autograd-failures.txt --check; \
+	s3=$$?; \
+	SSAD_ORACLE_PROGRAMS=500 SSAD_ORACLE_SECOND=1 SSAD_ORACLE_STRICT=1 \
+		$(BIN)/python -m pytest tests/test_autograd_oracle.py -q; \
+	s4=$$?; \
+	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dask,bench]'

@@ -25,7 +25,17 @@ What the programs contain:
   on arrays the program owns (copies, `np.zeros`, `np.ones`), never on arguments
   or on arrays another name can see;
 - lists (`append`, indexing, iteration), dicts (item reads and writes) and tuples
-  (indexing, unpacking, swaps).
+  (indexing, unpacking, swaps);
+- selecting reductions (`np.max`, `np.min`, `np.amax`, `z.max()`, `z.min()`, reads
+  indexed by `np.argmax`/`np.argmin`, `np.sort` and its elements), and loops (often a
+  loop nested in a loop) that rebuild an array every iteration (`z = y * 1.0`), write
+  into it in place reading a value the loop carries, sometimes `break`, `continue` or
+  `return` early, select from it (sometimes keeping the selection while `z` is
+  overwritten again) and feed the selection back into the carried value. The probe
+  in `harness` measures ties of every selection, so no point sits near a switch.
+
+`generate(choices, widened=False)` leaves out the last item and gives exactly the
+programs of the generator before it was added.
 """
 
 import ast
@@ -212,6 +222,8 @@ ARRAY_TEMPLATES = [
     ("np.array([np.sin(e) * e for e in {l}])", 1, True),
     ("np.flip({a})", 1, False),
     ("{l}[::-1]", 1, False),
+    ("np.sort({a})", 2, True, "selecting"),
+    ("(np.sort({a}) * W)", 1, True, "selecting"),
 ]
 
 SCALAR_TEMPLATES = [
@@ -228,6 +240,13 @@ SCALAR_TEMPLATES = [
     ("np.linalg.norm({a})", 1),
     ("np.max({a})", 1),
     ("np.min({a})", 1),
+    ("{l}.max()", 1, "selecting"),
+    ("{l}.min()", 1, "selecting"),
+    ("np.amax({a})", 1, "selecting"),
+    ("{l}[np.argmax({l})]", 1, "selecting"),
+    ("{l}[np.argmin({a})]", 1, "selecting"),
+    ("np.sort({a})[{k}]", 2, "selecting"),
+    ("np.dot(np.sort({a}), W)", 1, "selecting"),
     ("np.trace(np.outer({a}, {b}))", 1),
     ("({s} + {t})", 4),
     ("({s} - {t})", 2),
@@ -276,8 +295,13 @@ def _fields(template):
 
 
 class Generator:
-    def __init__(self, choices):
+    def __init__(self, choices, widened=True):
+        """`widened=False` leaves out the selecting reductions (sort, argmax-indexed reads,
+        `.max()`) and the loops that rebuild arrays and select from them."""
         self.c = choices
+        self.widened = widened
+        self.array_templates = [t[:3] for t in ARRAY_TEMPLATES if widened or len(t) == 3]
+        self.scalar_templates = [t[:2] for t in SCALAR_TEMPLATES if widened or len(t) == 2]
         self.counter = 0
         self.helpers = []
         self.lines = []
@@ -336,6 +360,8 @@ class Generator:
                 values[name] = self.scalar_expr(scope, depth - 1)
             elif name == "c":
                 values[name] = self.constant(-0.5, 0.5)
+            elif name == "k":
+                values[name] = str(self.c.integer(-LENGTH, LENGTH - 1))
         return template.format(**values)
 
     def helper_call(self, scope, depth, returns, helper=None):
@@ -357,7 +383,7 @@ class Generator:
             call = self.helper_call(scope, depth, ARRAY)
             if call:
                 return call
-        templates = [(t, w) for t, w, is_fresh in ARRAY_TEMPLATES if is_fresh or not fresh]
+        templates = [(t, w) for t, w, is_fresh in self.array_templates if is_fresh or not fresh]
         template = self.c.pick(*zip(*templates, strict=True))
         return self.fill(template, scope, depth)
 
@@ -368,7 +394,7 @@ class Generator:
             call = self.helper_call(scope, depth, SCALAR)
             if call:
                 return call
-        template = self.c.pick(*zip(*SCALAR_TEMPLATES, strict=True))
+        template = self.c.pick(*zip(*self.scalar_templates, strict=True))
         return self.fill(template, scope, depth)
 
     def element(self, scope, depth):
@@ -409,10 +435,13 @@ class Generator:
 
     def statement(self, scope, depth):
         kinds = ["array", "scalar", "augment", "unpack", "ifexp", "owned", "write", "container",
-                 "if", "for", "while", "jump", "return"]
-        weights = [10, 6, 3, 2, 2, 2, 5, 3, 4, 4, 2, 0, 1]
+                 "if", "for", "while", "jump", "return", "select_loop"]
+        weights = [10, 6, 3, 2, 2, 2, 5, 3, 4, 4, 2, 0, 1, 3]
         if depth >= MAX_CONTROL_DEPTH:
             weights[8:11] = [0, 0, 0]
+            weights[13] = 0
+        if not self.widened:
+            weights[13] = 0
         if not scope.writable():
             weights[6] = 0
         if depth > 1:
@@ -558,6 +587,8 @@ class Generator:
 
     def s_container(self, scope, depth):
         lists = [n for n in scope.lists if n not in scope.walking]
+        if self.widened:  # `t = items[1][np.argmax(items[1])]` may be a view to ssad: no append after it
+            lists = [n for n in lists if n not in scope.aliased]
         kind = self.c.pick(["list", "append", "dict", "dict_set", "tuple"], [2, 3, 2, 2, 1])
         if kind == "append" and lists:
             name = self.c.pick(lists)
@@ -676,6 +707,94 @@ class Generator:
         self.carried(scope, inner, depth + 1)
         self.block(inner, depth + 1, 3)
 
+    # selecting reductions over arrays rebuilt and written in place inside loops
+
+    SELECTIONS = [
+        # (template over the rebuilt array {z}, weight); {k} an index, {o} another array
+        ("np.max({z})", 4), ("np.min({z})", 2), ("{z}.max()", 2), ("{z}.min()", 1), ("np.amax({z})", 1),
+        ("{z}[np.argmax({z})]", 2), ("{z}[np.argmin({z})]", 1), ("np.sort({z})[{k}]", 2),
+        ("np.dot(np.sort({z}), W)", 1), ("np.max({z} * {o})", 1), ("{o}[np.argmax({z})]", 1),
+        ("np.sum(np.maximum({z}, {o}))", 1),
+    ]
+
+    def selection(self, z, scope):
+        template = self.c.pick(*zip(*self.SELECTIONS, strict=True))
+        return template.format(z=z, k=self.c.integer(-LENGTH, LENGTH - 1), o=self.array_leaf(scope))
+
+    def carried_update(self, acc, value, depth):
+        """`acc` takes in `value` and its own old value, staying of moderate size."""
+        form = self.c.pick(["augment", "square", "tanh", "scaled"], [3, 2, 2, 1])
+        if form == "augment":
+            self.emit(depth, f"{acc} += {value}")
+        elif form == "square":
+            self.emit(depth, f"{acc} += {value} + 0.3 * {acc} * {acc}")
+        elif form == "tanh":
+            self.emit(depth, f"{acc} = math.tanh({acc} + {value})")
+        else:
+            self.emit(depth, f"{acc} = {self.constant(0.3, 0.9)} * {acc} + np.tanh({value})")
+
+    def rebuilt_write(self, z, acc, index, scope, depth):
+        """An in-place write into `z` that reads the carried value `acc`."""
+        lo = self.c.integer(0, LENGTH - 1)
+        hi = self.c.integer(lo + 1, LENGTH)
+        self.emit(depth, self.c.pick([
+            f"{z}[{lo}:{hi}] *= np.sqrt(1.5 + {acc} * {acc})",
+            f"{z}[{lo}:{hi}] += {acc}",
+            f"{z}[{index}] = {acc} * {self.scalar_leaf(scope)}",
+            f"{z}[{index}] *= np.tanh({acc})",
+            f"{z}[{lo}:{hi}] = {self.array_leaf(scope)}[{lo}:{hi}] * {acc}",
+            f"{z}[{self.array_leaf(scope)} > {self.constant(-0.5, 0.5)}] *= math.cos({acc})",
+            f"{z} *= 1.0 + 0.5 * np.tanh({acc})",
+        ], [3, 2, 2, 2, 1, 1, 1]))
+
+    def s_select_loop(self, scope, depth):
+        """A value carried through a loop that rebuilds an array each iteration, writes into it in
+        place (reading the carried value), selects from it with max/min/argmax/sort, and
+        feeds the selection back: every iteration's adjoint must see its own array."""
+        candidates = [n for n in scope.of(SCALAR) if n not in scope.aliased and (n not in scope.params or self.c.coin(40))]
+        if candidates and self.c.coin(50):
+            acc = self.c.pick(candidates)
+        else:
+            acc = self.fresh("acc")
+            self.emit(depth, f"{acc} = math.tanh({self.scalar_expr(scope, 1)})")
+            scope.kinds[acc] = SCALAR
+        loops = 2 if self.c.coin(30) else 1  # a loop nested in a loop
+        inner, level = scope.child(in_loop=True), depth
+        for _ in range(loops):
+            i = self.fresh("i")
+            header = self.c.pick([f"range({self.c.integer(1, 3)})", f"reversed(range({self.c.integer(1, 3)}))",
+                                  f"range(1, {self.c.integer(2, 4)})"])
+            self.emit(level, f"for {i} in {header}:")
+            inner.indices.append(i)
+            level += 1
+        z = self.fresh("z")
+        source = self.array_leaf(inner)
+        self.emit(level, f"{z} = " + self.c.pick([f"{source} * 1.0", f"{source}.copy()", f"np.array({source})",
+                                                  f"{source} + 0.0", f"np.tanh({source} + {acc})"]))
+        inner.kinds[z] = ARRAY
+        inner.owned.add(z)
+        for _ in self.c.repeat(1, 3, 50):
+            self.rebuilt_write(z, acc, self.c.pick(inner.indices + ["0", "3"]), inner, level)
+        if self.c.coin(25):
+            self.emit(level, f"if {self.condition(inner)}:")
+            self.emit(level + 1, self.c.pick(["break", "continue"]))
+        picked = self.selection(z, inner)
+        if self.c.coin(30) and not _bare_names(picked):
+            # the selection is read by a later statement's adjoint after z is overwritten (not
+            # when it reads an item `z[np.argmax(z)]` as it is: ssad takes that for a possible
+            # view and refuses the next write into z, which the next iteration makes)
+            m = self.fresh("m")
+            self.emit(level, f"{m} = {picked}")
+            self.rebuilt_write(z, acc, self.c.pick(inner.indices + ["1"]), inner, level)
+            picked = f"{m} * {self.c.pick([z + '[2]', 'np.sum(' + z + ')', '1.0'])}"
+        elif self.c.coin(25):
+            self.emit(level, f"if {self.condition(inner)}:")
+            self.emit(level + 1, self.c.pick(["break", "continue"]) if self.c.coin(70) else
+                      f"return {self.returned(inner)}")
+        self.carried_update(acc, picked, level)
+        if self.c.coin(30):  # more of the body, blind to acc so that nothing aliases it
+            self.block(inner.child(kinds={n: k for n, k in inner.kinds.items() if n != acc}), level, 2)
+
     def s_jump(self, scope, depth):
         self.emit(depth, f"if {self.condition(scope)}:")
         self.emit(depth + 1, self.c.pick(["break", "continue"]))
@@ -774,16 +893,16 @@ class Program:
         return f"Program(\n{self.source}\n# at\n{self.arguments_source()}\n)"
 
 
-def generate(choices):
-    source = Generator(choices).module()
+def generate(choices, widened=True):
+    source = Generator(choices, widened).module()
     x = np.array([choices.number(-1.5, 1.5) for _ in range(LENGTH)])
     y = np.array([choices.number(-1.5, 1.5) for _ in range(LENGTH)])
     s = choices.number(-1.5, 1.5)
     return Program(source, x, y, s)
 
 
-def from_seed(seed):
-    return generate(seeded_choices(seed))
+def from_seed(seed, widened=True):
+    return generate(seeded_choices(seed), widened)
 
 
 if __name__ == "__main__":

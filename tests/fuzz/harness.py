@@ -10,12 +10,21 @@
 3. takes central differences of `f` with respect to `x`, `y` and `s` at two step
    sizes, and skips the point when they disagree (something non-smooth the probe
    does not see);
-4. compares `ssad.grad(f, wrt=(0, 1, 2))`, `ssad.grad` with respect to one named
-   argument, and `ssad.jvp` along a fixed non-uniform direction with the
-   differences, and checks that ssad left the arguments unchanged.
+4. compares, mode by mode (`MODES`):
+   - first: `ssad.grad(f, wrt=(0, 1, 2))`, `ssad.grad` with respect to one named
+     argument, `ssad.vjp`'s pullback, with the differences; ssad must leave the
+     arguments unchanged;
+   - forward: `ssad.jvp` along a fixed non-uniform direction, and with one tangent None;
+   - fwd_over_rev: `ssad.jvp(ssad.grad(f))` and `ssad.hessian(f, wrt='x')`,
+   - rev_over_rev: `ssad.grad` of `<ssad.grad(f)(x, y, s), t>`,
+   - grad_inside: `ssad.grad` of a function that calls `ssad.grad(f, wrt='x')` and `f`,
+     the first two against central differences of ssad's own first-order gradient,
+     the last against differences of that function.
 
-Any disagreement, or any exception from ssad, raises AssertionError with the
-program's source and inputs, ready to paste into a regression test.
+`check` raises AssertionError (`Wrong` or `Crashed`) with the program's source and
+inputs, ready to paste into a regression test. At second order a documented
+`ssad.SsadError` is an acceptable answer (`Refused`), counted apart. `evaluate`
+returns an `Outcome` per mode instead of raising, for sweeps (`python -m tests.fuzz`).
 """
 
 import ast
@@ -24,13 +33,17 @@ import importlib.util
 import itertools
 import operator
 import os
+import re
 import shutil
 import tempfile
 import traceback
+from dataclasses import dataclass
 
 import numpy as np
 
 import ssad
+
+from .generate import LENGTH
 
 MARGIN = 1e-3  # how close a comparison or a kink may come to switching
 STEP, WIDE_STEP = 1e-6, 1e-5  # central-difference steps; the wide one estimates their error
@@ -69,7 +82,10 @@ _KINKS = {
     "np.maximum": "pair", "np.minimum": "pair", "max": "pair", "min": "pair",
     "abs": "zero", "np.abs": "zero", "np.clip": "clip",
     "np.max": "top", "np.min": "bottom", "np.linalg.norm": "zero",
+    "np.amax": "top", "np.amin": "bottom", "np.argmax": "top", "np.argmin": "bottom", "np.sort": "ties",
 }
+# methods that select, as `z.max()`: the probe calls them through `__methods__`
+_METHOD_KINKS = {"max": "top", "min": "bottom", "argmax": "top", "argmin": "bottom"}
 
 
 class _Probe(ast.NodeTransformer):
@@ -83,9 +99,14 @@ class _Probe(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         kind = _KINKS.get(ast.unparse(node.func))
-        if kind is None:
-            return node
-        return ast.Call(ast.Name("__kink__", ast.Load()), [ast.Constant(kind), node.func, *node.args], node.keywords)
+        if kind is not None:
+            return ast.Call(ast.Name("__kink__", ast.Load()), [ast.Constant(kind), node.func, *node.args],
+                            node.keywords)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _METHOD_KINKS and not node.args:
+            method = ast.Subscript(ast.Name("__methods__", ast.Load()), ast.Constant(node.func.attr), ast.Load())
+            return ast.Call(ast.Name("__kink__", ast.Load()),
+                            [ast.Constant(_METHOD_KINKS[node.func.attr]), method, node.func.value], node.keywords)
+        return node
 
 
 def probe_source(source):
@@ -113,12 +134,16 @@ def smallest_gap(program):
             record(a)
         elif kind == "clip":
             record(np.concatenate([np.ravel(a - args[1]), np.ravel(a - args[2])]))
-        else:
+        elif a.size > 1:
             ordered = np.sort(a, axis=None)
-            record(ordered[-1] - ordered[-2] if kind == "top" else ordered[1] - ordered[0])
+            if kind == "ties":
+                record(np.diff(ordered))
+            else:
+                record(ordered[-1] - ordered[-2] if kind == "top" else ordered[1] - ordered[0])
         return function(*args, **kwargs)
 
-    namespace = {"__gap__": gap, "__kink__": kink, "__name__": "probe"}
+    methods = {name: (lambda name: lambda value, *a, **k: getattr(value, name)(*a, **k))(name) for name in _METHOD_KINKS}
+    namespace = {"__gap__": gap, "__kink__": kink, "__methods__": methods, "__name__": "probe"}
     exec(compile(probe_source(program.source), "<probe>", "exec"), namespace)
     namespace["f"](*program.args())
     return min(gaps)
@@ -153,39 +178,113 @@ def finite_differences(f, args, step):
     return gradients
 
 
+# ----- outcomes -----
+
+MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside")
+SECOND_ORDER = MODES[2:]
+
+
+class Refused(Exception):
+    """ssad raised one of its documented errors (`ssad.SsadError`) where that is acceptable."""
+
+    def __init__(self, label, error):
+        super().__init__(f"{label} refused: {type(error).__name__}: {error}")
+        self.error = error
+
+
+def refusal_kind(error):
+    """A refusal's message without names and locations, so refusals of one kind count together.
+
+    `error` is an exception, or the text `Type: message` of one."""
+    if isinstance(error, str):
+        kind, _, text = error.partition(": ")
+        return refusal_kind(type(kind, (Exception,), {})(text))
+    text = str(error).splitlines()[0] if str(error) else ""
+    text = re.sub(r"<ssad [^>]*>:\d+:\d+: ?", "", text)
+    text = re.sub(r"^[^\s:]+\.py:\d+:\d+: ?", "", text)
+    text = re.sub(r"`[^`]*`", "`…`", text)
+    text = re.sub(r"'[^']*'", "'…'", text)
+    text = re.sub(r"\d+", "N", text)
+    return f"{type(error).__name__}: {text[:90]}"
+
+
+@dataclass
+class Outcome:
+    """How one mode of checking went: correct, refused, wrong, crashed, unfair (no fair
+    reference at this point) or blocked (first order failed, so nothing to build on)."""
+
+    status: str
+    detail: str = ""
+    kind: str = ""  # for refusals and crashes: the error's class and message shape
+
+
 # ----- the check -----
 
 
-def _failure(program, what, detail):
-    return AssertionError(
+def _failure(program, what, detail, error=AssertionError):
+    return error(
         f"{what}\n{detail}\n\n"
         f"----- program -----\n{program.source}\n"
         f"----- point -----\n{program.arguments_source()}\n"
     )
 
 
-def _compare(program, label, got, expected, noise, scale):
-    got_array = np.asarray(got, dtype=float)
+class Wrong(AssertionError):
+    """ssad returned a value that disagrees with the reference."""
+
+
+class Crashed(AssertionError):
+    """ssad, or the code it generated, raised an exception it should not have."""
+
+    kind = ""
+
+
+def _compare(program, label, got, expected, noise, scale, reference="finite differences"):
+    try:
+        got_array = np.asarray(got, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise _failure(program, f"{label} is not an array of floats: {got!r}", str(error), Wrong) from error
     expected_array = np.asarray(expected, dtype=float)
     if got_array.shape != expected_array.shape:
-        raise _failure(program, f"{label} has shape {got_array.shape}, expected {expected_array.shape}", "")
+        raise _failure(program, f"{label} has shape {got_array.shape}, expected {expected_array.shape}", "", Wrong)
     # finite differences lose about 1e-16 * |f| / STEP to rounding
     bound = ATOL + 1e-9 * scale + RTOL * np.abs(expected_array) + noise
     if not (np.all(np.isfinite(got_array)) and np.all(np.abs(got_array - expected_array) <= bound)):
-        raise _failure(program, f"{label} disagrees with finite differences",
-                       f"ssad:                 {got_array!r}\nfinite differences:   {expected_array!r}")
+        raise _failure(program, f"{label} disagrees with {reference}",
+                       f"ssad:{' ' * (len(reference) - 3)}{got_array!r}\n{reference}: {expected_array!r}", Wrong)
 
 
-def _run(program, label, thunk):
+def _run(program, label, thunk, refusable=False):
     try:
         return thunk()
     except Exception as error:  # every exception is a finding: the programs are supported Python
+        if refusable and isinstance(error, ssad.SsadError):
+            raise Refused(label, error) from error
         tail = "".join(traceback.format_exception(error)[-6:])
-        raise _failure(program, f"{label} raised {type(error).__name__}: {error}", tail) from error
+        failure = _failure(program, f"{label} raised {type(error).__name__}: {error}", tail, Crashed)
+        failure.kind = refusal_kind(error)
+        raise failure from error
 
 
-def check(program, second_order=False):
-    """Raise AssertionError when ssad's derivatives of `program` disagree with finite differences."""
+@dataclass
+class Reference:
+    """`f` at the program's point, with central differences of it there."""
+
+    program: object
+    module: object
+    f: object
+    args: tuple
+    value: float
+    expected: list
+    noise: list
+
+    @property
+    def scale(self):
+        return abs(self.value)
+
+
+def reference(program):
+    """Load the program and difference it; raises Unfair where differences cannot be trusted."""
     module = load(program.source)
     f = module.f
     args = program.args()
@@ -200,6 +299,11 @@ def check(program, second_order=False):
                        "(a problem of the generator, not of ssad)") from error
     if smallest_gap(program) < MARGIN:
         raise Unfair("a comparison or a kink is too close to switching")
+    expected, noise = _differences(f, args)
+    return Reference(program, module, f, args, value, expected, noise)
+
+
+def _differences(f, args):
     try:
         expected = finite_differences(f, args, STEP)
         wide = finite_differences(f, args, WIDE_STEP)
@@ -208,16 +312,21 @@ def check(program, second_order=False):
     noise = [np.abs(np.asarray(a) - np.asarray(b)) for a, b in zip(expected, wide, strict=True)]
     if any(np.any(n > 1e-6 + 1e-4 * np.abs(e)) for n, e in zip(noise, expected, strict=True)):
         raise Unfair("finite differences at two step sizes disagree")
-    scale = abs(value)
+    return expected, noise
 
+
+def check_first_order(ref):
+    """ssad.grad (all arguments, one by name, with and without the optimizer) and ssad.vjp."""
+    program, f, args, expected, noise, scale = ref.program, ref.f, ref.args, ref.expected, ref.noise, ref.scale
     gradients = _run(program, "ssad.grad(f, wrt=(0, 1, 2))", lambda: ssad.grad(f, wrt=(0, 1, 2))(*args))
     for name, got, want, n in zip(NAMES, gradients, expected, noise, strict=True):
         _compare(program, f"ssad.grad(f, wrt=(0, 1, 2)): the gradient with respect to {name}", got, want, n, scale)
     if not isinstance(gradients[2], float):
-        raise _failure(program, f"the gradient with respect to the float s is a {type(gradients[2]).__name__}", "")
+        raise _failure(program, f"the gradient with respect to the float s is a {type(gradients[2]).__name__}", "",
+                       Wrong)
     for arg, original in zip(args, program.args(), strict=True):
         if not np.array_equal(arg, original):
-            raise _failure(program, "ssad.grad changed its arguments", f"{arg!r} != {original!r}")
+            raise _failure(program, "ssad.grad changed its arguments", f"{arg!r} != {original!r}", Wrong)
 
     # one argument alone, by name, with or without the optimizer, varied from program to program
     position, optimize = len(program.source) % 3, len(program.source) % 4 != 0
@@ -225,8 +334,21 @@ def check(program, second_order=False):
     single = _run(program, label, lambda: ssad.grad(f, wrt=NAMES[position], optimize=optimize)(*args))
     _compare(program, label, single, expected[position], noise[position], scale)
 
+    # a pullback seeded with 0.7
+    primal, pullback = _run(program, "ssad.vjp(f, *args)", lambda: ssad.vjp(f, *args))
+    _compare(program, "the value ssad.vjp returns", primal, ref.value, 0.0, scale)
+    adjoints = _run(program, "ssad.vjp's pullback(0.7)", lambda: pullback(0.7))
+    for name, got, want, n in zip(NAMES, adjoints, expected, noise, strict=True):
+        _compare(program, f"ssad.vjp's pullback(0.7): the adjoint of {name}", got, 0.7 * np.asarray(want),
+                 0.7 * n, scale)
+    return gradients
+
+
+def check_forward(ref):
+    """ssad.jvp along a fixed direction, and with one argument held constant."""
+    program, f, args, expected, noise, scale = ref.program, ref.f, ref.args, ref.expected, ref.noise, ref.scale
     primal, tangent = _run(program, "ssad.jvp(f, args, tangents)", lambda: ssad.jvp(f, args, TANGENTS))
-    _compare(program, "the value ssad.jvp returns", primal, value, 0.0, scale)
+    _compare(program, "the value ssad.jvp returns", primal, ref.value, 0.0, scale)
     directional = sum(float(np.sum(np.asarray(e) * t)) for e, t in zip(expected, TANGENTS, strict=True))
     directional_noise = sum(float(np.sum(n * np.abs(t))) for n, t in zip(noise, TANGENTS, strict=True))
     magnitude = sum(float(np.sum(np.abs(np.asarray(e) * t))) for e, t in zip(expected, TANGENTS, strict=True))
@@ -234,34 +356,175 @@ def check(program, second_order=False):
              directional_noise + RTOL * magnitude, scale)
 
     # forward mode with one argument held constant (a `None` tangent)
-    held = (position + 1) % 3
+    held = (len(program.source) % 3 + 1) % 3
     partial = tuple(None if k == held else t for k, t in enumerate(TANGENTS))
     label = f"ssad.jvp(f, args, {partial!r})"
     _, tangent = _run(program, label, lambda: ssad.jvp(f, args, partial))
     directional = sum(float(np.sum(np.asarray(e) * t)) for e, t in zip(expected, partial, strict=True) if t is not None)
     _compare(program, label, tangent, directional, directional_noise + RTOL * magnitude, scale)
 
-    # a pullback seeded with 0.7
-    primal, pullback = _run(program, "ssad.vjp(f, *args)", lambda: ssad.vjp(f, *args))
-    _compare(program, "the value ssad.vjp returns", primal, value, 0.0, scale)
-    adjoints = _run(program, "ssad.vjp's pullback(0.7)", lambda: pullback(0.7))
-    for name, got, want, n in zip(NAMES, adjoints, expected, noise, strict=True):
-        _compare(program, f"ssad.vjp's pullback(0.7): the adjoint of {name}", got, 0.7 * np.asarray(want),
-                 0.7 * n, scale)
 
+def check(program, second_order=False):
+    """Raise AssertionError when ssad's derivatives of `program` disagree with finite differences.
+
+    With `second_order`, also check the three second-order modes, where a documented
+    `ssad.SsadError` is an acceptable answer; returns {mode: Outcome}.
+    """
+    ref = reference(program)
+    check_first_order(ref)
+    check_forward(ref)
+    outcomes = {"first": Outcome("correct"), "forward": Outcome("correct")}
     if second_order:
-        _check_second_order(program, f, args, gradients)
+        for mode in SECOND_ORDER:
+            try:
+                SECOND_ORDER_CHECKS[mode](ref)
+                outcomes[mode] = Outcome("correct")
+            except Refused as refusal:
+                outcomes[mode] = Outcome("refused", str(refusal), refusal_kind(refusal.error))
+            except Unfair as unfair:
+                outcomes[mode] = Outcome("unfair", str(unfair))
+    return outcomes
 
 
-def _check_second_order(program, f, args, gradients):
-    """Forward over reverse: the jvp of ssad's gradient against differences of that gradient."""
-    gradient = ssad.grad(f, wrt=(0, 1, 2))
+def evaluate(program, modes=MODES):
+    """Every requested mode's Outcome for `program`; never raises for a finding."""
+    try:
+        ref = reference(program)
+    except Unfair as unfair:
+        return {mode: Outcome("unfair", str(unfair)) for mode in modes}
+    except AssertionError as error:  # the generator's fault
+        return {mode: Outcome("crashed", str(error), "generator") for mode in modes}
+    outcomes = {}
+    checks = {"first": check_first_order, "forward": check_forward, **SECOND_ORDER_CHECKS}
+    for mode in modes:
+        if mode in SECOND_ORDER and "first" in outcomes and outcomes["first"].status != "correct":
+            outcomes[mode] = Outcome("blocked", "first order is not correct")
+            continue
+        try:
+            checks[mode](ref)
+            outcomes[mode] = Outcome("correct")
+        except Refused as refusal:
+            status = "refused" if mode in SECOND_ORDER else "crashed"
+            outcomes[mode] = Outcome(status, str(refusal), refusal_kind(refusal.error))
+        except Unfair as unfair:
+            outcomes[mode] = Outcome("unfair", str(unfair))
+        except Wrong as error:
+            outcomes[mode] = Outcome("wrong", str(error))
+        except Crashed as error:
+            outcomes[mode] = Outcome("crashed", str(error), error.kind)
+        except AssertionError as error:
+            outcomes[mode] = Outcome("wrong", str(error))
+    return outcomes
+
+
+# ----- second order -----
+#
+# Each second-order mode is compared with central differences of ssad's own first-order
+# gradient (checked above against differences of f), at two step sizes.
+
+SECOND_STEP, SECOND_WIDE_STEP = 1e-5, 1e-4
+
+WRAPPERS = """
+
+def ssad_fuzz_second_reverse(x, y, s):
+    gx, gy, gs = SSAD_FUZZ_GRADIENT(x, y, s)
+    return np.sum(gx * SSAD_FUZZ_TX) + np.sum(gy * SSAD_FUZZ_TY) + gs * SSAD_FUZZ_TS
+
+
+def ssad_fuzz_gradient_inside(x, y, s):
+    gx = SSAD_FUZZ_GRADIENT_X(x, y, s)
+    return 0.5 * f(x, y, s) + np.sum(np.sin(gx) * SSAD_FUZZ_TX) + s * np.sum(gx * y)
+"""
+
+
+def _wrappers(ref):
+    """The program's module again, with functions that call ssad's gradient of f."""
+    if not hasattr(ref, "_wrapped"):
+        module = load(ref.program.source + WRAPPERS)
+        module.SSAD_FUZZ_GRADIENT = ssad.grad(module.f, wrt=(0, 1, 2))
+        module.SSAD_FUZZ_GRADIENT_X = ssad.grad(module.f, wrt="x")
+        module.SSAD_FUZZ_TX, module.SSAD_FUZZ_TY, module.SSAD_FUZZ_TS = TANGENTS
+        ref._wrapped = module
+    return ref._wrapped
+
+
+def _directional_second(ref, gradient, tangents=TANGENTS):
+    """Central differences of `gradient` (a tuple of arrays) along `tangents`, with an estimate of their error."""
+
+    def along(step):
+        up = gradient(*(a + step * t for a, t in zip(ref.args, tangents, strict=True)))
+        down = gradient(*(a - step * t for a, t in zip(ref.args, tangents, strict=True)))
+        if not isinstance(up, tuple):
+            up, down = (up,), (down,)
+        return [(np.asarray(u) - np.asarray(d)) / (2 * step) for u, d in zip(up, down, strict=True)]
+
+    with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+        try:
+            expected, wide = along(SECOND_STEP), along(SECOND_WIDE_STEP)
+        except FloatingPointError as error:
+            raise Unfair(f"the gradient is not finite near the point: {error}") from error
+    noise = [np.abs(e - w) for e, w in zip(expected, wide, strict=True)]
+    if any(np.any(n > 1e-4 * (1 + np.abs(e))) for n, e in zip(noise, expected, strict=True)):
+        raise Unfair("differences of the gradient at two step sizes disagree")
+    return expected, noise
+
+
+def _compare_second(ref, label, got, expected, noise, names=NAMES):
+    if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+        raise _failure(ref.program, f"{label} returned {type(got).__name__} {got!r}", "", Wrong)
+    scale = max(float(np.max(np.abs(e))) for e in expected)
+    for name, g, e, n in zip(names, got, expected, noise, strict=True):
+        _compare(ref.program, f"{label}: the part for {name}", g, e, 1e-5 * (1 + scale) + 10 * n, scale,
+                 "differences of ssad.grad")
+
+
+def check_fwd_over_rev(ref):
+    """ssad.jvp of ssad.grad(f): the Hessian times TANGENTS."""
+    module = _wrappers(ref)
+    gradient = module.SSAD_FUZZ_GRADIENT
     label = "ssad.jvp(ssad.grad(f, wrt=(0, 1, 2)), args, tangents)"
-    _, tangent = _run(program, label, lambda: ssad.jvp(gradient, args, TANGENTS))
-    step = 1e-5
-    up = gradient(*(a + step * t for a, t in zip(args, TANGENTS, strict=True)))
-    down = gradient(*(a - step * t for a, t in zip(args, TANGENTS, strict=True)))
-    for name, got, u, d, g in zip(NAMES, tangent, up, down, gradients, strict=True):
-        expected = (np.asarray(u) - np.asarray(d)) / (2 * step)
-        _compare(program, f"{label}: the tangent of the gradient with respect to {name}", got, expected,
-                 1e-4 * (1 + np.abs(expected)), float(np.max(np.abs(g))))
+    _, tangent = _run(ref.program, label, lambda: ssad.jvp(gradient, ref.args, TANGENTS), refusable=True)
+    expected, noise = _directional_second(ref, gradient)
+    _compare_second(ref, label, tangent, expected, noise)
+
+    # ssad.hessian with respect to x alone, times the x part of TANGENTS
+    label = "ssad.hessian(f, wrt='x')(*args) @ tangents[0]"
+    hessian = _run(ref.program, label, lambda: ssad.hessian(ref.f, wrt="x")(*ref.args), refusable=True)
+    only_x = (TANGENTS[0], np.zeros(LENGTH), 0.0)
+    expected, noise = _directional_second(ref, ssad.grad(ref.f, wrt="x"), only_x)
+    _compare_second(ref, label, (np.asarray(hessian) @ TANGENTS[0],), expected, noise, ("x",))
+
+
+def check_rev_over_rev(ref):
+    """ssad.grad of <ssad.grad(f), TANGENTS>: the Hessian times TANGENTS again, by reverse over reverse."""
+    module = _wrappers(ref)
+    label = "ssad.grad(lambda x, y, s: <ssad.grad(f, wrt=(0, 1, 2))(x, y, s), tangents>, wrt=(0, 1, 2))"
+    got = _run(ref.program, label, lambda: ssad.grad(module.ssad_fuzz_second_reverse, wrt=(0, 1, 2))(*ref.args),
+               refusable=True)
+    expected, noise = _directional_second(ref, module.SSAD_FUZZ_GRADIENT)
+    _compare_second(ref, label, got, expected, noise)
+
+
+def check_grad_inside(ref):
+    """ssad.grad of a function that calls ssad.grad(f, wrt='x') and f itself."""
+    module = _wrappers(ref)
+    inside = module.ssad_fuzz_gradient_inside
+    label = "ssad.grad(g, wrt=(0, 1, 2)) where g calls ssad.grad(f, wrt='x')"
+    got = _run(ref.program, label, lambda: ssad.grad(inside, wrt=(0, 1, 2))(*ref.args), refusable=True)
+    try:
+        value = _value(inside, ref.args)
+    except FloatingPointError as error:
+        raise Unfair(f"g is not finite at the point: {error}") from error
+    expected, noise = _differences(inside, ref.args)
+    if not isinstance(got, tuple) or len(got) != 3:
+        raise _failure(ref.program, f"{label} returned {got!r}", "", Wrong)
+    for name, g, e, n in zip(NAMES, got, expected, noise, strict=True):
+        _compare(ref.program, f"{label}: the gradient with respect to {name}", g, e, n, abs(value),
+                 "finite differences of g")
+
+
+SECOND_ORDER_CHECKS = {
+    "fwd_over_rev": check_fwd_over_rev,
+    "rev_over_rev": check_rev_over_rev,
+    "grad_inside": check_grad_inside,
+}

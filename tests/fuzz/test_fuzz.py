@@ -20,12 +20,20 @@ from tests.fuzz.harness import Unfair, check
 EXAMPLES = int(os.environ.get("SSAD_FUZZ_EXAMPLES", "300"))
 # Shrinking a failure compiles each candidate program again and can take minutes;
 # SSAD_FUZZ_SHRINK=0 reports the first failing program as it was generated.
+# SSAD_FUZZ_SECOND_ORDER=1 also checks forward over reverse, reverse over reverse and a
+# gradient called inside a differentiated function (`make fuzz` sets it).
+# SSAD_FUZZ_WIDENED=1 adds the selecting reductions over arrays rebuilt and written in
+# place inside loops (`make fuzz` and `python -m tests.fuzz` use them). Off in CI for now:
+# they find wrong gradients today (np.max / np.sort of an array rebuilt in a loop reads
+# the last iteration's array); turn on once fixed.
+WIDENED = os.environ.get("SSAD_FUZZ_WIDENED", "0") == "1"
+SECOND_ORDER = os.environ.get("SSAD_FUZZ_SECOND_ORDER", "0") == "1"
 PHASES = [p for p in Phase if p is not Phase.shrink or os.environ.get("SSAD_FUZZ_SHRINK", "1") != "0"]
 
 
 @st.composite
 def programs(draw):
-    return generate(Choices(lambda lo, hi: draw(st.integers(lo, hi))))
+    return generate(Choices(lambda lo, hi: draw(st.integers(lo, hi))), widened=WIDENED)
 
 
 @settings(
@@ -41,6 +49,6 @@ def test_gradient_and_jvp_of_random_programs_match_finite_differences(program):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # e.g. both branches of np.where are evaluated
         try:
-            check(program)
+            check(program, second_order=SECOND_ORDER)
         except Unfair:
             reject()
