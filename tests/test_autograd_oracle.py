@@ -9,11 +9,6 @@ boxes, rules autograd lacks) and points where autograd is the one that is wrong
 (differences side with ssad) are counted, not failed, and printed by
 `test_oracle_summary`.
 
-Second derivatives that are crashing today are listed in SECOND_ORDER_PENDING, by
-check, with the error: they are still run, and the test fails if one of them starts
-to give a *wrong value* or a check not in the list fails. Remove an entry when its
-bug is fixed (the `SSAD_ORACLE_STRICT=1` run, which `make fuzz` does, fails on them).
-
 CI runs SSAD_ORACLE_PROGRAMS random programs (default 12), first order only;
 `make fuzz` runs 500 here at second order too (SSAD_ORACLE_SECOND=1), and a sweep
 of thousands with `python -m tests.fuzz START STOP --modes autograd`.
@@ -35,39 +30,13 @@ from tests.rules.cases import case_id
 from .conftest import case_ids
 
 PROGRAMS = int(os.environ.get("SSAD_ORACLE_PROGRAMS", "12"))
-STRICT = os.environ.get("SSAD_ORACLE_STRICT", "0") == "1"
 TALLY = collections.Counter()
-
-# Second-order checks that crash inside ssad's generated code today (check label: error).
-SECOND_ORDER_PENDING = {
-    # forward over reverse through a branch: the jvp of the gradient reads a primal
-    # temporary that only the branch not taken defines
-    **{f"{name}: jvp(grad) wrt {p}": "UnboundLocalError in jvp of grad through if/else"
-       for name, p in [("sum_sign_branch", 0), ("if_elif_else", 0), ("if_elif_else", 1), ("nested_if", 0),
-                       ("nested_if", 1), ("nested_if_in_else", 0), ("nested_if_in_else", 1),
-                       ("boolean_conditions", 0), ("boolean_conditions", 1), ("early_returns", 0),
-                       ("softplus_stable", 0), ("piecewise", 0), ("clip_by_norm", 0), ("halvings", 0)]},
-    # a namedtuple / dataclass built inside the function, differentiated twice
-    **{f"{name}: jvp(grad) wrt {p}": "AttributeError: 'float' object has no attribute 'b'"
-       for name in ("namedtuple_intermediate", "dataclass_built_inside") for p in (0, 1)},
-    "extend_insert_pop: grad(<grad, v>) wrt 0": "IndexError: pop from empty list in the backward sweep",
-    # second derivatives of rules
-    **{f"{name}: jvp(grad) wrt {p}": "ValueError: cannot reshape array (tangent of kron's adjoint)"
-       for name in ("kron", "kron-mixed-rank") for p in (0, 1)},
-    **{f"{name}: jvp(grad) wrt 0": "ValueError: inhomogeneous shape (tangent of add_at in split's adjoint)"
-       for name in ("split-indices", "array_split", "vsplit")},
-}
-
 
 def _assert_verdicts(verdicts):
     failures = []
     for verdict in verdicts:
         TALLY[verdict.status] += 1
         if verdict.status not in ("wrong", "crashed"):
-            continue
-        pending = verdict.check in SECOND_ORDER_PENDING and verdict.status == "crashed"
-        if pending and not STRICT:
-            TALLY["pending"] += 1
             continue
         failures.append(f"[{verdict.status}] {verdict.check}\n{verdict.detail}")
     assert not failures, "\n\n".join(failures)
@@ -120,12 +89,6 @@ def test_random_programs_match_autograd(seed):
             return
         _assert_verdicts(oracle.compare(module.f, program.args(), positions=(0, 1, 2), second_order=SECOND,
                                         label=f"seed {10_000 + seed}"))
-
-
-def test_pending_entries_name_existing_checks():
-    names = {f.__name__ for f, _ in CORPUS} | {case_id(c) for c in RULE_CASES}
-    unknown = [check for check in SECOND_ORDER_PENDING if check.split(":")[0] not in names]
-    assert not unknown, f"SECOND_ORDER_PENDING names checks that do not exist: {unknown}"
 
 
 def test_oracle_summary(capsys):

@@ -22,11 +22,9 @@ EXAMPLES = int(os.environ.get("SSAD_FUZZ_EXAMPLES", "300"))
 # SSAD_FUZZ_SHRINK=0 reports the first failing program as it was generated.
 # SSAD_FUZZ_SECOND_ORDER=1 also checks forward over reverse, reverse over reverse and a
 # gradient called inside a differentiated function (`make fuzz` sets it).
-# SSAD_FUZZ_WIDENED=1 adds the selecting reductions over arrays rebuilt and written in
-# place inside loops (`make fuzz` and `python -m tests.fuzz` use them). Off in CI for now:
-# they find wrong gradients today (np.max / np.sort of an array rebuilt in a loop reads
-# the last iteration's array); turn on once fixed.
-WIDENED = os.environ.get("SSAD_FUZZ_WIDENED", "0") == "1"
+# The programs include selecting reductions over arrays rebuilt and written in place
+# inside loops (SSAD_FUZZ_WIDENED=0 leaves them out).
+WIDENED = os.environ.get("SSAD_FUZZ_WIDENED", "1") == "1"
 SECOND_ORDER = os.environ.get("SSAD_FUZZ_SECOND_ORDER", "0") == "1"
 PHASES = [p for p in Phase if p is not Phase.shrink or os.environ.get("SSAD_FUZZ_SHRINK", "1") != "0"]
 
