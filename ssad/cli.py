@@ -37,9 +37,13 @@ _EXAMPLES = """examples:
 
 _STAGE_HELP = """stages (--stage), in pipeline order:
   parse      the function as ssad parsed it
+  fence      the function the fence accepted (unchanged: the fence only refuses)
+  jumps      with break, continue and early return lowered to flags
   anf        after the A-normal form pass: one operation per statement
+  cse        after common subexpressions are computed once
   activity   the A-normal form, with which names are active (carry derivatives)
-  reverse    the adjoint code before the optimizer (--mode reverse)
+  reverse    the adjoint code before the tape (# save / # restore mark what it records)
+  tape       the adjoint code with the tape's pushes and pops, before the optimizer
   forward    the tangent code before the optimizer (--mode forward)
   optimized  the code after the optimizer (what runs; the default)
 
@@ -103,6 +107,8 @@ def _api_stage(args):
             f"--stage {args.stage} shows the {args.stage}-mode transformation; "
             f"with --mode {args.mode}, use --stage {args.mode}"
         )
+    if args.stage == "tape" and args.mode == "forward":
+        raise CliError("forward mode records nothing: it has no tape stage; use --stage forward")
     return "reverse" if args.stage in MODES else args.stage
 
 

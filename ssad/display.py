@@ -246,9 +246,10 @@ class Shown:
 def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
     """The generated gradient source of `f` (what `grad(f, wrt)` runs).
 
-    `mode="forward"` shows the jvp instead. `stage` (one of "parse", "anf",
-    "activity", "reverse", "optimized") shows the code after that pipeline stage,
-    for debugging the compiler. The result prints as the source and renders in
+    `mode="forward"` shows the jvp instead. `stage` (one of "parse", "fence",
+    "jumps", "anf", "cse", "activity", "reverse", "tape", "optimized") shows the code
+    after that pipeline stage, for debugging the compiler; in forward mode "reverse"
+    names the tangent code before the optimizer and there is no "tape". The result prints as the source and renders in
     Jupyter as the original function beside the generated code.
     """
     f = unwrapped(f)
@@ -257,6 +258,9 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
         raise SsadError(f"show(mode={mode!r}): mode is 'reverse' or 'forward'")
     if stage is not None and stage not in STAGES:
         raise SsadError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
+    if stage == "tape" and mode == "forward":
+        raise SsadError("forward mode records nothing: it has no tape stage (its code before the optimizer is "
+                        "stage='reverse')")
     names, is_tuple = normalize_wrt(f, wrt)
     kind = "jvp" if mode == "forward" else "grad"
     title = f"{kind} of {f.__qualname__} with respect to {', '.join(names)}"

@@ -204,9 +204,30 @@ def test_show_returns_source_with_html():
 
 def test_show_stages():
     every = ssad.stages(poly)
-    assert set(every) == {"parse", "anf", "activity", "reverse", "optimized"}
+    assert list(every) == ["parse", "fence", "jumps", "anf", "cse", "activity", "reverse", "tape", "optimized"]
     assert "scale_times_x = scale * x" in every["anf"]
     assert "# active:" in every["activity"]
+    for source in every.values():
+        compile(source, "<stage>", "exec")
+
+
+def early_exit(x, n):
+    s = 0.0
+    for _ in range(n):
+        if s > 10.0:
+            break
+        s = s + np.sin(x * s + 1.0) * np.sin(x * s + 1.0)
+    return s
+
+
+def test_each_stage_shows_its_own_step():
+    every = ssad.stages(early_exit)
+    assert "break" in every["fence"] and "stop = True" in every["jumps"]
+    assert every["anf"].count("np.sin(") == 2  # the loop body's repeated sine stays two calls
+    assert "# save: s" in every["reverse"] and "tape.push(" not in every["reverse"]
+    assert "tape.push(" in every["tape"] and "# save:" not in every["tape"]
+    with pytest.raises(ssad.SsadError, match="no tape stage"):
+        ssad.show(early_exit, mode="forward", stage="tape")
 
 
 def test_generated_code_is_visible_to_inspect_and_tracebacks():

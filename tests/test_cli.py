@@ -92,7 +92,11 @@ def test_mode_reverse_is_the_default(model):
     [
         ("reverse", "parse", "h = np.tanh(x @ W)"),
         ("reverse", "activity", "# active:"),
+        ("reverse", "fence", "h = np.tanh(x @ W)"),
+        ("reverse", "jumps", "h = np.tanh(x @ W)"),
+        ("reverse", "cse", "x_matmul_W = x @ W"),
         ("reverse", "reverse", "# grad of: h = np.tanh(x @ W)"),
+        ("reverse", "tape", "# grad of: h = np.tanh(x @ W)"),
         ("reverse", "optimized", "def grad_loss(W, x):"),
         ("forward", "parse", "h = np.tanh(x @ W)"),
         ("forward", "anf", "x_matmul_W = x @ W"),
@@ -114,6 +118,7 @@ def test_every_stage_in_both_modes(model, mode, stage, expected):
         (("--mode", "forward", "--stage", "reverse"), "with --mode forward, use --stage forward"),
         (("--stage", "forward"), "with --mode reverse, use --stage reverse"),
         (("--stage", "optimized", "--no-optimize"), "contradict each other"),
+        (("--mode", "forward", "--stage", "tape"), "has no tape stage"),
     ],
 )
 def test_unsupported_mode_and_stage_combinations_are_one_line_errors(model, args, expected):
@@ -159,7 +164,7 @@ def test_version_and_help():
     assert done.returncode == 0 and done.stdout == f"ssad {ssad.__version__}\n"
     done = run("show", "--help")
     assert done.returncode == 0 and "--wrt" in done.stdout and "examples:" in done.stdout
-    for option in ("--mode {reverse,forward}", "--stage {parse,anf,activity,reverse,forward,optimized}"):
+    for option in ("--mode {reverse,forward}", "--stage {parse,fence,jumps,anf,cse,activity,reverse,forward,tape,optimized}"):
         assert option in done.stdout
     assert "stages (--stage), in pipeline order:" in done.stdout
 

@@ -56,7 +56,7 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
             value=gast.Call(func=_name(seed_name), args=[copy.deepcopy(result)], keywords=[]),
             type_comment=None,
         ))
-    do_optimize = optimize and stage != "reverse"
+    do_optimize = optimize and stage not in ("reverse", "tape")
     backward_names = stored_names(backward)
 
     def finish(statements):

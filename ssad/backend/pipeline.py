@@ -1,6 +1,6 @@
 """The pipeline, composed: from a Python function to its generated derivative code.
 
-    parse -> fence -> anf -> cse -> activity -> reverse (with tape) | forward -> optimize -> emit
+    parse -> fence -> jumps -> anf -> cse -> activity -> reverse -> tape | forward -> optimize -> emit
 
 `build` runs the stages top to bottom, one line each; when a stage is named it
 returns the source after that stage instead (how the compiler itself is debugged,
@@ -16,7 +16,7 @@ from ..transform.reverse import reverse
 from . import emit
 from .assemble import jvp_function, parse_or_missing_rule, reverse_functions, rule_caller
 
-STAGES = ("parse", "anf", "activity", "reverse", "optimized")
+STAGES = ("parse", "fence", "jumps", "anf", "cse", "activity", "reverse", "tape", "optimized")
 
 
 def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=False):
@@ -28,10 +28,16 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
     if stage == "parse":
         return emit.to_source([parsed.node])
     fence.check(parsed)
+    if stage == "fence":  # what the fence accepted, unchanged
+        return emit.to_source([parsed.node])
+    if stage == "jumps":
+        return emit.to_source([anf.jumps_lowered(parsed)])
     program = anf.to_anf(parsed)
     program.mode = "forward" if variant == JVP else "reverse"  # which rules make a callee a primitive
-    program = cse.eliminate_common_subexpressions(program)
     if stage == "anf":
+        return emit.to_source([program.node])
+    program = cse.eliminate_common_subexpressions(program)
+    if stage == "cse":
         return emit.to_source([program.node])
     analysis = activity.analyze(program, wrt)
     if stage == "activity":
@@ -39,7 +45,7 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
     if variant == JVP:
         tangents = forward(program, wrt, analysis.active)
         return jvp_function(f, program, tangents, wrt, optimize, stage)
-    gradient = reverse(program, analysis, wrt, scalars)
+    gradient = reverse(program, analysis, wrt, scalars, tape=stage != "reverse")
     return reverse_functions(f, program, gradient, wrt, variant, optimize, stage, as_tuple)
 
 

@@ -72,6 +72,15 @@ class Program:
         return self.node.body
 
 
+def jumps_lowered(parsed):
+    """A copy of the parsed function with `break`, `continue` and early `return` lowered
+    to flags (the first step of `to_anf`), for showing that stage."""
+    node = copy.deepcopy(parsed.node)
+    taken = local_names(node) | set(parsed.namespace) | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    lower_jumps(node, Namer(taken))
+    return node
+
+
 def to_anf(parsed):
     """Lower `parsed` (fenced, jumps lowered) to a Program in A-normal form."""
     node = parsed.node

@@ -43,7 +43,7 @@ from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import vjp_handles
 from ..runtime import concat
 from ..analysis.shapes import scalar_names
-from .tape import Restore, Save, insert_tape, unbound_zero_reads
+from .tape import Restore, Save, insert_tape, markers_as_comments, unbound_zero_reads
 
 
 @dataclass
@@ -58,15 +58,17 @@ class Gradient:
     callees: list  # (function, wrt) of the user functions the generated code calls
 
 
-def reverse(program, activity, wrt, scalar_params=()):
+def reverse(program, activity, wrt, scalar_params=(), tape=True):
     """Build the forward and adjoint sweeps of `program` with respect to `wrt` (names).
 
     `scalar_params` names the parameters the caller passes scalars for; the code
-    is then specialized on that fact (see `shapes`).
+    is then specialized on that fact (see `shapes`). With `tape=False` the sweeps keep
+    the tape's markers as comments (`# save: x`, `# restore: x`), for showing the
+    code before the tape stage.
     """
     rev = _Reverse(program, activity)
     rev.scalars = scalar_names(program, scalar_params)
-    return rev.run(wrt)
+    return rev.run(wrt, tape)
 
 
 class _Reverse(AdjointSweep, StatementAdjoints):
@@ -125,7 +127,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                     numeric.add(target.id)
         return names - numeric
 
-    def run(self, wrt):
+    def run(self, wrt, with_tape=True):
         program = self.program
         body = program.body[:-1]
         forward = self.forward_block(body, depth=0)
@@ -143,6 +145,9 @@ class _Reverse(AdjointSweep, StatementAdjoints):
             if param not in self.adjoint:
                 self.materialize_zero(param, backward)
         adjoints = {param: self.adjoint[param] for param in wrt}
+        if not with_tape:
+            forward, backward = mirror.strip(markers_as_comments(forward)), mirror.strip(markers_as_comments(backward))
+            return Gradient(program, forward, backward, seed, adjoints, result_active, None, self.callees)
         forward, backward, tape = insert_tape(self, forward, backward)
         forward = unbound_zero_reads(forward + backward, program.params, program.namespace) + forward
         if mirror.ENABLED:

@@ -12,6 +12,7 @@ is recorded; values that may be saved before their first assignment are set to
 None first. Code that runs once and overwrites nothing records nothing.
 """
 
+import ast
 import copy
 
 import gast
@@ -19,7 +20,7 @@ import gast
 from ..frontend import primitives
 from ..analysis.activity import list_mutation
 from .adjoints import index_value
-from ..frontend.builders import is_marker
+from ..frontend.builders import comment, is_marker
 from .liveness import Restore, Save, _all_statements, _loads, _popped, _read_only_for_shape
 from ..frontend.builders import name as _name
 from ..frontend.builders import store as _store
@@ -233,6 +234,17 @@ def _maybe_unbound(program, markers, recorded):
             if marker.write is None and n not in bound and n not in names:
                 names.append(n)
     return names
+
+
+def markers_as_comments(block):
+    """`block` with each Save/Restore marker shown as a comment (`# save: x`, `# restore: x`)."""
+
+    def say(marker):
+        verb = "save" if isinstance(marker, Save) else "restore"
+        what = ast.unparse(gast.gast_to_ast(marker.write)) if marker.write is not None else ", ".join(marker.names)
+        return [comment(f"{verb}: {what}")] if marker.names else []
+
+    return _replace(_replace(block, Save, say), Restore, say)
 
 
 def unbound_zero_reads(statements, params, namespace):
