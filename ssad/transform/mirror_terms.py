@@ -17,6 +17,7 @@ from ..registry import REGISTRY
 _SHAPE_READS = {("unbroadcast", 1), ("zeros_like_value", 0)}  # (helper, argument) read for its shape
 
 _MAX_TRIPS = 3
+_SEQUENCES = ("range", "reversed", "list", "tuple")  # builtins whose items the checker follows
 
 
 class MirrorError(AssertionError):
@@ -70,19 +71,33 @@ class Terms:
         return obj
 
     def items(self, term):
+        """The terms a `for` over `term` binds, in order: exact for ranges of known bounds,
+        reversals, slices up to a known count, `list(...)` of those and indexing into them;
+        otherwise 0 to 3 items chosen by the scenario (the same for equal terms)."""
         parts = self.parts(term)
-        if parts[0] == "call" and parts[1] in ("range", "reversed") and len(parts[2]) == 1:
-            (argument,) = parts[2]
-            if parts[1] == "reversed":
-                return list(reversed(self.items(argument)))
-            n = self.constant(argument)
-            if isinstance(n, int):
-                return [self.term("const", "int", repr(k)) for k in range(n)]
+        if parts[0] == "call" and parts[1] in _SEQUENCES:
+            arguments = [self.constant(a) for a in parts[2]]
+            if parts[1] == "range" and arguments and all(isinstance(a, int) for a in arguments):
+                return [self.term("const", "int", repr(k)) for k in range(*arguments)]
+            if parts[1] == "reversed" and len(parts[2]) == 1:
+                return list(reversed(self.items(parts[2][0])))
+            if parts[1] in ("list", "tuple") and len(parts[2]) == 1:
+                return self.items(parts[2][0])
         if parts[0] == "sub":
             upper = self.constant(parts[2])
             if isinstance(upper, tuple) and upper[0] == "upto":
                 return self.items(parts[1])[: upper[1]]
         return [self.term("iter", term, k) for k in range(self.mix(term, _MAX_TRIPS + 1))]
+
+    def item(self, sequence, index):
+        """`sequence[index]`: the item itself where `items` knows it, else a term for the read."""
+        k = self.constant(index)
+        parts = self.parts(sequence)
+        if isinstance(k, int) and parts[0] == "call" and parts[1] in _SEQUENCES:
+            known = self.items(sequence)
+            if -len(known) <= k < len(known):
+                return known[k]
+        return self.term("sub", sequence, index)
 
     def parts(self, term):
         return self.by_id[term]
@@ -96,6 +111,20 @@ class Terms:
             if isinstance(upper, int):
                 return ("upto", upper)
         return None
+
+    def describe(self, term, depth=3):
+        """A term as nested text, cut at `depth` (for messages)."""
+        if term is None:
+            return "nothing (not bound there)"
+        parts = self.parts(term)
+        if depth == 0:
+            return f"{parts[0]}(...)"
+        shown = [
+            self.describe(p, depth - 1) if isinstance(p, int) and not isinstance(p, bool) and k and parts[0] != "const"
+            else repr(p)
+            for k, p in enumerate(parts)
+        ]
+        return f"{parts[0]}({', '.join(shown[1:])})"
 
     def read(self, name_node, shape_only=False):
         name = name_node.id
@@ -117,7 +146,8 @@ class Terms:
                 raise MirrorError(
                     f"the adjoint sweep{where} reads `{name}` holding a value it had at another point of the "
                     "forward sweep (another iteration or branch, or before an in-place write), scenario "
-                    f"{self.seed}: it must be saved on the tape, restored, or recomputed"
+                    f"{self.seed}: it must be saved on the tape, restored, or recomputed\n"
+                    f"    holds:    {self.describe(got)}\n    expected: {self.describe(expected)}"
                 )
         return obj
 
@@ -142,8 +172,11 @@ class Terms:
                 else:
                     args.append(self.expr(a))
             keywords = tuple((k.arg, self.expr(k.value)) for k in node.keywords)
-            if isinstance(node.func, gast.Name) and node.func.id in ("range", "reversed") and not keywords:
+            if isinstance(node.func, gast.Name) and node.func.id in _SEQUENCES and not keywords:
                 return self.term("call", node.func.id, tuple(args))
+            if isinstance(node.func, gast.Name) and node.func.id == "len" and len(args) == 1 and not keywords:
+                if self.parts(args[0])[0] in ("call", "sub"):
+                    return self.term("const", "int", repr(len(self.items(args[0]))))
             if not self.pure(node.func):
                 return self.term("call", func, tuple(args), keywords, self.new("call"))
             return self.term("call", func, tuple(args), keywords)
@@ -152,7 +185,7 @@ class Terms:
         if isinstance(node, gast.Subscript):
             if isinstance(node.value, gast.Attribute) and node.value.attr in ("s_", "index_exp"):
                 return self.expr(node.slice)  # np.s_[1:3] is the index 1:3 itself
-            return self.term("sub", self.expr(node.value), self.expr(node.slice))
+            return self.item(self.expr(node.value), self.expr(node.slice))
         if isinstance(node, gast.Slice):
             return self.term("slice", *(self.expr(p) if p is not None else None
                                         for p in (node.lower, node.upper, node.step)))
