@@ -149,7 +149,7 @@ class _Run(Terms):
             self.effect(s.value)
         elif isinstance(s, gast.If):
             test = self.expr(s.test)
-            self.block(s.body if self.mix(test, 2) else s.orelse)
+            self.block(s.body if self.truth(test, 2) else s.orelse)
         elif isinstance(s, gast.For):
             iterable = self.expr(s.iter)
             for item in self.items(iterable):
@@ -160,7 +160,7 @@ class _Run(Terms):
                     break
         elif isinstance(s, gast.While):
             for _ in range(_MAX_TRIPS + 1):
-                if not self.mix(self.expr(s.test), 4):
+                if not self.truth(self.expr(s.test), 4):
                     break
                 try:
                     self.block(s.body)

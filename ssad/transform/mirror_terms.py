@@ -8,6 +8,8 @@ call; calls that are not pure make a fresh term).
 """
 
 
+import ast
+
 import gast
 import numpy as np
 
@@ -69,6 +71,16 @@ class Terms:
         while obj.base is not None:
             obj = obj.base
         return obj
+
+    def truth(self, term, odds):
+        """The branch a test takes: a constant's own truth (`stop = False`, `not skip`), else
+        the scenario's choice (false once in `odds`), the same for equal terms."""
+        parts = self.parts(term)
+        if parts[0] == "const" and parts[1] in ("bool", "int", "NoneType"):
+            return bool(ast.literal_eval(parts[2]))  # the repr of a literal
+        if parts[0] == "unary" and parts[1] == "Not":
+            return not self.truth(parts[2], odds)
+        return self.mix(term, odds) != 0
 
     def items(self, term):
         """The terms a `for` over `term` binds, in order: exact for ranges of known bounds,
@@ -138,7 +150,11 @@ class Terms:
             # A read for the shape only needs the shape; where the name is not bound yet (or
             # None, a value not computed yet) the zero it shapes is never read: any will do.
             unbound = expected is None or expected == self.term("const", "NoneType", "None")
-            fine = got == expected or (
+            # A name this scenario's path never bound, read where the forward sweep had not
+            # bound it either, is no stale value (running it would raise, and the tests run
+            # it): the scenario took a path the program cannot take.
+            never_bound = expected is None and parts[0] == "unbound"
+            fine = got == expected or never_bound or (
                 shape_only and (unbound or self.shape(parts[1] if parts[0] == "shape" else got) == self.shape(expected))
             )
             if not fine:
