@@ -83,7 +83,7 @@ def for_autograd(function):
     original = function.__globals__
     namespace = {}
     rebound = {}
-    for name, value in original.items():
+    for value in original.values():
         if isinstance(value, types.FunctionType) and value.__globals__ is original:
             rebound[id(value)] = types.FunctionType(value.__code__, namespace, value.__name__, value.__defaults__,
                                                     value.__closure__)
@@ -287,11 +287,11 @@ def compare(function, args, positions=None, second_order=True, label=""):
     for p in positions:
         check = f"{label}: grad wrt {p}"
         try:
-            want = _autograd(lambda: autograd.grad(boxed, p)(*boxed_args))
+            want = _autograd(lambda: autograd.grad(boxed, p)(*boxed_args))  # noqa: B023 (called at once)
         except AutogradCannot as cannot:
             verdicts.append(Verdict("autograd_cannot", check, str(cannot)))
             continue
-        got, failed = _run_ssad(check, lambda: ssad.grad(function, wrt=p)(*args), refusable=False)
+        got, failed = _run_ssad(check, lambda: ssad.grad(function, wrt=p)(*args), refusable=False)  # noqa: B023
         if failed:
             verdicts.append(failed)
             continue

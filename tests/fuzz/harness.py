@@ -147,7 +147,10 @@ def smallest_gap(program):
                 record(ordered[-1] - ordered[-2] if kind == "top" else ordered[1] - ordered[0])
         return function(*args, **kwargs)
 
-    methods = {name: (lambda name: lambda value, *a, **k: getattr(value, name)(*a, **k))(name) for name in _METHOD_KINKS}
+    def method(name):
+        return lambda value, *a, **k: getattr(value, name)(*a, **k)
+
+    methods = {name: method(name) for name in _METHOD_KINKS}
     namespace = {"__gap__": gap, "__kink__": kink, "__methods__": methods, "__name__": "probe"}
     exec(compile(probe_source(program.source), "<probe>", "exec"), namespace)
     namespace["f"](*program.args())
