@@ -100,3 +100,26 @@ def test_second_order_through_kron():
 
     np.testing.assert_allclose(ssad.grad(weighted)(a, b), finite_difference_gradient(weighted, (a, b), 0),
                                rtol=1e-6, atol=1e-9)
+
+
+def dict_item_overwritten(x, y, s):
+    d = {"a": x, "b": x.sum()}
+    d["a"] = np.expm1(np.sin(x))
+    return s + np.sum(np.sin(d["a"])) + np.sum(np.sin(d["b"]))
+
+
+GRAD_DICT = ssad.grad(dict_item_overwritten, wrt=(0, 1, 2))
+
+
+def weighted_gradient_of_a_dict_write(x, y, s):
+    gx, gy, gs = GRAD_DICT(x, y, s)
+    return np.sum(gx * V) + np.sum(gy * V) + gs
+
+
+def test_reverse_over_reverse_through_a_dict_written_by_key():
+    # The gradient's adjoint of the dict is a dict (made by zero_at, add_at...): read
+    # again, its own adjoint accumulates as a dict, never with `+=`.
+    x = np.array([0.3, -0.2, 0.5, 0.9])
+    got = ssad.grad(weighted_gradient_of_a_dict_write)(x, x, 0.3)
+    expected = finite_difference_gradient(weighted_gradient_of_a_dict_write, (x, x, 0.3), 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)

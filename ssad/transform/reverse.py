@@ -41,7 +41,9 @@ from .calls import bind_operands
 from ..errors import MissingRuleError
 from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import vjp_handles
-from ..runtime import concat
+from ..runtime import (
+    add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, pack_like, zero_at, zeros_like_value,
+)
 from ..analysis.shapes import scalar_names
 from .tape import Restore, Save, insert_tape, markers_as_comments, unbound_zero_reads
 
@@ -120,7 +122,11 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                 names.add(target.id)
                 names |= {a.id for a in op.operands() if isinstance(a, gast.Name)}
             elif op.kind == primitives.PRIMITIVE:
-                if op.primitive in _SEQUENCE_PRIMITIVES or op.primitive in (dict.items, dict.values):
+                if op.primitive in _STRUCTURED:
+                    # an adjoint helper returns the structure of its first operand (a dict, a
+                    # list...): so does the value, in generated code differentiated again
+                    names.add(target.id)
+                elif op.primitive in _SEQUENCE_PRIMITIVES or op.primitive in (dict.items, dict.values):
                     names.add(target.id)
                     names |= {a.id for a in op.args if isinstance(a, gast.Name)}
                 else:
@@ -302,3 +308,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
 
 
 _SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack}
+# Run-time adjoint helpers whose result has the structure of their first operand.
+_STRUCTURED = {
+    copy_adjoint, zero_at, add_at, added_at, add_adjoint, zeros_like_value, getitem_adjoint, pack_like, add_attr,
+}
