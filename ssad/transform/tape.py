@@ -224,16 +224,22 @@ def _with_call_residuals(shares, calls):
 
 def _maybe_unbound(program, markers, recorded):
     """Recorded names that a push may meet before their first assignment."""
-    bound = set(program.params)
-    for statement in program.body:
-        if isinstance(statement, gast.Assign):
-            bound |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+    bound = _bound_at_top(program.body, program.params)
     names = []
     for marker in markers:
         for n in recorded(marker):
             if marker.write is None and n not in bound and n not in names:
                 names.append(n)
     return names
+
+
+def _bound_at_top(statements, params):
+    """The parameters and the names a top-level assignment of `statements` binds."""
+    bound = set(params)
+    for statement in statements:
+        if isinstance(statement, gast.Assign):
+            bound |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+    return bound
 
 
 def markers_as_comments(block):
@@ -254,12 +260,8 @@ def unbound_zero_reads(statements, params, namespace):
     the other path's join gives their adjoint (or tangent) an explicit zero shaped like
     them. `zeros_like_value(None)` is the zero of a value never computed.
     """
-    bound = set(params)
-    stored = set()
-    for statement in statements:
-        if isinstance(statement, gast.Assign):
-            bound |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
-        stored |= {n.id for n in gast.walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    bound = _bound_at_top(statements, params)
+    stored = {n.id for s in statements for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     read = []
     for node in (n for statement in statements for n in gast.walk(statement)):
         if (
