@@ -17,7 +17,7 @@ from .backend.driver import SCALAR_TYPES, Variants, compiled, globals_read
 from .errors import SsadError
 from .frontend import fence, parse
 from .registry import REGISTRY
-from .runtime import Tape
+from .runtime import unspent
 from .runtime.callables import parameters, tangent_parameter, unwrapped, varargs
 from .runtime.handles import GRAD, JVP, VALUE_AND_GRAD, VJP
 from .runtime.structure import fit_gradient
@@ -190,14 +190,7 @@ def vjp(f, *args, **kwargs):
                 "ssad.vjp again for another output adjoint"
             )
         runs.append(True)
-        if entry.callees:  # callees keep tapes of their own inside the residuals
-            saved = _unspent(residuals)
-        else:
-            saved = list(residuals)
-            if entry.tape_index is not None:  # each run pops from its own copy of the tape
-                saved[entry.tape_index] = saved[entry.tape_index].copy()
-            saved = tuple(saved)
-        adjoints = backward(d_value, saved)
+        adjoints = backward(d_value, unspent(residuals))  # each run pops its own copy of the tapes
         if rest is not None and len(args) > len(positional):  # one adjoint per argument *args took
             adjoints = tuple(adjoints[:-1]) + tuple(adjoints[-1])
         return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
@@ -222,27 +215,6 @@ def _writes_in_place_anywhere(entry):
             return True
         pending.extend(callee.callees or [])
     return False
-
-
-def _unspent(residuals, copies=None):
-    """`residuals` with every tape in it copied, however deep (a callee's saved values sit
-    in a tuple, on the caller's tape when it was called in a loop): the backward sweep
-    pops what it reads, and a pullback may run more than once.
-
-    A tape reachable from several places (code that differentiates generated code saves
-    the tape it pushes on, and also the values that hold it) is copied once, so every
-    place still holds the same tape."""
-    if copies is None:
-        copies = {}
-    if isinstance(residuals, Tape):
-        copied = copies.get(id(residuals))
-        if copied is None:
-            copied = copies[id(residuals)] = Tape()
-            copied.extend(_unspent(entry, copies) for entry in residuals)
-        return copied
-    if type(residuals) is tuple:
-        return tuple(_unspent(entry, copies) for entry in residuals)
-    return residuals
 
 
 def jvp(f, primals, tangents):

@@ -447,3 +447,45 @@ def test_pullback_of_a_holomorphic_function():
     np.testing.assert_allclose(got, autograd.make_vjp(ag)(Z)[0](C), rtol=1e-12)
     derivative = np.exp(Z) * (1 + Z) + (np.cos(Z) * (Z + 2.0) - np.sin(Z)) / (Z + 2.0) ** 2
     np.testing.assert_allclose(got, C * derivative, rtol=1e-12)
+
+
+# ----- Complex values that appear inside loops -----
+
+
+def phase_loop(xp):
+    def f(x):
+        y = x
+        for _ in range(3):
+            y = y * xp.exp(1j * x)  # real on the first pass, complex after
+        return xp.abs(xp.sum(y))
+
+    return f
+
+
+def complex_constant_accumulated(xp):
+    def f(x):
+        total = 0.0
+        for k in range(3):
+            total = total + xp.abs(xp.sum(x * (0.5 + 1j * k) + 0.25j)) ** 2
+        return total
+
+    return f
+
+
+def indexed_complex_loop(xp):
+    def f(x):
+        acc = 0.0 + 0.0j
+        for i in range(len(x)):
+            acc = acc + x[i] * xp.exp(1j * x[i] * (i + 1))
+        return xp.abs(acc) ** 2
+
+    return f
+
+
+@pytest.mark.parametrize("program", [phase_loop, complex_constant_accumulated, indexed_complex_loop])
+def test_a_real_input_accumulates_a_real_gradient_from_complex_values_in_a_loop(program):
+    x = np.array([0.3, -0.7, 1.1])
+    got = assert_matches_fd(program(np), x)
+    assert not np.iscomplexobj(got)
+    np.testing.assert_allclose(got, autograd.grad(program(anp))(x), rtol=1e-10)
+    np.testing.assert_allclose(ssad.hessian(program(np))(x), autograd.hessian(program(anp))(x), rtol=1e-8, atol=1e-10)

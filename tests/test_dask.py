@@ -31,7 +31,7 @@ distributed = pytest.importorskip("dask.distributed")
 import ssad  # noqa: E402
 import ssad.rules  # noqa: E402,F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name  # noqa: E402
-from ssad.runtime import add_at, c_, concat, pack_like, r_  # noqa: E402
+from ssad.runtime import add_at, c_, concat, pack_like, r_, unspent  # noqa: E402
 from ssad.runtime.structure import add_attr  # noqa: E402
 
 from .rules import (  # noqa: E402
@@ -282,6 +282,7 @@ EXTRA_SAMPLES = [
     Sample(dict.items, ({"a": _A, "b": _B},), id="dict.items", dy=[(None, _C), (None, 2.0 * _B)]),
     Sample(add_attr, (types.SimpleNamespace(w=_A), "w", _C), id="add_attr", dy=types.SimpleNamespace(w=_B[:, :1] * _C)),
     Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {})),
+    Sample(unspent, ((_A, [_B, _C]),), id="unspent", dy=(_C, [2.0 * _B, _A])),
 ]
 
 

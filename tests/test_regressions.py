@@ -609,8 +609,20 @@ def joined_by_c_with_a_matrix(x):
     return np.sum(np.sin(np.c_[np.outer(x, x), x]) * np.arange(12.0).reshape(3, 4))
 
 
+def joined_by_a_local_name_for_r_(x):
+    rr = np.r_
+    return np.sum(np.sin(rr[x, 0:2, x] * np.arange(1.0, 9.0)))
+
+
+def joined_by_a_local_name_for_c_(x):
+    cc = np.c_
+    return np.sum(np.sin(cc[x, 2.0 * x, np.ones(3)] * np.arange(1.0, 10.0).reshape(3, 3)))
+
+
 @pytest.mark.parametrize(
-    "function", [joined_by_r_, joined_by_r_with_constant_pieces, joined_by_c_, joined_by_c_with_a_matrix]
+    "function",
+    [joined_by_r_, joined_by_r_with_constant_pieces, joined_by_c_, joined_by_c_with_a_matrix,
+     joined_by_a_local_name_for_r_, joined_by_a_local_name_for_c_],
 )
 def test_r_and_c_join_pieces_that_carry_gradients(function):
     x = np.array([0.3, 0.7, -1.1])

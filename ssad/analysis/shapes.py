@@ -66,6 +66,43 @@ def _produces_scalar(primitive, op, scalar):
     return False
 
 
+_COMPLEX_MAKERS = {complex, np.complex64, np.complex128, np.linalg.eig, np.linalg.eigvals, np.roots}
+_COMPLEX_MODULES = ("numpy.fft", "numpy.lib.scimath", "numpy.emath")
+_REAL_TYPES = {float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_}
+
+
+def may_be_complex(program):
+    """Whether `program` itself may make a complex value from real ones: a complex literal
+    (`1j * x`), an FFT, `np.emath`, `complex(...)`, a conversion to a dtype that is not
+    known to be real. Then no `unbroadcast` is dropped: it takes the real part of a real
+    operand's adjoint (docs/conventions.md), which a dropped one would leave complex."""
+
+    def static(expr):
+        try:
+            return primitives.static_value(expr, program)
+        except Exception:  # noqa: BLE001 - not a static path: not a maker this test knows
+            return None
+
+    for node in gast.walk(gast.Module(body=program.body, type_ignores=[])):
+        if isinstance(node, gast.Constant) and isinstance(node.value, complex):
+            return True
+        if not isinstance(node, gast.Call):
+            continue
+        if any(k.arg == "dtype" for k in node.keywords):
+            return True
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "astype":
+            if not node.args or static(node.args[0]) not in _REAL_TYPES:
+                return True
+            continue
+        if not (isinstance(func, (gast.Name, gast.Attribute)) and primitives.is_static(func, program)):
+            continue
+        maker = static(func)
+        if maker in _COMPLEX_MAKERS or getattr(maker, "__module__", None) in _COMPLEX_MODULES:
+            return True
+    return False
+
+
 def scalar_names(program, scalar_params):
     """The names whose every assignment produces a scalar, given the scalar parameters."""
     statements = [s for s in simple_statements(program.body) if isinstance(s, gast.Assign)]
@@ -131,6 +168,8 @@ def drop_unbroadcast(output, op, position, y, scalar, unbroadcast_names):
 
     operand = op.args[position]
     others = [a for i, a in enumerate(op.args) if i != position]
+    if any(isinstance(a, gast.Constant) and isinstance(a.value, complex) for a in others):
+        return output  # `1j * x`: unbroadcast takes the real part of x's adjoint when x is real
     identity = (known(operand) and y in scalar) or (
         op.primitive is not None and is_elementwise(op.primitive) and all(known(a) for a in others)
     )

@@ -38,7 +38,6 @@ class Compiled:
     wrt: tuple  # parameter names differentiated
     positions: tuple  # their positions among the positional parameters (None if keyword-only)
     writes_in_place: bool = False  # x[i] = v restores arrays in place: a pullback runs once
-    tape_index: int = None  # position of the tape among the residuals (vjp), if any
     callees: list = None  # (function, wrt) of the user functions the code calls
 
 
@@ -84,7 +83,7 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
             return source
         scope = emit.compile_module(name, source, namespace.values)
         entry = _with_defaults(scope[name], f)
-        return Compiled(source, entry, None, wrt, positions(f, wrt), program.writes_in_place, None, gradient.callees)
+        return Compiled(source, entry, None, wrt, positions(f, wrt), program.writes_in_place, gradient.callees)
 
     # vjp: a forward function that returns the value and what the backward one reads.
     base = vjp_name(f, wrt)
@@ -153,9 +152,8 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
         return source
     scope = emit.compile_module(f"vjp_{base}", source, namespace.values)
     entry = _with_defaults(scope[forward_name], f)
-    tape_index = saved.index(gradient.tape) if gradient.tape in saved else None
     return Compiled(
-        source, entry, scope[backward_name], wrt, positions(f, wrt), program.writes_in_place, tape_index,
+        source, entry, scope[backward_name], wrt, positions(f, wrt), program.writes_in_place,
         gradient.callees,
     )
 
@@ -195,7 +193,7 @@ def jvp_function(f, program, tangents, wrt, optimize, stage=None):
         return source
     scope = emit.compile_module(name, source, namespace.values)
     entry = _with_defaults(scope[name], f)
-    return Compiled(source, entry, None, wrt, positions(f, wrt), program.writes_in_place, None, tangents.callees)
+    return Compiled(source, entry, None, wrt, positions(f, wrt), program.writes_in_place, tangents.callees)
 
 
 def _snapshot(result, program):

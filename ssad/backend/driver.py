@@ -52,9 +52,11 @@ def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False
         return entries[key]
 
 
-# Types whose values are scalars: arguments of these types get code specialized on it.
+# Types whose values are real scalars: arguments of these types get code specialized on it.
+# Not complex ones: the adjoint of a real operand of `x * s` must stay an `unbroadcast`
+# (which takes its real part) when s is complex.
 SCALAR_TYPES = frozenset({
-    float, int, bool, complex, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_, np.complex128,
+    float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_,
 })
 
 

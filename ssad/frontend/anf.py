@@ -43,7 +43,7 @@ import gast
 from .builders import name as _name
 from .builders import store as _store
 from .control import ControlFlowLowering
-from .expressions import ExpressionLowering, makes_sequence, reads_name
+from .expressions import ExpressionLowering, index_aliases, makes_sequence, reads_name
 from .generated import GeneratedCodeLowering
 from .namespace import Namespace
 from .jumps import lower_jumps
@@ -135,6 +135,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
             self.current[name] = name
             self.defined.add(name)
             self.callers.add(name)
+        self.index_aliases = index_aliases(parsed.node, self.is_static)
 
     # ----- blocks -----
 
@@ -164,6 +165,8 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
     # ----- statements -----
 
     def statement(self, statement):
+        if isinstance(statement, (gast.Assign, gast.Expr)):
+            statement.value = self.with_unspent_residuals(statement.value)
         if self.is_drop_last(statement):
             self.block(self.without_drop_last(statement))
         elif isinstance(statement, gast.Assign):
@@ -286,7 +289,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         if write and (name in self.callers or any(n in self.callers for n in self.sharing.others(name))):
             raise self.parsed.unsupported(
                 statement,
-                f"`{written}` would write into an array the caller passed in; copy it first "
+                f"`{written}` would change an array or list the caller passed in; copy it first "
                 f"(`{user_name} = {user_name}.copy()`) so the gradient function leaves the input unchanged",
             )
         # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would

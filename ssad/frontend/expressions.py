@@ -7,6 +7,7 @@ subscripts, attribute reads, and the function values of nested functions.
 """
 
 import builtins
+import collections
 import copy
 
 import gast
@@ -19,6 +20,30 @@ from .builders import name as _name
 from .builders import store as _store
 from .closures import make_template
 from ..runtime import c_, concat, r_
+
+
+_LIST_CHANGES = frozenset({"pop", "remove", "clear"})  # list methods that change the list and return a value
+
+
+def index_aliases(function, is_static):
+    """{name: `np.r_` or `np.c_`} for each local the function binds once, at its top level, to one
+    of them (`rr = np.r_`), so `rr[a, b]` is the concatenation `np.r_[a, b]` is."""
+    stores = collections.Counter(
+        n.id for n in gast.walk(function) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    )
+    aliases = {}
+    for statement in function.body:
+        if (
+            isinstance(statement, gast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], gast.Name)
+            and stores[statement.targets[0].id] == 1
+            and isinstance(statement.value, gast.Attribute)
+            and statement.value.attr in ("r_", "c_")
+            and is_static(statement.value)
+        ):
+            aliases[statement.targets[0].id] = statement.value
+    return aliases
 
 
 class _Rename(gast.NodeTransformer):
@@ -295,12 +320,15 @@ class ExpressionLowering:
         gradients by the rules of `r_` and `c_`; each slice piece becomes its array
         (`np.r_[0:3]`, a constant). None for any other subscript, and for a string
         directive (`np.r_['0,2', a]`), which stays a subscript ssad refuses to differentiate."""
-        if not self.is_static(expr.value):
+        source = expr.value
+        if isinstance(source, gast.Name) and source.id in self.index_aliases:
+            source = copy.deepcopy(self.index_aliases[source.id])  # `rr = np.r_` earlier: rr[a, b]
+        if not self.is_static(source):
             return None
         from .primitives import static_value
 
         try:
-            holder = static_value(expr.value, self)
+            holder = static_value(source, self)
         except Exception:  # noqa: BLE001 - a path that does not resolve is reported elsewhere
             return None
         helper = {id(np.r_): r_, id(np.c_): c_}.get(id(holder))
@@ -312,7 +340,7 @@ class ExpressionLowering:
         pieces = []
         for element in elements:
             if isinstance(element, gast.Slice):  # np.r_[start:stop:step]: an arange or a linspace
-                arange = copy.deepcopy(expr.value) if helper is r_ else _name(self.namespace.bind("np_r", np.r_))
+                arange = copy.deepcopy(source) if helper is r_ else _name(self.namespace.bind("np_r", np.r_))
                 element = gast.Subscript(value=arange, slice=element, ctx=gast.Load())
             elif isinstance(element, gast.Starred):
                 pieces.append(gast.Starred(value=self.atom(element.value), ctx=gast.Load()))
@@ -323,6 +351,9 @@ class ExpressionLowering:
     def callee(self, func):
         if self.is_static(func):
             return func
+        if isinstance(func, gast.Attribute) and func.attr in _LIST_CHANGES and isinstance(func.value, gast.Name):
+            # `items.pop()`: refused on a list the caller passed in, as `items.append(v)` is
+            self.check_not_shared(func.value.id, self.origin, f"{func.value.id}.{func.attr}(...)", write=True)
         if isinstance(func, gast.Attribute):
             return gast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=gast.Load())
         # A function value: a parameter, a nested def, a lambda, an item of a container.

@@ -6,13 +6,21 @@ again by `grad(grad(f))` or `hessian`, both are in-place changes the second-orde
 must see, so the A-normal form spells them as what ssad already differentiates: the
 write `x[i] = restored_value(old)`, and `t = list(items[len(items) - n:])` followed by
 n pops.
+
+The backward half of a callee, `backward_g(d_t, t_saved)`, pops the tape inside
+`t_saved` and undoes the list changes of `forward_g`. The second-order backward sweep
+undoes `forward_g` in turn, so it needs those tapes and lists as `forward_g` left
+them, whether or not it differentiates the `backward_g` call (it does not when that
+call's result does not reach the output): the call is given its own copy,
+`backward_g(d_t, unspent(t_saved))`.
 """
 
 import copy
 
 import gast
 
-from ..runtime import drop_last, restore_part, restored_value
+from ..runtime import drop_last, restore_part, restored_value, unspent
+from ..runtime.handles import Handle
 from .builders import call, name
 
 
@@ -61,6 +69,22 @@ class GeneratedCodeLowering:
         if isinstance(statement, gast.Assign):
             out.insert(0, gast.Assign(targets=statement.targets, value=taken.value, type_comment=None))
         return [gast.copy_location(node, statement) for node in out]
+
+    def with_unspent_residuals(self, value):
+        """`value` with each call of a callee's backward half given its own copy of the
+        residuals: `backward_g(d_t, unspent(t_saved))`."""
+        namespace = self.namespace
+
+        class Copy(gast.NodeTransformer):
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                function = namespace.values.get(node.func.id) if isinstance(node.func, gast.Name) else None
+                if not (isinstance(function, Handle) and function.half == "backward" and len(node.args) == 2):
+                    return node
+                residuals = call(name(namespace.bind("unspent", unspent)), node.args[1])
+                return gast.copy_location(gast.Call(func=node.func, args=[node.args[0], residuals], keywords=[]), node)
+
+        return Copy().visit(value)
 
     def _calls(self, value, helper, arity):
         return (

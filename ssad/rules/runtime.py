@@ -25,6 +25,7 @@ from ..runtime import (
     summed_at,
     take_part,
     unbroadcast,
+    unspent,
     zero_at,
     zeros_like_value,
 )
@@ -52,6 +53,16 @@ def restored_value_adjoint(dy, y, old):
 @tangent(restored_value)
 def restored_value_tangent(tangents, y, old):
     return tangents[0]
+
+
+@adjoint(unspent)
+def unspent_adjoint(dy, y, residuals):
+    return (dy,)
+
+
+@tangent(unspent)
+def unspent_tangent(tangents, y, residuals):
+    return unspent(tangents[0])
 
 # ----- Shapes -----
 

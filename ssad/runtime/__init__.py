@@ -37,6 +37,8 @@ def unbroadcast(g, x):
         )
     shape = getattr(x, "shape", ())
     g_shape = getattr(g, "shape", ())
+    if _is_complex(g) and not _is_complex(x):
+        g = np.real(g)  # a real operand of a complex result: its adjoint is real (docs/conventions.md)
     if g_shape == shape:
         return g
     extra = len(g_shape) - len(shape)
@@ -54,6 +56,17 @@ def unbroadcast(g, x):
     if axes:
         g = reduce(g, axes, keepdims=True)
     return g
+
+
+def _is_complex(value):
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.dtype.kind == "c"
+    if kind is float or kind is int or kind is np.float64:
+        return False
+    if kind is Shape:
+        return value.complex
+    return kind is complex or np.iscomplexobj(value)
 
 
 def size(x):
@@ -189,18 +202,21 @@ def c_(*pieces):
 
 
 class Shape:
-    """What the tape keeps of an array the adjoint sweep needs only the shape of."""
+    """What the tape keeps of an array the adjoint sweep needs only the shape (and
+    whether it is complex) of."""
 
-    __slots__ = ("shape",)
+    __slots__ = ("shape", "complex")
 
-    def __init__(self, shape):
+    def __init__(self, shape, complex=False):
         self.shape = shape
+        self.complex = complex
 
 
 def shape_only(x):
     """`x` for the tape when only its shape is read back (by `unbroadcast`): arrays
-    are kept as their shape, so the tape does not hold them alive; anything else as is."""
-    return Shape(x.shape) if type(x) is np.ndarray else x
+    are kept as their shape and kind, so the tape does not hold them alive; anything
+    else as is."""
+    return Shape(x.shape, x.dtype.kind == "c") if type(x) is np.ndarray else x
 
 
 class Tape(list):
@@ -218,3 +234,30 @@ class Tape(list):
 def stop_gradient(x):
     """Return `x`; no gradient flows back through this call."""
     return x
+
+
+def unspent(residuals, copies=None):
+    """`residuals` with every container a backward sweep changes copied, however deep.
+
+    A backward half pops its tape and undoes the list changes of its forward half. Run
+    on a copy, it leaves the residuals as the forward half made them: so a pullback may
+    run again, and code that differentiates a gradient still finds, in its own backward
+    sweep, the tapes and lists its forward sweep saved. A container reachable from
+    several places is copied once, so every place still holds the same copy.
+    """
+    if copies is None:
+        copies = {}
+    kind = type(residuals)
+    if kind is tuple:
+        return tuple(unspent(item, copies) for item in residuals)
+    if kind is Tape or kind is list or kind is dict:
+        copied = copies.get(id(residuals))
+        if copied is None:
+            if kind is dict:
+                copied = copies[id(residuals)] = {}
+                copied.update((k, unspent(v, copies)) for k, v in residuals.items())
+            else:
+                copied = copies[id(residuals)] = kind()
+                copied.extend(unspent(item, copies) for item in residuals)
+        return copied
+    return residuals

@@ -44,7 +44,7 @@ from ..runtime.handles import vjp_handles
 from ..runtime import (
     add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, pack_like, zero_at, zeros_like_value,
 )
-from ..analysis.shapes import scalar_names
+from ..analysis.shapes import may_be_complex, scalar_names
 from .tape import Restore, Save, insert_tape, markers_as_comments, unbound_zero_reads
 
 
@@ -69,7 +69,7 @@ def reverse(program, activity, wrt, scalar_params=(), tape=True):
     code before the tape stage.
     """
     rev = _Reverse(program, activity)
-    rev.scalars = scalar_names(program, scalar_params)
+    rev.scalars = set() if may_be_complex(program) else scalar_names(program, scalar_params)
     return rev.run(wrt, tape)
 
 

@@ -8,6 +8,7 @@ import pytest
 import ssad.rules  # noqa: F401  (registers the built-in rules)
 from ssad.registry import REGISTRY
 from ssad.runtime import (
+    Tape,
     add_at,
     added_at,
     broadcast_like,
@@ -19,6 +20,7 @@ from ssad.runtime import (
     summed_at,
     take_part,
     unbroadcast,
+    unspent,
     zero_at,
 )
 from ssad.runtime.structure import add_adjoint, add_attr
@@ -54,7 +56,7 @@ CASES = [
     Case(saved_part, (A34, np.s_[1:, 2]), id="saved_part"),
     Case(restored_value, (R4,), id="restored_value"),
 ]
-CHECKED_ELSEWHERE = [add_at, pack_like, add_attr]
+CHECKED_ELSEWHERE = [add_at, pack_like, add_attr, unspent]
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
@@ -113,3 +115,27 @@ def test_gather_adjoints_sum_every_read_row(shape, index, d_part):
     np.testing.assert_allclose(getitem_adjoint(rows, x, index), expected, rtol=1e-14)
     start = rng.standard_normal(shape)
     np.testing.assert_allclose(add_at(start.copy(), index, d_part), start + expected, rtol=1e-14)
+
+
+def test_unspent_copies_every_container_a_backward_sweep_changes_and_only_those():
+    tape = Tape([1.0, R4])
+    items = [A34]
+    residuals = (R4, tape, (items, tape), {"k": items})
+    copied = unspent(residuals)
+    assert copied[0] is R4  # arrays are read, never changed, by a backward sweep: shared
+    assert type(copied[1]) is Tape and copied[1] == tape and copied[1] is not tape
+    assert copied[2][1] is copied[1]  # one tape reachable twice stays one tape
+    assert copied[2][0] is copied[3]["k"] and copied[2][0] is not items
+    copied[1].pop()
+    copied[2][0].pop()
+    assert len(tape) == 2 and len(items) == 1  # the forward half's residuals are left as they were
+
+
+def test_unspent_rules_pass_adjoints_and_tangents_through_unchanged():
+    residuals = (R4, [A34], {"k": R4})
+    d_residuals = (2 * R4, [3 * A34], {"k": -R4})
+    (back,) = REGISTRY.adjoint_rule(unspent)(d_residuals, unspent(residuals), residuals)
+    assert back is d_residuals
+    forward = REGISTRY.tangent_rule(unspent)((d_residuals,), unspent(residuals), residuals)
+    assert forward[0] is d_residuals[0] and forward[1] is not d_residuals[1]
+    assert np.array_equal(forward[1][0], d_residuals[1][0]) and np.array_equal(forward[2]["k"], -R4)
