@@ -314,6 +314,16 @@ def measure(workload, args, peers, target, repeats):
         forward = forward_sweep(workload, args)
         calls["ssad forward sweep"] = lambda: forward(*args)
         calls["ssad.vjp call"] = lambda: ssad.vjp(workload.function, *args)
+    tangents = hvp_direction(workload, args)
+    gradient = ssad.grad(workload.function, wrt=workload.wrt)
+    calls["ssad hvp: jvp(grad(f))"] = lambda: ssad.jvp(gradient, args, tangents)
+    if "jax.jit" in peers:
+        try:
+            jax_hvp = jax_jit_hvp(workload, args)
+            jax_hvp()
+            calls["jax.jit hvp: jvp(grad(f))"] = jax_hvp
+        except Exception as error:  # reported, not fatal, as for the gradients
+            entry["notes"]["jax.jit hvp: jvp(grad(f))"] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
     entry["seconds"] = median_times(calls, target, repeats)
     entry["cached_call_overhead_seconds"] = cached_call_overhead(workload, args, target, repeats)
     if workload.name == "rnn":
@@ -323,6 +333,38 @@ def measure(workload, args, peers, target, repeats):
             "ssad": peak_memory(lambda: gradient(*args)),
         }
     return entry
+
+
+def hvp_direction(workload, args):
+    """A fixed direction for the Hessian-vector product: one per differentiated argument."""
+    rng = np.random.default_rng(1)
+    return tuple(
+        (float(rng.standard_normal()) if np.ndim(a) == 0 else rng.standard_normal(np.shape(a))) if i in workload.wrt
+        else None
+        for i, a in enumerate(args)
+    )
+
+
+def jax_jit_hvp(workload, args):
+    """`jax.jvp(jax.grad(f))` under `jax.jit`, along `hvp_direction`, as a call of no arguments."""
+    import jax
+
+    gradient = _jax_gradient(workload)
+    tangents = hvp_direction(workload, args)
+    wrt = workload.wrt
+
+    def hvp(*differentiated):
+        def partial(*moving):
+            full = list(args)
+            for i, value in zip(wrt, moving, strict=True):
+                full[i] = value
+            return gradient(*full)
+
+        return jax.jvp(partial, differentiated, tuple(tangents[i] for i in wrt))
+
+    compiled = jax.jit(hvp)
+    primals = tuple(args[i] for i in wrt)
+    return lambda: jax.block_until_ready(compiled(*primals))
 
 
 def forward_sweep(workload, args):
@@ -343,6 +385,10 @@ def format_entry(entry):
             ratio = "1.00"
         elif name in ("ssad forward sweep", "ssad.vjp call"):
             ratio = f"{value / seconds['function']:.2f} of f"
+        elif name == "ssad hvp: jvp(grad(f))":
+            ratio = f"{value / seconds['ssad']:.2f} of grad"
+        elif name == "jax.jit hvp: jvp(grad(f))" and "jax.jit" in seconds:
+            ratio = f"{value / seconds['jax.jit']:.2f} of grad"
         else:
             ratio = f"{value / hand:.2f}"
         check = entry["correct"].get(name)

@@ -223,16 +223,20 @@ def jvp(f, primals, tangents):
     `tangents` has one tangent per primal, shaped like it (None for an argument
     that carries none).
     """
-    f = unwrapped(f)
-    _check_function(f, "jvp")
     primals, tangents = tuple(primals), tuple(tangents)
+    variants = getattr(f, "variants", None)
+    # a gradient's code specialized on the arguments that are scalars here (the code
+    # `f(*primals)` runs), so a Hessian-vector product differentiates that code
+    f = variants.for_args(primals).function if isinstance(variants, Variants) else unwrapped(f)
+    _check_function(f, "jvp")
     if len(primals) != len(tangents):
         raise SsadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents")
     positional, _ = parameters(f)
     if len(primals) > len(positional):
         raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(primals)}")
     wrt = tuple(n for n, t in zip(positional, tangents, strict=False) if t is not None)
-    entry = compiled(f, wrt, JVP)
+    scalars = frozenset(n for n, a in zip(positional, primals, strict=False) if type(a) in SCALAR_TYPES)
+    entry = compiled(f, wrt, JVP, True, scalars)
     keywords = {tangent_parameter(n): t for n, t in zip(positional, tangents, strict=False) if t is not None}
     value, tangent = entry.function(*primals, **keywords)
     return value, tangent

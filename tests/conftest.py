@@ -1,11 +1,14 @@
 import numpy as np
 
+from ssad.backend import pipeline
 from ssad.transform import mirror
 from ssad.testing import assert_close, numerical_gradient
 
 # Every adjoint sweep the tests generate is checked to read the values of the forward
-# sweep it reverses (see ssad/mirror.py).
+# sweep it reverses (see ssad/mirror.py), and every function they generate is read back
+# by the front end, which must accept it (see ssad/backend/pipeline.py).
 mirror.ENABLED = True
+pipeline.CHECK_CLOSURE = True
 
 
 def float_positions(args):

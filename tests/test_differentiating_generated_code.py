@@ -9,6 +9,7 @@ it needed the written one (silently wrong), or popped an empty list.
 from collections import namedtuple
 
 import numpy as np
+import pytest
 
 import ssad
 from ssad.testing import numerical_gradient
@@ -123,3 +124,76 @@ def test_reverse_over_reverse_through_a_dict_written_by_key():
     got = ssad.grad(weighted_gradient_of_a_dict_write)(x, x, 0.3)
     expected = finite_difference_gradient(weighted_gradient_of_a_dict_write, (x, x, 0.3), 0)
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+
+
+# ----- A view of an array the gradient writes into, read again after the write -----
+# The first-order gradient of `z[1:3] *= c` reads `z_part = z[1:3]` (a view) before the
+# write and again after the backward sweep restored z. Differentiated again, that view is
+# read as a copy (`owned`), so the second-order code sees no array two names share.
+
+
+def written_through_parts(x, y):
+    z = y * 1.0
+    z[1:3] *= np.sin(x)
+    z[0] = x * z[2]
+    return np.sum(z * z)
+
+
+def written_in_a_loop(x, y):
+    z = y * 1.0
+    for _ in range(3):
+        z *= 1.0 + 0.5 * np.tanh(x)  # rebinds z each pass: the gradient keeps one name for it
+        z[2:4] *= np.sqrt(1.5 + x * x)
+        x = x + np.sum(z) * 0.1
+    return np.sum(np.sort(z) * V) + x
+
+
+def last_item_read_then_appended(x, y):
+    states = [x * y]
+    for _ in range(3):
+        h = states[-1]  # an item of the list, not a view of it: the append leaves h as it is
+        states.append(np.tanh(h * 2.0 + y))
+        x = x + h
+    return np.sum(states[-1] * V) + np.sum(x)
+
+
+@pytest.mark.parametrize("function", [written_through_parts, written_in_a_loop, last_item_read_then_appended])
+def test_second_order_of_a_gradient_that_writes_into_arrays(function):
+    x, y = (0.7, Y) if function is not last_item_read_then_appended else (X, Y)
+    gradient = ssad.grad(function, wrt=(0, 1))
+
+    def directional(x, y):
+        gx, gy = gradient(x, y)
+        return np.sum(gx * 0.5) + np.sum(gy * V)
+
+    for position in (0, 1):
+        got = ssad.grad(directional, wrt=position)(x, y)
+        np.testing.assert_allclose(got, finite_difference_gradient(directional, (x, y), position), rtol=1e-6, atol=1e-8)
+    tangents = (np.ones_like(x) * 0.3, V * 0.1)
+    _, tangent = ssad.jvp(gradient, (x, y), tangents)
+    step = 1e-6
+    up = gradient(x + step * tangents[0], y + step * tangents[1])
+    down = gradient(x - step * tangents[0], y - step * tangents[1])
+    for got, u, d in zip(tangent, up, down, strict=True):
+        np.testing.assert_allclose(got, (u - d) / (2 * step), rtol=1e-6, atol=1e-8)
+    hessian = ssad.hessian(function, wrt=1)(x, y)
+    np.testing.assert_allclose(hessian, ssad.jacobian(ssad.grad(function, wrt=1), wrt=1)(x, y), rtol=1e-9, atol=1e-12)
+
+
+def test_the_first_order_gradient_of_an_item_read_then_appended_matches_autograd():
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+
+    def reference(x, y):
+        states = [x * y]
+        for _ in range(3):
+            h = states[-1]
+            states.append(anp.tanh(h * 2.0 + y))
+            x = x + h
+        return anp.sum(states[-1] * V) + anp.sum(x)
+
+    for position in (0, 1):
+        np.testing.assert_allclose(
+            ssad.grad(last_item_read_then_appended, wrt=position)(X, Y), autograd.grad(reference, position)(X, Y),
+            rtol=1e-12,
+        )

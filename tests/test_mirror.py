@@ -57,7 +57,23 @@ def test_a_selecting_reduction_of_an_array_rebuilt_and_written_each_iteration():
                                rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("function", [max_read_after_a_later_write, sorted_and_argmax_read_after_writes])
+def first_item_read_while_the_list_grows(x):
+    # items[0] is one value however many items the loop appends after it; the checker
+    # once took the read before an append and the read after it for two values
+    h = x * 1.0
+    items = [np.cos(x), x * 2.0]
+    for _ in range(3):
+        if np.sum(h) > 2.5:
+            break
+        items.append(np.tanh(h))
+        for _ in range(2):
+            h = np.tanh(h * h + items[0][2] + x)
+    return np.sum(h) + np.sum(np.sin(items[-1]))
+
+
+@pytest.mark.parametrize(
+    "function", [max_read_after_a_later_write, sorted_and_argmax_read_after_writes, first_item_read_while_the_list_grows]
+)
 def test_arrays_written_in_place_in_loops(function):
     x = np.array([0.7, -1.3, 0.4, 2.1])
     got = ssad.grad(function)(x)

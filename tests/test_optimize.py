@@ -104,6 +104,33 @@ def test_copy_propagation_stops_at_control_flow():
     )
 
 
+def test_an_array_written_in_place_keeps_its_own_name():
+    # z and t are one array: reading t for z would be right here, but code that
+    # differentiates this code again would see two names of an array written in place
+    statements = parse(
+        """
+        z = t
+        a = np.sum(z)
+        z[0] = 1.0
+        b = np.sum(z)
+        d_b = d_a
+        c = d_b * 2.0
+        return (a, b, c)
+        """
+    )
+    same(
+        optimize(statements, namespace(), {"z", "d_b"}),
+        """
+        z = t
+        a = np.sum(z)
+        z[0] = 1.0
+        b = np.sum(z)
+        c = d_a * 2.0
+        return (a, b, c)
+        """,
+    )
+
+
 # ----- dead code elimination -----
 
 

@@ -8,7 +8,8 @@ and what `ssad.show(f, stage=...)` prints).
 """
 
 from ..analysis import activity
-from ..frontend import anf, fence
+from ..errors import SsadError
+from ..frontend import anf, fence, parse
 from ..optimize import cse
 from ..runtime.handles import JVP
 from ..transform.forward import forward
@@ -17,6 +18,11 @@ from . import emit
 from .assemble import jvp_function, parse_or_missing_rule, reverse_functions, rule_caller
 
 STAGES = ("parse", "fence", "jumps", "anf", "cse", "activity", "reverse", "tape", "optimized")
+
+# When True (the test suite and `make fuzz` set it), every function the pipeline emits
+# is read back by the front end, which must accept it: the code ssad generates stays
+# inside what ssad differentiates, so it can always be differentiated again.
+CHECK_CLOSURE = False
 
 
 def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=False):
@@ -43,10 +49,26 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
     if stage == "activity":
         return activity_report(program, analysis)
     if variant == JVP:
-        tangents = forward(program, wrt, analysis.active)
-        return jvp_function(f, program, tangents, wrt, optimize, stage)
-    gradient = reverse(program, analysis, wrt, scalars, tape=stage != "reverse")
-    return reverse_functions(f, program, gradient, wrt, variant, optimize, stage, as_tuple)
+        tangents = forward(program, wrt, analysis.active, scalars)
+        built = jvp_function(f, program, tangents, wrt, optimize, stage)
+    else:
+        gradient = reverse(program, analysis, wrt, scalars, tape=stage != "reverse")
+        built = reverse_functions(f, program, gradient, wrt, variant, optimize, stage, as_tuple)
+    if CHECK_CLOSURE and stage is None:
+        for generated in (built.function, built.backward):
+            if generated is not None:
+                _read_back(generated)
+    return built
+
+
+def _read_back(generated):
+    """Run the front end on a generated function; an AssertionError if it refuses it."""
+    try:
+        parsed = parse.parse_function(generated)
+        fence.check(parsed)
+        anf.to_anf(parsed)
+    except SsadError as error:
+        raise AssertionError(f"ssad's front end refuses code ssad generated: {error}") from error
 
 
 def activity_report(program, analysis):

@@ -43,7 +43,8 @@ import gast
 from .builders import name as _name
 from .builders import store as _store
 from .control import ControlFlowLowering
-from .expressions import ExpressionLowering, index_aliases, makes_sequence, reads_name
+from .expressions import ExpressionLowering, makes_sequence, reads_name
+from .namespace import index_aliases
 from .generated import GeneratedCodeLowering
 from .namespace import Namespace
 from .jumps import lower_jumps
@@ -136,6 +137,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
             self.defined.add(name)
             self.callers.add(name)
         self.index_aliases = index_aliases(parsed.node, self.is_static)
+        self.in_place_names = self.written_in_place() if self.is_generated() else set()
 
     # ----- blocks -----
 
@@ -188,7 +190,9 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
                 func = statement.value.func
                 if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and not self.is_static(func):
                     # items.append(v): an in-place change of the list, refused where aliasing would matter
-                    self.check_not_shared(func.value.id, statement, f"{func.value.id}.{func.attr}(...)", write=True)
+                    self.check_not_shared(
+                        func.value.id, statement, f"{func.value.id}.{func.attr}(...)", write=True, list_change=True
+                    )
                     self.writes_in_place = True
                     if func.attr == "pop":  # `items.pop()` for its effect: a pop whose value goes unread
                         self.atom(statement.value, name_hint=f"{func.value.id}_popped")
@@ -279,13 +283,15 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         target = gast.Subscript(value=_name(name), slice=index, ctx=gast.Store())
         self.emit(gast.Assign(targets=[target], value=atom, type_comment=None))
 
-    def check_not_shared(self, user_name, statement, written, write=False):
-        """Refuse an in-place write to an array another name shares and reads afterwards."""
+    def check_not_shared(self, user_name, statement, written, write=False, list_change=False):
+        """Refuse an in-place write to an array (or a change of a list, `list_change`) another
+        name shares and reads afterwards."""
         name = self.current.get(user_name)
         if name is None:
             return
         users = {ssa: user for user, ssa in self.current.items()}
-        sharing = [users[n] for n in self.sharing.others(name) if n in users]
+        others = self.sharing.same_list(name) if list_change else self.sharing.others(name)
+        sharing = [users[n] for n in others if n in users]
         if write and (name in self.callers or any(n in self.callers for n in self.sharing.others(name))):
             raise self.parsed.unsupported(
                 statement,
@@ -311,7 +317,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
             for statement in statements[position + 1 :]:
                 if reads_name(statement, user_name):
                     return True
-        return any(reads_name(loop, user_name) for loop in self.loops)
+        return any(_read_by_next_iteration(loop, user_name) for loop in self.loops)
 
     def define(self, user_name):
         """The name a new value of `user_name` is stored in."""
@@ -342,6 +348,12 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         else:
             self.sequences.discard(name)
         source = viewed_operand(value, lambda n: n in self.defined, self.is_static)
+        if self.in_place_names and (self.owns_view(source) or (isinstance(value, gast.Name) and self.owns_view(name))):
+            view = value.id if isinstance(value, gast.Name) else self.namer.fresh(f"{name}_view")
+            if view != getattr(value, "id", None):
+                self.defined.add(view)
+                self.emit(gast.Assign(targets=[_store(view)], value=value, type_comment=None))
+            value, source = self.owned(view), None
         if source is not None and source in self.callers:
             self.callers.add(name)  # a view or a second name of the caller's array
         else:
@@ -356,3 +368,33 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
     # ----- control flow -----
 
 
+
+def _read_by_next_iteration(loop, name):
+    """Whether the next iteration of `loop` may read `name` before assigning it again
+    (a read after `name = ...` reads the new value)."""
+    if isinstance(loop, gast.While) and reads_name(loop.test, name):
+        return True
+    return _read_before_assigned(loop.body, name)[0]
+
+
+def _read_before_assigned(statements, name):
+    """(whether `statements` may read `name` before assigning it, whether they surely assign it)."""
+    for statement in statements:
+        if isinstance(statement, gast.If):
+            if reads_name(statement.test, name):
+                return True, False
+            read_body, assigned_body = _read_before_assigned(statement.body, name)
+            read_else, assigned_else = _read_before_assigned(statement.orelse, name)
+            if read_body or read_else:
+                return True, False
+            if assigned_body and assigned_else:
+                return False, True
+        elif isinstance(statement, (gast.For, gast.While)):
+            head = statement.iter if isinstance(statement, gast.For) else statement.test
+            if reads_name(head, name) or _read_before_assigned(statement.body + statement.orelse, name)[0]:
+                return True, False  # a loop may run no time: it assigns nothing for sure
+        elif reads_name(statement, name):
+            return True, False
+        elif isinstance(statement, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in statement.targets):
+            return False, True
+    return False, False

@@ -7,7 +7,6 @@ subscripts, attribute reads, and the function values of nested functions.
 """
 
 import builtins
-import collections
 import copy
 
 import gast
@@ -23,27 +22,6 @@ from ..runtime import c_, concat, r_
 
 
 _LIST_CHANGES = frozenset({"pop", "remove", "clear"})  # list methods that change the list and return a value
-
-
-def index_aliases(function, is_static):
-    """{name: `np.r_` or `np.c_`} for each local the function binds once, at its top level, to one
-    of them (`rr = np.r_`), so `rr[a, b]` is the concatenation `np.r_[a, b]` is."""
-    stores = collections.Counter(
-        n.id for n in gast.walk(function) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    )
-    aliases = {}
-    for statement in function.body:
-        if (
-            isinstance(statement, gast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], gast.Name)
-            and stores[statement.targets[0].id] == 1
-            and isinstance(statement.value, gast.Attribute)
-            and statement.value.attr in ("r_", "c_")
-            and is_static(statement.value)
-        ):
-            aliases[statement.targets[0].id] = statement.value
-    return aliases
 
 
 class _Rename(gast.NodeTransformer):
@@ -353,7 +331,9 @@ class ExpressionLowering:
             return func
         if isinstance(func, gast.Attribute) and func.attr in _LIST_CHANGES and isinstance(func.value, gast.Name):
             # `items.pop()`: refused on a list the caller passed in, as `items.append(v)` is
-            self.check_not_shared(func.value.id, self.origin, f"{func.value.id}.{func.attr}(...)", write=True)
+            self.check_not_shared(
+                func.value.id, self.origin, f"{func.value.id}.{func.attr}(...)", write=True, list_change=True
+            )
         if isinstance(func, gast.Attribute):
             return gast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=gast.Load())
         # A function value: a parameter, a nested def, a lambda, an item of a container.

@@ -19,9 +19,12 @@ import copy
 
 import gast
 
-from ..runtime import drop_last, restore_part, restored_value, unspent
+from ..runtime import drop_last, owned, restore_part, restored_value, unspent
 from ..runtime.handles import Handle
 from .builders import call, name
+
+
+_LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
 
 
 class GeneratedCodeLowering:
@@ -69,6 +72,36 @@ class GeneratedCodeLowering:
         if isinstance(statement, gast.Assign):
             out.insert(0, gast.Assign(targets=statement.targets, value=taken.value, type_comment=None))
         return [gast.copy_location(node, statement) for node in out]
+
+    def is_generated(self):
+        filename = self.parsed.filename
+        return filename.startswith("<ssad ") and not filename.startswith("<ssad closure")
+
+    def written_in_place(self):
+        """The names generated code changes in place: `x[i] = v`, `restore_part(x, i, old)`,
+        `items.pop()` and the other changes of a list."""
+        names = set()
+        for node in gast.walk(self.parsed.node):
+            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
+                names.add(node.value.id)
+            elif self.is_restore_part(node) and isinstance(node.args[0], gast.Name):
+                names.add(node.args[0].id)
+            elif (
+                isinstance(node, gast.Call)
+                and isinstance(node.func, gast.Attribute)
+                and node.func.attr in _LIST_CHANGES
+                and isinstance(node.func.value, gast.Name)
+            ):
+                names.add(node.func.value.id)
+        return names
+
+    def owns_view(self, source):
+        """Whether a view of the local `source` is read as a copy (see `runtime.owned`): it
+        is an array generated code later writes into in place."""
+        return source is not None and any(self.current.get(n) == source for n in self.in_place_names)
+
+    def owned(self, view):
+        return call(name(self.namespace.bind("owned", owned)), name(view))
 
     def with_unspent_residuals(self, value):
         """`value` with each call of a callee's backward half given its own copy of the

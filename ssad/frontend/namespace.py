@@ -6,8 +6,11 @@ nothing the user wrote.
 """
 
 import builtins
+import collections
 import keyword
 import re
+
+import gast
 
 _MISSING = object()
 
@@ -55,3 +58,24 @@ def _identifier(preferred):
     if not cleaned[0].isalpha():
         cleaned = f"value_{cleaned}"
     return f"{cleaned}_" if keyword.iskeyword(cleaned) else cleaned
+
+
+def index_aliases(function, is_static):
+    """{name: `np.r_` or `np.c_`} for each local the function binds once, at its top level, to one
+    of them (`rr = np.r_`), so `rr[a, b]` is the concatenation `np.r_[a, b]` is."""
+    stores = collections.Counter(
+        n.id for n in gast.walk(function) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    )
+    aliases = {}
+    for statement in function.body:
+        if (
+            isinstance(statement, gast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], gast.Name)
+            and stores[statement.targets[0].id] == 1
+            and isinstance(statement.value, gast.Attribute)
+            and statement.value.attr in ("r_", "c_")
+            and is_static(statement.value)
+        ):
+            aliases[statement.targets[0].id] = statement.value
+    return aliases

@@ -39,10 +39,14 @@ class Sharing:
         # (in a loop, say) still shared the array earlier, which the tape must restore.
         self.ever = {}
         self.parameters = set(parameters)
+        self.second_names = {}  # name -> the name it was assigned from (`b = a`)
 
     def record(self, name, value, is_local, is_static):
         """After `name = value`: remember the local whose memory `value` may share."""
         source = viewed_operand(value, is_local, is_static)
+        self.second_names.pop(name, None)
+        if isinstance(value, gast.Name) and source is not None:
+            self.second_names[name] = source
         if source is None:
             self.groups.pop(name, None)
             return
@@ -54,6 +58,20 @@ class Sharing:
 
     def others(self, name):
         return sorted(n for n in self.groups.get(name, ()) if n != name)
+
+    def same_list(self, name):
+        """The other names of the list `name`: what `name.append(v)` changes. An item read
+        from the list (`h = hs[-1]`) is not changed by it, as a view of an array would be
+        by a write."""
+
+        def root(n):
+            seen = set()
+            while n in self.second_names and n not in seen:
+                seen.add(n)
+                n = self.second_names[n]
+            return n
+
+        return [n for n in self.others(name) if root(n) == root(name)]
 
     def shares_a_parameter(self, name):
         return any(n in self.parameters for n in self.groups.get(name, ()) if n != name)

@@ -5,7 +5,7 @@ name is assigned before it is read; `if`, `for` and `while` may nest.
 Guarantees, for `optimize(statements, namespace, copies_of)`:
 - copy propagation: after `d_x = d_y` (a copy among the names in `copies_of`),
   later reads of `d_x` in the same straight-line run read `d_y` until either is
-  assigned again; `return` statements keep their names, so the returned adjoints
+  assigned again or written into; `return` statements keep their names, so the returned adjoints
   stay named after their parameters;
 - dead code elimination: an assignment whose targets are not live afterwards is
   dropped when its value is pure (operators, subscripts, registered primitives,
@@ -43,7 +43,10 @@ _PURE_HELPERS = (
 
 def optimize(statements, namespace, copies_of=frozenset()):
     statements = fold_broadcasts(statements, namespace, _callee)
-    statements = propagate_copies(statements, copies_of)
+    # An array written into in place keeps one name: a copy of it read under another name
+    # would be two names of one array to code that differentiates this code again.
+    written = {n for statement in statements for n in gast.walk(statement) for n in written_names(n)}
+    statements = propagate_copies(statements, set(copies_of) - written, written)
     statements, _ = eliminate_dead_code(statements, namespace, set())
     return drop_empty_comments(statements)
 
@@ -61,14 +64,14 @@ def _is_compound(statement):
 
 
 
-def propagate_copies(statements, candidates):
+def propagate_copies(statements, candidates, written=frozenset()):
     copies = {}
     out = []
     for statement in statements:
         if _is_compound(statement):
             copies = {}
             for field in _blocks(statement):
-                setattr(statement, field, propagate_copies(getattr(statement, field), candidates))
+                setattr(statement, field, propagate_copies(getattr(statement, field), candidates, written))
             out.append(statement)
             continue
         if copies and not isinstance(statement, gast.Return) and not is_marker(statement):
@@ -88,7 +91,7 @@ def propagate_copies(statements, candidates):
             and statement.targets[0].id == statement.value.id
         ):
             continue  # `d_y = d_y` after renaming: nothing to do
-        for target in assigned_names(statement):
+        for target in assigned_names(statement) + written_names(statement):
             for key in [k for k, v in copies.items() if k == target or v == target]:
                 del copies[key]
         if (
@@ -97,6 +100,7 @@ def propagate_copies(statements, candidates):
             and isinstance(statement.value, gast.Name)
             and statement.targets[0].id in candidates
             and statement.targets[0].id != statement.value.id
+            and statement.value.id not in written
         ):
             copies[statement.targets[0].id] = statement.value.id
         out.append(statement)
@@ -117,6 +121,15 @@ def assigned_names(statement):
             for n in gast.walk(t)
             if isinstance(n, gast.Name)
         ]
+    return []
+
+
+def written_names(statement):
+    """The arrays `x[i] = v` writes into: after it, reads of x stay reads of x (not of a
+    name x was a copy of, which holds the same array but would read as another value
+    to code that differentiates this code again)."""
+    if isinstance(statement, gast.Assign):
+        return [t.value.id for t in statement.targets if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)]
     return []
 
 

@@ -16,6 +16,7 @@ from ..runtime import (
     broadcast_like,
     copy_adjoint,
     getitem_adjoint,
+    owned,
     pack_like,
     restored_value,
     saved_part,
@@ -53,6 +54,16 @@ def restored_value_adjoint(dy, y, old):
 @tangent(restored_value)
 def restored_value_tangent(tangents, y, old):
     return tangents[0]
+
+
+@adjoint(owned)
+def owned_adjoint(dy, y, x):
+    return (dy,)
+
+
+@tangent(owned)
+def owned_tangent(tangents, y, x):
+    return owned(tangents[0])
 
 
 @adjoint(unspent)

@@ -77,6 +77,8 @@ def size(x):
 
 def broadcast_like(t, y):
     """The tangent `t` spread to the shape of the result `y` it is the tangent of."""
+    if type(y) is float or type(y) is np.float64:  # a scalar's tangent is a number: the hot case of scalar loops
+        return t
     shape = getattr(y, "shape", ())
     if getattr(t, "shape", ()) == shape:
         return t
@@ -156,6 +158,18 @@ def restore_part(container, index, old):
         del container[index]
     else:
         container[index] = old
+
+
+def owned(x):
+    """A copy of the view `x` of an array, or of a list (anything else as is): how code
+    that differentiates a gradient reads a part of an array the gradient later writes
+    into in place, or a second name of a list it later changes. The
+    gradient reads such a view only before the write and after the backward sweep
+    restored what it overwrote, so the copy holds the same values there, and the
+    second-order code sees no array that two names share."""
+    if type(x) is np.ndarray:
+        return x.copy()
+    return list(x) if type(x) is list else x
 
 
 def restored_value(old):

@@ -20,6 +20,7 @@ import gast
 
 from ..frontend import primitives
 from ..analysis.activity import list_mutation, simple_statements
+from ..analysis.shapes import scalar_names
 from ..frontend.builders import assign, assigned_names, call, comment, constant, is_loop_exit, name, store
 from .adjoints import index_value
 from .forward_calls import Before, Replace, TangentCalls
@@ -35,9 +36,14 @@ class Tangents:
     names: dict  # primal name -> the name of its tangent variable
 
 
-def forward(program, wrt, varied):
-    """The forward-mode body of `program` for tangents of the parameters `wrt`."""
-    return _Forward(program, varied).run(wrt)
+def forward(program, wrt, varied, scalar_params=()):
+    """The forward-mode body of `program` for tangents of the parameters `wrt`.
+
+    `scalar_params` names the parameters the caller passes scalars for: a tangent of a
+    value known to be scalar (see `shapes`) needs no `broadcast_like` to its shape."""
+    tangents = _Forward(program, varied)
+    tangents.scalars = scalar_names(program, scalar_params)
+    return tangents.run(wrt)
 
 
 class _Forward(TangentCalls):
@@ -143,19 +149,24 @@ class _Forward(TangentCalls):
         entry = self.state()
         seen_before = set(self.seen)
         head = set(entry[0])
+        # A tangent private at the loop's start and again at the end of its body stays
+        # private in every iteration: a list tangent is copied once, not once a pass.
+        owned_head = {p for p in entry[1] if p in head and entry[0][p] == self.names[p]}
         snapshot = self.namer.snapshot()
         while True:
             self.namer.restore(snapshot)
             self.tangent = {p: self.names[p] for p in head}
-            self.owned = set()
+            self.owned = set(owned_head)
             self.loop_heads.append(head)
             body = self.block(statement.body)
             self.loop_heads.pop()
             end = set(self.tangent)
             new = end - head
-            if not new:
+            still_owned = owned_head & {p for p in self.owned if self.tangent.get(p) == self.names[p]}
+            if not new and still_owned == owned_head:
                 break
             head |= new
+            owned_head = still_owned | new  # each starts at a fresh zero made before the loop
         # A tangent the loop's start expects but its body dropped (`x = y * 2.0` with no
         # tangent for y) is zero from there on, not the tangent x had before.
         for primal in sorted(head - end):
@@ -169,7 +180,7 @@ class _Forward(TangentCalls):
                 self.tangent[primal] = self.names[primal]
                 prologue.append(assign(self.names[primal], constant(0.0)))
         self.tangent = {p: self.names[p] for p in head}
-        self.owned = set()  # a loop body may share tangents between iterations
+        self.owned = set(owned_head)
         if isinstance(statement, gast.For):
             new_loop = gast.For(target=statement.target, iter=statement.iter, body=body, orelse=[], type_comment=None)
         else:

@@ -18,6 +18,7 @@ from .fold import ZERO, is_zero, materialize_zeros
 from .inline import bind_arguments, instantiate, template_of
 from ..registry import REGISTRY, primitive_name
 from .calls import bind_operands
+from ..runtime import broadcast_like
 from ..runtime.callables import function_label, parameter_order, tangent_parameter, transformable
 from ..runtime.handles import jvp_handle
 
@@ -83,6 +84,8 @@ class TangentCalls:
                     bound[param] = op.keywords[placeholder[1]]
             statements, outputs = instantiate(template, bound, self.namespace, self.namer, {0})
             output = outputs[0]
+            if target in self.scalars:
+                output = _without_broadcast_like(output, target, self.namespace)
             if is_zero(output):
                 return self.drop(target)
             return [materialize_zeros(s) for s in statements] + self.set_tangent(target, materialize_zeros(output))
@@ -161,3 +164,23 @@ class TangentCalls:
             type_comment=None,
         )
         return [Replace(split)]
+
+
+def _without_broadcast_like(output, target, namespace):
+    """`output` with `broadcast_like(t, target)` as `t`: a scalar's tangent has its shape."""
+    names = {n for n, v in namespace.values.items() if v is broadcast_like}
+
+    class Drop(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if (
+                isinstance(node.func, gast.Name)
+                and node.func.id in names
+                and len(node.args) == 2
+                and isinstance(node.args[1], gast.Name)
+                and node.args[1].id == target
+            ):
+                return node.args[0]
+            return node
+
+    return Drop().visit(output)

@@ -55,8 +55,30 @@ class Terms:
 
     def value(self, obj):
         if obj.base is not None:
-            return self.term("view", self.value(obj.base), obj.key)
+            return self.term("view", self.before_appends(self.value(obj.base), obj.key), obj.key)
         return obj.term
+
+    def before_appends(self, term, key):
+        """The list `term` without the appends after its item `key[k]` (k >= 0 a constant)
+        existed: appending leaves that item as it is, so reads of it before and after an
+        append are one value."""
+        parts = self.parts(key)
+        k = self.constant(parts[2]) if parts[0] == "sub" else None
+        if not isinstance(k, int) or k < 0:
+            return term
+        while self.parts(term)[0] == "append" and self.length(self.parts(term)[1]) > k:
+            term = self.parts(term)[1]
+        return term
+
+    def length(self, term):
+        """The length of the list `term` where the checker knows it, else -1."""
+        parts = self.parts(term)
+        if parts[0] == "list":
+            return len(parts[1])
+        if parts[0] == "append":
+            before = self.length(parts[1])
+            return before + 1 if before >= 0 else -1
+        return -1
 
     def shape(self, term):
         """A term standing for the shape of `term`'s value: writes keep it, views derive it."""

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import ssad
+from ssad.backend import pipeline
 from ssad.transform import mirror
 
 from .generate import LENGTH
@@ -49,6 +50,7 @@ from .generate import LENGTH
 # Every program's adjoint sweeps are checked to read the values of the forward sweep
 # they reverse (ssad/transform/mirror.py), in sweeps as in the test suite.
 mirror.ENABLED = True
+pipeline.CHECK_CLOSURE = True  # every generated function must be accepted by the front end
 
 MARGIN = 1e-3  # how close a comparison or a kink may come to switching
 STEP, WIDE_STEP = 1e-6, 1e-5  # central-difference steps; the wide one estimates their error

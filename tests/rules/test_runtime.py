@@ -14,6 +14,7 @@ from ssad.runtime import (
     broadcast_like,
     copy_adjoint,
     getitem_adjoint,
+    owned,
     pack_like,
     restored_value,
     saved_part,
@@ -55,6 +56,7 @@ CASES = [
     Case(summed_at, (np.array([0, 2, 2, 5]), R4, 6), id="summed_at"),
     Case(saved_part, (A34, np.s_[1:, 2]), id="saved_part"),
     Case(restored_value, (R4,), id="restored_value"),
+    Case(owned, (A34[1:, ::2],), id="owned"),
 ]
 CHECKED_ELSEWHERE = [add_at, pack_like, add_attr, unspent]
 
