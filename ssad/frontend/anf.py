@@ -44,9 +44,8 @@ from .builders import name as _name
 from .builders import store as _store
 from .control import ControlFlowLowering
 from .expressions import ExpressionLowering, makes_sequence, reads_name
-from .namespace import index_aliases
 from .generated import GeneratedCodeLowering
-from .namespace import Namespace
+from .namespace import Namespace, index_aliases
 from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names

@@ -96,8 +96,8 @@ class GeneratedCodeLowering:
         return names
 
     def owns_view(self, source):
-        """Whether a view of the local `source` is read as a copy (see `runtime.owned`): it
-        is an array generated code later writes into in place."""
+        """Whether a view or a second name of the local `source` is read as a copy (see
+        `runtime.owned`): generated code writes into that array, or changes that list."""
         return source is not None and any(self.current.get(n) == source for n in self.in_place_names)
 
     def owned(self, view):
