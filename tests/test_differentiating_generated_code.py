@@ -197,3 +197,28 @@ def test_the_first_order_gradient_of_an_item_read_then_appended_matches_autograd
             ssad.grad(last_item_read_then_appended, wrt=position)(X, Y), autograd.grad(reference, position)(X, Y),
             rtol=1e-12,
         )
+
+
+def logistic_loss_over_rows(w, X, t):
+    total = 0.0
+    z = np.zeros(len(t))
+    for i in range(len(t)):
+        z[i] = X[i] @ w  # a write into an array the loop made: refused at second order once
+        total = total + np.log1p(np.exp(-t[i] * z[i]))
+    return total + 0.5 * np.sum(w * w)
+
+
+def test_the_hessian_of_a_loss_written_row_by_row_is_the_closed_form():
+    rng = np.random.default_rng(3)
+    X, t, w = rng.standard_normal((6, 3)), np.sign(rng.standard_normal(6)), rng.standard_normal(3)
+    p = 1.0 / (1.0 + np.exp(-t * (X @ w)))  # sigma(t x.w): the Hessian is X^T diag(p (1 - p)) X + I
+    expected = X.T @ (X * (p * (1 - p))[:, None]) + np.eye(3)
+    np.testing.assert_allclose(ssad.hessian(logistic_loss_over_rows)(w, X, t), expected, rtol=1e-12, atol=1e-14)
+    gradient = ssad.grad(logistic_loss_over_rows)
+
+    def squared_gradient_norm(w, X, t):
+        return np.sum(gradient(w, X, t) ** 2)
+
+    np.testing.assert_allclose(
+        ssad.grad(squared_gradient_norm)(w, X, t), 2.0 * expected @ gradient(w, X, t), rtol=1e-10, atol=1e-12
+    )
