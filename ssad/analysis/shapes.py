@@ -176,18 +176,26 @@ def drop_unbroadcast(output, op, position, y, scalar, unbroadcast_names):
     if not identity:
         return output
 
-    class _Drop(gast.NodeTransformer):
+    if not isinstance(operand, gast.Name):
+        return output
+    return without_shape_calls(output, unbroadcast_names, operand.id)
+
+
+def without_shape_calls(output, helper_names, operand):
+    """`output` with each `helper(g, operand)` (a helper named in `helper_names`) as `g`:
+    where the shapes already match, summing or spreading g to operand's shape is g."""
+
+    class Drop(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
             if (
                 isinstance(node.func, gast.Name)
-                and node.func.id in unbroadcast_names
+                and node.func.id in helper_names
                 and len(node.args) == 2
                 and isinstance(node.args[1], gast.Name)
-                and isinstance(operand, gast.Name)
-                and node.args[1].id == operand.id
+                and node.args[1].id == operand
             ):
                 return node.args[0]
             return node
 
-    return _Drop().visit(output)
+    return Drop().visit(output)

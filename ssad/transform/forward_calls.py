@@ -11,6 +11,7 @@ import copy
 
 import gast
 
+from ..analysis.shapes import without_shape_calls
 from ..frontend import primitives
 from ..frontend.builders import constant, name, store
 from ..errors import MissingRuleError, SourceError
@@ -84,8 +85,9 @@ class TangentCalls:
                     bound[param] = op.keywords[placeholder[1]]
             statements, outputs = instantiate(template, bound, self.namespace, self.namer, {0})
             output = outputs[0]
-            if target in self.scalars:
-                output = _without_broadcast_like(output, target, self.namespace)
+            if target in self.scalars:  # a scalar's tangent has its shape already
+                names = {n for n, v in self.namespace.values.items() if v is broadcast_like}
+                output = without_shape_calls(output, names, target)
             if is_zero(output):
                 return self.drop(target)
             return [materialize_zeros(s) for s in statements] + self.set_tangent(target, materialize_zeros(output))
@@ -164,23 +166,3 @@ class TangentCalls:
             type_comment=None,
         )
         return [Replace(split)]
-
-
-def _without_broadcast_like(output, target, namespace):
-    """`output` with `broadcast_like(t, target)` as `t`: a scalar's tangent has its shape."""
-    names = {n for n, v in namespace.values.items() if v is broadcast_like}
-
-    class Drop(gast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            if (
-                isinstance(node.func, gast.Name)
-                and node.func.id in names
-                and len(node.args) == 2
-                and isinstance(node.args[1], gast.Name)
-                and node.args[1].id == target
-            ):
-                return node.args[0]
-            return node
-
-    return Drop().visit(output)
