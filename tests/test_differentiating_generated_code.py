@@ -222,3 +222,27 @@ def test_the_hessian_of_a_loss_written_row_by_row_is_the_closed_form():
     np.testing.assert_allclose(
         ssad.grad(squared_gradient_norm)(w, X, t), 2.0 * expected @ gradient(w, X, t), rtol=1e-10, atol=1e-12
     )
+
+
+def dict_entry_rewritten_in_a_loop(x, y):
+    record = {"a": y * 0.3, "b": np.dot(x, x)}
+    k = 0
+    while k < 2:
+        k += 1
+        record["a"] = y * x[2]  # the gradient zeroes this entry's adjoint: a scalar 0.0 from then on
+    return np.sum(np.sin(record["a"])) + np.sum(np.sin(record["b"]))
+
+
+GRAD_REWRITTEN_ENTRY = ssad.grad(dict_entry_rewritten_in_a_loop, wrt=(0, 1))
+
+
+def summed_gradient_of_a_dict_entry(x, y):
+    gx, gy = GRAD_REWRITTEN_ENTRY(x, y)
+    return np.sum(gx) + np.sum(gy)
+
+
+def test_reverse_over_reverse_through_an_adjoint_entry_set_to_a_scalar_zero():
+    for position in (0, 1):
+        got = ssad.grad(summed_gradient_of_a_dict_entry, wrt=position)(X, Y)
+        expected = finite_difference_gradient(summed_gradient_of_a_dict_entry, (X, Y), position)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)

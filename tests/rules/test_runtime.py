@@ -38,6 +38,7 @@ CASES = [
     Case(unbroadcast, (A34, R4), id="unbroadcast-rows"),
     Case(unbroadcast, (A34, C31), id="unbroadcast-columns"),
     Case(unbroadcast, (A34, A34), id="unbroadcast-same"),
+    Case(unbroadcast, (1.5, R4), id="unbroadcast-scalar-spread-up"),
     Case(broadcast_like, (R4, A34), id="broadcast_like"),
     Case(added_at, (A34, (1, 2), 0.7), id="added_at-element"),
     Case(added_at, (A34, np.s_[1:], R4), id="added_at-rows"),
