@@ -82,7 +82,7 @@ def unspent_tangent(tangents, y, residuals):
 def unbroadcast_adjoint(dy, y, g, x):
     # g summed down to x's shape gets dy spread back; a g smaller than x (a scalar adjoint
     # set to 0.0, spread up to x's shape) gets dy summed down to its own shape
-    return (unbroadcast(np.broadcast_to(dy, np.broadcast_shapes(np.shape(g), np.shape(dy))), g), None)
+    return (broadcast_like(unbroadcast(dy, g), g), None)
 
 
 @tangent(unbroadcast)
