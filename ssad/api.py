@@ -59,6 +59,11 @@ def normalize_wrt(f, wrt):
 
 
 def _check_function(f, api):
+    if getattr(f, "_ssad_matrix", False):
+        raise SsadError(
+            f"ssad.{api} of a function made by ssad.jacobian or ssad.hessian is not supported; take its "
+            "ssad.jacobian instead (a third derivative is ssad.jacobian(ssad.hessian(f)))"
+        )
     parse.require_python_function(f)
 
 

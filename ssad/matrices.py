@@ -21,6 +21,9 @@ def jacobian(f, wrt=0, *, mode=None):
     inputs are smaller than the output, else by reverse mode, one pullback per
     output element; `mode="forward"` or `"reverse"` chooses.
     """
+    inner = getattr(f, "_ssad_jacobian", None)
+    if inner is not None:  # a third derivative: jacobian(hessian(f)), jacobian(jacobian(g))
+        return _jacobian_of_a_jacobian(*inner, wrt)
     f = unwrapped(f)
     _check_function(f, "jacobian")
     names, is_tuple = normalize_wrt(f, wrt)
@@ -39,7 +42,44 @@ def jacobian(f, wrt=0, *, mode=None):
             blocks = _jacobian_reverse(f, names, args, kwargs, inputs, value)
         return blocks if is_tuple else blocks[0]
 
+    jacobian_function._ssad_jacobian = (f, names)
+    jacobian_function._ssad_matrix = True  # other derivatives of it are refused (api._check_function)
     return jacobian_function
+
+
+def _jacobian_of_a_jacobian(g, inner_names, wrt):
+    """The Jacobian of `jacobian(g, inner)`: reverse mode over the jvp of `g`'s generated
+    code. With J(x) e_j the jvp of g along e_j, the row of dJ[i, j]/d(wrt) is the pullback
+    of the seed e_i on the tangent of that jvp: one forward and one backward sweep per
+    (i, j). The result has shape ``np.shape(g(x)) + np.shape(x) + np.shape(wrt)``."""
+    if len(inner_names) != 1:
+        raise SsadError("jacobian of a jacobian takes a jacobian with respect to one parameter")
+    names, is_tuple = normalize_wrt(g, wrt)
+    outer = [_argument_getter(g, n, p) for n, p in zip(names, positions(g, names), strict=True)]
+    (inner_place,) = positions(g, inner_names)
+    inner = _argument_getter(g, inner_names[0], inner_place)
+    tangent_name = tangent_parameter(inner_names[0])
+    entry = compiled(compiled(g, inner_names, JVP).function, names, VJP)
+
+    @functools.wraps(g)
+    def jacobian_of_jacobian(*args, **kwargs):
+        x, inputs = inner(args, kwargs), [get(args, kwargs) for get in outer]
+        value_shape = np.shape(g(*args, **kwargs))
+        blocks = [np.zeros(value_shape + np.shape(x) + np.shape(y)) for y in inputs]
+        for j in np.ndindex(np.shape(x)):
+            direction = np.zeros(np.shape(x))
+            direction[j] = 1.0
+            for i in np.ndindex(value_shape):
+                (value, _), residuals = entry.function(*args, **kwargs, **{tangent_name: direction if j else 1.0})
+                seed = np.zeros(value_shape)
+                seed[i] = 1.0
+                adjoints = entry.backward((np.zeros_like(value), seed if i else 1.0), residuals)
+                for block, adjoint, y in zip(blocks, adjoints, inputs, strict=True):
+                    block[i + j] = np.asarray(fit_gradient(adjoint, y), dtype=np.float64)
+        return tuple(blocks) if is_tuple else blocks[0]
+
+    jacobian_of_jacobian._ssad_matrix = True
+    return jacobian_of_jacobian
 
 
 def _jacobian_reverse(f, names, args, kwargs, inputs, value):

@@ -246,3 +246,32 @@ def test_reverse_over_reverse_through_an_adjoint_entry_set_to_a_scalar_zero():
         got = ssad.grad(summed_gradient_of_a_dict_entry, wrt=position)(X, Y)
         expected = finite_difference_gradient(summed_gradient_of_a_dict_entry, (X, Y), position)
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def dict_entry_written_in_a_loop_after_an_update(x, y, s):
+    # The gradient updates the dict's adjoint (`add_at`), takes a copy of it (`owned`:
+    # it writes the entry next) and zeroes the entry: read again, the copy's own adjoint
+    # is a dict like the others, accumulated as one.
+    record = {"a": np.log(np.square(x) + 0.5), "b": s}
+    t = x.mean()
+    other = {"a": x.reshape(2, 2).T.reshape(4)}
+    for _ in range(3):
+        record["b"] = t
+        t = t - np.max(np.outer(record["a"], other["a"]).sum(axis=0))
+    return np.sin(s) + t + np.sum(np.sin(record["a"])) + np.sum(np.sin(record["b"]))
+
+
+GRAD_UPDATED_ENTRY = ssad.grad(dict_entry_written_in_a_loop_after_an_update, wrt=(0, 1, 2))
+
+
+def summed_gradient_of_an_updated_entry(x, y, s):
+    gx, gy, gs = GRAD_UPDATED_ENTRY(x, y, s)
+    return np.sum(gx * V) + np.sum(gy) + gs
+
+
+def test_reverse_over_reverse_through_a_copied_dict_adjoint():
+    x, y = np.array([0.3, -0.2, 0.5, 0.1]), np.array([0.4, 0.1, -0.3, 0.7])
+    for position in (0, 2):
+        got = ssad.grad(summed_gradient_of_an_updated_entry, wrt=position)(x, y, 0.3)
+        expected = finite_difference_gradient(summed_gradient_of_an_updated_entry, (x, y, 0.3), position)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)

@@ -656,6 +656,22 @@ def test_a_subscript_of_an_object_without_a_rule_is_refused(function):
         ssad.jvp(function, (x,), (x,))
 
 
+def windows_by_index_expression(x):
+    total = 0.0
+    for i in range(len(x) - 1):
+        total = total + np.sum(x[np.s_[i : i + 2]] ** 2)
+    return total
+
+
+def test_the_bounds_of_a_slice_built_by_np_s_carry_no_gradient():
+    # np.s_[i:i + 2] is slice(i, i + 2): at second order its bounds come back from the
+    # gradient's tape, and an index is no value to differentiate.
+    x = np.array([0.3, -0.7, 1.1, 0.4])
+    counts = np.array([1.0, 2.0, 2.0, 1.0])  # how many windows hold each element
+    np.testing.assert_allclose(ssad.grad(windows_by_index_expression)(x), 2 * counts * x, rtol=1e-12)
+    np.testing.assert_allclose(ssad.hessian(windows_by_index_expression)(x), np.diag(2 * counts), rtol=1e-12)
+
+
 def indexes_a_constant_with_an_inactive_value(x, n):
     return np.sum(x * np.r_[0:n])
 

@@ -25,6 +25,7 @@ import gast
 import numpy as np
 
 from ..frontend import primitives
+from ..runtime import Tape, seed, zeros_like_value
 from .activity import simple_statements
 
 _ELEMENTWISE_OPERATORS = {
@@ -59,8 +60,10 @@ def _produces_scalar(primitive, op, scalar):
 
     if primitive in _FULL_REDUCTIONS:
         return len(op.args) == 1 and not op.keywords.get("axis")
-    if primitive in (builtins.len, builtins.float, builtins.int, builtins.bool) or primitive is math.fsum:
-        return True
+    if primitive in (builtins.len, builtins.float, builtins.int, builtins.bool, seed) or primitive is math.fsum:
+        return True  # seed(y) is 1.0 in the dtype of the scalar result y
+    if primitive is zeros_like_value:
+        return all(known(e) for e in op.args)
     if is_elementwise(primitive):
         return all(known(e) for e in operands)
     return False
@@ -115,6 +118,7 @@ def scalar_names(program, scalar_params):
     candidates |= loop_indices  # range() yields ints
     # A parameter the caller may pass an array for is never scalar, whatever is assigned to it later.
     candidates -= set(program.params) - set(scalar_params)
+    pushed = _pushed_on_tapes(program, statements)
     # Greatest fixed point: start from "all scalar", drop names any assignment disproves.
     scalar = set(candidates)
     changed = True
@@ -123,7 +127,11 @@ def scalar_names(program, scalar_params):
         for statement in statements:
             target = statement.targets[0]
             names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
-            if isinstance(target, gast.Name):
+            tape = _popped_tape(statement.value)
+            if isinstance(target, gast.Name) and tape in pushed:
+                # a pop gives back one of the values pushed on that tape
+                ok = all(_known(value, scalar) for value in pushed[tape])
+            elif isinstance(target, gast.Name):
                 ok = _value_is_scalar(statement.value, program, scalar)
             else:  # unpacking or an in-place write: make no claim
                 ok = False
@@ -133,6 +141,51 @@ def scalar_names(program, scalar_params):
                         scalar.discard(name)
                         changed = True
     return scalar
+
+
+def _known(expr, scalar):
+    if isinstance(expr, gast.Constant):
+        return isinstance(expr.value, (int, float, complex, bool))
+    return isinstance(expr, gast.Name) and expr.id in scalar
+
+
+def _pushed_on_tapes(program, statements):
+    """{tape: [the values pushed on it]} for each name bound to a `Tape()` made here and
+    used for nothing but pushes, pops and being handed back as a residual."""
+    tapes = {
+        s.targets[0].id for s in statements
+        if isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call) and not s.value.args
+        and isinstance(s.value.func, gast.Name) and program.namespace.values.get(s.value.func.id) is Tape
+    }
+    pushed = {tape: [] for tape in tapes}
+    module = gast.Module(body=program.body, type_ignores=[])
+    for parent in gast.walk(module):
+        for child in gast.iter_child_nodes(parent):
+            if not (isinstance(child, gast.Name) and child.id in pushed):
+                continue
+            if isinstance(parent, gast.Attribute) and parent.attr in ("push", "pop"):
+                continue
+            if isinstance(parent, (gast.Tuple, gast.Return)) or isinstance(child.ctx, gast.Store):
+                continue  # the residuals handed back, or the `Tape()` it is bound to
+            pushed.pop(child.id)  # some other use: make no claim
+    for statement in simple_statements(program.body):
+        call = statement.value if isinstance(statement, gast.Expr) else None
+        tape = _method_of(call, "push")
+        if tape in pushed:
+            pushed[tape] += call.args
+    return {tape: values for tape, values in pushed.items() if values}
+
+
+def _method_of(call, method):
+    """The name `t` of a call `t.method(...)`, else None."""
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == method:
+        if isinstance(call.func.value, gast.Name):
+            return call.func.value.id
+    return None
+
+
+def _popped_tape(value):
+    return _method_of(value, "pop") if isinstance(value, gast.Call) and not value.args else None
 
 
 def _loops(block):

@@ -20,7 +20,9 @@ import copy
 import gast
 
 from ..runtime import drop_last, owned, restore_part, restored_value, unspent
+from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import Handle
+from ..runtime.pullbacks import call_forward_packed, method_forward_packed
 from .builders import call, name
 
 
@@ -105,19 +107,38 @@ class GeneratedCodeLowering:
 
     def with_unspent_residuals(self, value):
         """`value` with each call of a callee's backward half given its own copy of the
-        residuals: `backward_g(d_t, unspent(t_saved))`."""
-        namespace = self.namespace
+        residuals, `backward_g(d_t, unspent(t_saved))`, and each call through a function
+        value read as one whose pullback can be differentiated (see `runtime.pullbacks`):
+        `call_forward(f, x, k=y)` as `call_forward_packed(f, (x,), {'k': y})`."""
+        lowering = self
 
         class Copy(gast.NodeTransformer):
             def visit_Call(self, node):
                 self.generic_visit(node)
-                function = namespace.values.get(node.func.id) if isinstance(node.func, gast.Name) else None
+                function = lowering.namespace.values.get(node.func.id) if isinstance(node.func, gast.Name) else None
+                if function is call_forward or function is method_forward:
+                    return gast.copy_location(lowering.packed_call(node, function), node)
                 if not (isinstance(function, Handle) and function.half == "backward" and len(node.args) == 2):
                     return node
-                residuals = call(name(namespace.bind("unspent", unspent)), node.args[1])
+                residuals = call(name(lowering.namespace.bind("unspent", unspent)), node.args[1])
                 return gast.copy_location(gast.Call(func=node.func, args=[node.args[0], residuals], keywords=[]), node)
 
         return Copy().visit(value)
+
+    def packed_call(self, node, function):
+        """`call_forward(f, *args, **kwargs)` as `call_forward_packed(f, args, kwargs)`, and
+        `method_forward(r, "m", ...)` likewise; an argument generated code changes in place
+        later is passed as a copy, which the pullback reads when it runs."""
+        leading = 1 if function is call_forward else 2
+        arguments = [self.owned(a.id) if isinstance(a, gast.Name) and a.id in self.in_place_names else a
+                     for a in node.args[leading:]]
+        packed = [
+            gast.Tuple(elts=arguments, ctx=gast.Load()),
+            gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in node.keywords],
+                      values=[k.value for k in node.keywords]),
+        ]
+        helper = call_forward_packed if function is call_forward else method_forward_packed
+        return gast.Call(func=name(self.namespace.bind(helper.__name__, helper)), args=node.args[:leading] + packed, keywords=[])
 
     def _calls(self, value, helper, arity):
         return (

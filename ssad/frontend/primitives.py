@@ -181,6 +181,17 @@ def operation(value, program):
 
 # What subscripting selects from: an index into one of these never carries a gradient.
 _CONTAINERS = (np.ndarray, np.generic, collections.abc.Sequence, collections.abc.Mapping)
+_INDEX_MAKER = type(np.s_)  # the class of np.s_ and np.index_exp, which return their index
+
+
+def _names(node):
+    return (n for n in gast.walk(node) if isinstance(n, gast.Name))
+
+
+def _names_outside_slices(index):
+    """The names of `index` outside the bounds of its slices: `np.s_[x]` is x itself."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return [n for part in parts if not isinstance(part, gast.Slice) for n in _names(part)]
 
 
 def _indexed_object(value, program):
@@ -189,14 +200,14 @@ def _indexed_object(value, program):
     `np.mgrid[0:x:5j]` does), with no rule to differentiate it. Else None."""
     if not is_static(value.value, program):
         return None
-    names = [n for n in gast.walk(value.slice) if isinstance(n, gast.Name)]
-    if not names:
-        return None
     try:
         holder = static_value(value.value, program)
     except SourceError:
         return None
     if isinstance(holder, _CONTAINERS) or isinstance(holder, type):
+        return None
+    names = _names_outside_slices(value.slice) if isinstance(holder, _INDEX_MAKER) else list(_names(value.slice))
+    if not names:  # `np.s_[i:j]` is slice(i, j): its bounds are indices, which carry no gradient
         return None
     return Operation(INDEXED, None, names, name=gast_path(value.value), keys=[type(holder).__name__])
 

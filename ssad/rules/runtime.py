@@ -16,6 +16,7 @@ from ..runtime import (
     broadcast_like,
     copy_adjoint,
     getitem_adjoint,
+    is_other_array,
     owned,
     pack_like,
     restored_value,
@@ -30,10 +31,18 @@ from ..runtime import (
     zero_at,
     zeros_like_value,
 )
+from ..runtime.dynamic import call_jvp, method_jvp
+from ..runtime.pullbacks import (
+    call_forward_packed,
+    method_forward_packed,
+    packed_adjoint,
+    packed_tangent,
+    third_order_error,
+)
 from ..runtime.structure import add_adjoint, add_attr
 from .functional import _item_tangents
 
-nondifferentiable(seed, zeros_like_value, shape_only, size)
+nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
 
 
 @adjoint(saved_part)
@@ -106,7 +115,9 @@ def broadcast_like_tangent(tangents, y, t, like):
 @adjoint(added_at)
 @adjoint(add_at)
 def added_at_adjoint(dy, y, d_x, index, d_part):
-    return (dy, None, unbroadcast(take_part(dy, index), d_part))
+    part = take_part(dy, index)
+    # a list's items added over a slice of a list: no broadcasting to undo
+    return (dy, None, part if isinstance(d_part, (list, tuple)) else unbroadcast(part, d_part))
 
 
 @adjoint(summed_at)
@@ -212,3 +223,39 @@ def add_attr_adjoint(dy, y, d_x, name, d_part):
 @tangent(add_attr)
 def add_attr_tangent(tangents, y, d_x, name, d_part):
     return add_attr(_base_tangent(tangents[0], d_x), name, tangents[2])
+
+
+# Calls through function values, read again (see runtime.pullbacks): the tangent and the
+# adjoint of a `Pullback` are those of its call's inputs, (function, (args), {kwargs}).
+
+
+@tangent(call_forward_packed)
+def call_forward_packed_tangent(tangents, y, function, args, kwargs):
+    return packed_tangent(function, tangents[0], args, tangents[1], kwargs, tangents[2])
+
+
+@adjoint(call_forward_packed)
+def call_forward_packed_adjoint(dy, y, function, args, kwargs):
+    return packed_adjoint(dy[0], dy[1], function, args, kwargs)
+
+
+@tangent(method_forward_packed)
+def method_forward_packed_tangent(tangents, y, receiver, method, args, kwargs):
+    bound = y[1].function  # the method bound to the receiver, whose tangent is the receiver's
+    return packed_tangent(bound, tangents[0], args, tangents[2], kwargs, tangents[3])
+
+
+@adjoint(method_forward_packed)
+def method_forward_packed_adjoint(dy, y, receiver, method, args, kwargs):
+    d_receiver, d_args, d_kwargs = packed_adjoint(dy[0], dy[1], y[1].function, args, kwargs)
+    return d_receiver, None, d_args, d_kwargs
+
+
+def _third_order(*args, **kwargs):
+    raise third_order_error()
+
+
+# What the second-order code calls for a function value: no derivative of its own.
+for _helper in (packed_tangent, packed_adjoint, call_jvp, method_jvp):
+    adjoint(_helper)(_third_order)
+    tangent(_helper)(_third_order)

@@ -403,7 +403,9 @@ def sum_adjoint(dy, y, iterable, *positional_start, start=0):
         d_iterable = np.zeros(iterable.shape) + dy  # sum(array) adds up its rows
     else:
         d_iterable = pack_like(iterable, [unbroadcast(dy, item) for item in iterable])
-    return (d_iterable,) + tuple(unbroadcast(dy, s) for s in positional_start)
+    if positional_start:  # sum takes one start value at most
+        return d_iterable, unbroadcast(dy, positional_start[0])
+    return (d_iterable,)
 
 
 @tangent(sum)

@@ -149,6 +149,8 @@ def saved_part(container, index):
         return np.copy(container[index])
     if isinstance(container, dict) and index not in container:
         return _MISSING
+    if type(container) is float and container == 0.0:  # a zero tangent, folded to 0.0: each part is zero
+        return container
     return container[index]
 
 
@@ -188,6 +190,8 @@ def restored_value(old):
 
 def take_part(d_x, index):
     """The adjoint at `index` of the written value, as a copy the caller owns."""
+    if type(d_x) is float and d_x == 0.0:  # a zero adjoint or tangent, folded to 0.0: each part is zero
+        return d_x
     part = d_x[index]
     return np.copy(part) if isinstance(part, np.ndarray) else part
 

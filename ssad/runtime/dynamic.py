@@ -37,6 +37,9 @@ class _RuleKeywords(dict):
 def call_forward(function, *args, **kwargs):
     """(function(*args, **kwargs), pullback) for a function value known only when the code runs."""
     function = unwrapped(function)
+    own = getattr(type(function), "ssad_call_forward", None)
+    if own is not None:  # a value that differentiates its own calls (a `pullbacks.Pullback`)
+        return own(function, *args, **kwargs)
     if isinstance(function, functools.partial):
         return _partial_forward(function, args, kwargs)
     if inspect.ismethod(function):
@@ -54,9 +57,7 @@ def call_forward(function, *args, **kwargs):
         value = function(*args, **kwargs)
 
         def rule_pullback(d_value):
-            adjoints = tuple(rule(d_value, value, *args, **kwargs))
-            adjoints += (None,) * (len(args) - len(adjoints))
-            return (None,) + adjoints + (_RuleKeywords(function),)
+            return rule_adjoints(function, rule(d_value, value, *args, **kwargs), len(args))
 
         return value, rule_pullback
     if REGISTRY.is_nondifferentiable(function):
@@ -73,44 +74,82 @@ def call_forward(function, *args, **kwargs):
     )
 
 
+class VjpLayout:
+    """How the vjp of the user's function (or a closure's template) called with `args`,
+    `kwargs` and `captured` orders its adjoints (`wrt`: the positional parameters, the
+    `*args` parameter if it takes some, the keywords, the captured names), and how a
+    pullback of `call_forward` gives them: (d_function, one per positional argument,
+    {keyword: adjoint}), d_function being the dict of the captured adjoints."""
+
+    def __init__(self, function, args, kwargs, captured):
+        self.names, self.rest = _bound_positional(function, len(args))
+        self.keywords = [k for k in kwargs if k in inspect.signature(function).parameters]
+        self.captured = list(captured)
+        self.wrt = tuple(self.names) + tuple(self.rest) + tuple(self.keywords) + tuple(self.captured)
+
+    def pullback_adjoints(self, adjoints):
+        """The adjoints of the vjp's backward half, as a pullback of `call_forward` gives them."""
+        count = len(self.names) + len(self.rest)
+        positional = tuple(adjoints[: len(self.names)])
+        if self.rest:  # one adjoint per argument `*args` took, as vjp gives them
+            positional += tuple(adjoints[len(self.names)])
+        keyword = dict(zip(self.keywords, adjoints[count : count + len(self.keywords)], strict=True))
+        captured = adjoints[count + len(self.keywords) :]
+        d_function = dict(zip(self.captured, captured, strict=True)) if self.captured else None
+        return (d_function,) + positional + (keyword,)
+
+    def backward_adjoints(self, adjoints, like):
+        """The inverse of `pullback_adjoints`: a pullback's adjoints as the backward half
+        gives them, None filled with zeros shaped like the entry of `like` it stands for."""
+        d_function, positional, keyword = adjoints[0] or {}, adjoints[1:-1], adjoints[-1] or {}
+        flat = list(positional[: len(self.names)])
+        if self.rest:
+            flat.append(tuple(positional[len(self.names) :]))
+        flat += [keyword.get(k) for k in self.keywords] + [d_function.get(k) for k in self.captured]
+        return tuple(zeros_like_value(v) if a is None else a for a, v in zip(flat, like, strict=True))
+
+
+def rule_adjoints(function, adjoints, count):
+    """The adjoints an adjoint rule of `function` gives its `count` positional arguments,
+    as a pullback of `call_forward` gives them."""
+    adjoints = tuple(adjoints)
+    return (None,) + adjoints + (None,) * (count - len(adjoints)) + (_RuleKeywords(function),)
+
+
 def _compiled_forward(function, args, kwargs, captured):
     """A call to the user's function (or a closure's template), differentiated by its own vjp."""
-    names, rest = _bound_positional(function, len(args))
-    keywords = [k for k in kwargs if k in inspect.signature(function).parameters]
-    wrt = tuple(names) + tuple(rest) + tuple(keywords) + tuple(captured)
-    entry = resolve(function, wrt, VJP)
+    layout = VjpLayout(function, args, kwargs, captured)
+    entry = resolve(function, layout.wrt, VJP)
     value, residuals = entry.function(*args, **kwargs, **captured)
     backward = entry.backward
-    count = len(names) + len(rest)
 
     def compiled_pullback(d_value):
-        adjoints = backward(d_value, residuals)
-        positional = tuple(adjoints[: len(names)])
-        if rest:  # one adjoint per argument `*args` took, as vjp gives them
-            positional += tuple(adjoints[len(names)])
-        keyword = dict(zip(keywords, adjoints[count : count + len(keywords)], strict=True))
-        d_function = dict(zip(captured, adjoints[count + len(keywords) :], strict=True)) if captured else None
-        return (d_function,) + positional + (keyword,)
+        return layout.pullback_adjoints(backward(d_value, residuals))
 
     return value, compiled_pullback
 
 
 def _partial_forward(function, args, kwargs):
-    bound = len(function.args)
-    bound_keywords = dict(function.keywords)
-    value, inner_pullback = call_forward(function.func, *function.args, *args, **{**bound_keywords, **kwargs})
+    value, inner_pullback = call_forward(function.func, *function.args, *args, **{**function.keywords, **kwargs})
 
     def partial_pullback(d_value):
-        adjoints = inner_pullback(d_value)
-        positional = adjoints[1:-1]
-        keyword = adjoints[-1]
-        if isinstance(keyword, _RuleKeywords):
-            # a rule differentiates no keyword: reading one that carries a gradient raises
-            return (tuple(positional[:bound]), keyword), *positional[bound:], keyword
-        d_partial = (tuple(positional[:bound]), {k: keyword[k] for k in bound_keywords if k not in kwargs})
-        return (d_partial,) + tuple(positional[bound:]) + ({k: keyword[k] for k in kwargs},)
+        return partial_adjoints(function, kwargs, inner_pullback(d_value))
 
     return value, partial_pullback
+
+
+def partial_adjoints(function, kwargs, adjoints):
+    """A pullback's adjoints of the call `function.func(*function.args, *args, **kwargs)` as
+    those of `function(*args, **kwargs)`: the partial's adjoint is (its bound arguments',
+    {its bound keywords'})."""
+    bound = len(function.args)
+    positional = adjoints[1:-1]
+    keyword = adjoints[-1]
+    if isinstance(keyword, _RuleKeywords):
+        # a rule differentiates no keyword: reading one that carries a gradient raises
+        return (tuple(positional[:bound]), keyword), *positional[bound:], keyword
+    d_partial = (tuple(positional[:bound]), {k: keyword[k] for k in function.keywords if k not in kwargs})
+    return (d_partial,) + tuple(positional[bound:]) + ({k: keyword[k] for k in kwargs},)
 
 
 def method_forward(receiver, method, *args, **kwargs):
@@ -162,9 +201,11 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
     a closure captured, a partial's bound arguments), or None.
     """
     function = unwrapped(function)
-
     keywords = dict(keywords or {})
     keyword_tangents = dict(keyword_tangents or {})
+    own = getattr(type(function), "ssad_call_jvp", None)
+    if own is not None:
+        return own(function, d_function, primals, tangents, keywords, keyword_tangents)
     if isinstance(function, functools.partial):
         bound_tangents = d_function[0] if d_function is not None else (None,) * len(function.args)
         bound_keyword_tangents = d_function[1] if d_function is not None else {}

@@ -207,6 +207,8 @@ def added_at(d_x, index, d_part):
 
 def zero_at(d_x, index):
     """A copy of the adjoint `d_x` with zeros at `index` (the adjoint of x before `x[index] = v`)."""
+    if type(d_x) is float and d_x == 0.0:  # a zero tangent, folded to 0.0: zero already
+        return d_x
     d_x = copy_adjoint(d_x)
     d_x[index] = 0.0
     return d_x

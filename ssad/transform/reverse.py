@@ -41,8 +41,10 @@ from .calls import bind_operands
 from ..errors import MissingRuleError
 from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import vjp_handles
+from ..runtime.pullbacks import call_forward_packed, method_forward_packed
 from ..runtime import (
-    add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, pack_like, zero_at, zeros_like_value,
+    add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, owned, pack_like, unspent, zero_at,
+    zeros_like_value,
 )
 from ..analysis.shapes import may_be_complex, scalar_names
 from .tape import Restore, Save, insert_tape, markers_as_comments, unbound_zero_reads
@@ -126,7 +128,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                     # an adjoint helper returns the structure of its first operand (a dict, a
                     # list...): so does the value, in generated code differentiated again
                     names.add(target.id)
-                elif op.primitive in _SEQUENCE_PRIMITIVES or op.primitive in (dict.items, dict.values):
+                elif op.primitive in _SEQUENCE_PRIMITIVES or op.primitive in _PACKED_CALLS:
                     names.add(target.id)
                     names |= {a.id for a in op.args if isinstance(a, gast.Name)}
                 else:
@@ -308,7 +310,11 @@ class _Reverse(AdjointSweep, StatementAdjoints):
 
 
 _SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack}
+# Primitives whose operands and value may be containers or function values: the items
+# and values of a dict, and calls through function values read again (`pullbacks`).
+_PACKED_CALLS = {dict.items, dict.values, call_forward_packed, method_forward_packed}
 # Run-time adjoint helpers whose result has the structure of their first operand.
 _STRUCTURED = {
     copy_adjoint, zero_at, add_at, added_at, add_adjoint, zeros_like_value, getitem_adjoint, pack_like, add_attr,
+    owned, unspent,
 }

@@ -24,6 +24,8 @@ from ssad.runtime import (
     unspent,
     zero_at,
 )
+from ssad.runtime.dynamic import call_jvp, method_jvp
+from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent
 from ssad.runtime.structure import add_adjoint, add_attr
 from ssad.testing import check_rule, check_tangent
 
@@ -60,6 +62,12 @@ CASES = [
     Case(owned, (A34[1:, ::2],), id="owned"),
 ]
 CHECKED_ELSEWHERE = [add_at, pack_like, add_attr, unspent]
+# Calls through function values read again: their rules run the callee's generated vjp
+# under forward or reverse mode, checked against closed forms and differences in
+# tests/test_function_values_at_second_order.py and on the corpora in
+# tests/test_higher_order.py. What the second-order code calls for them has rules that
+# refuse a third derivative, checked there too.
+CHECKED_ELSEWHERE += [call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp]
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
