@@ -32,6 +32,8 @@ import ssad  # noqa: E402
 import ssad.rules  # noqa: E402,F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name  # noqa: E402
 from ssad.runtime import add_at, c_, concat, pack_like, r_, unspent  # noqa: E402
+from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
+from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.runtime.structure import add_attr  # noqa: E402
 
 from .rules import (  # noqa: E402
@@ -394,6 +396,12 @@ def check_on_dask(sample):
     return None
 
 
+# Calls through function values, read again, and what second-order code calls for them:
+# they take functions, not arrays; each runs the callee's own rule or generated code,
+# whose rules are checked on dask one by one.
+_FUNCTION_VALUE_CALLS = {call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp}
+
+
 def builtin_adjoint_primitives():
     # A private helper of the rules (its rules serve only a rule differentiated again) is no
     # primitive a user calls on dask arrays.
@@ -401,6 +409,7 @@ def builtin_adjoint_primitives():
         p
         for p in REGISTRY.adjoint_primitives()
         if REGISTRY.adjoint_rule(p).__module__.startswith("ssad.rules") and not p.__name__.startswith("_")
+        and p not in _FUNCTION_VALUE_CALLS
     ]
 
 

@@ -403,9 +403,10 @@ def sum_adjoint(dy, y, iterable, *positional_start, start=0):
         d_iterable = np.zeros(iterable.shape) + dy  # sum(array) adds up its rows
     else:
         d_iterable = pack_like(iterable, [unbroadcast(dy, item) for item in iterable])
-    if positional_start:  # sum takes one start value at most
-        return d_iterable, unbroadcast(dy, positional_start[0])
-    return (d_iterable,)
+    adjoints = [d_iterable]  # a list and a loop, not `+` on tuples: so it differentiates again
+    for start_value in positional_start:
+        adjoints.append(unbroadcast(dy, start_value))
+    return tuple(adjoints)
 
 
 @tangent(sum)
