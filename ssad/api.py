@@ -16,11 +16,12 @@ import weakref
 from .backend.driver import SCALAR_TYPES, Variants, compiled, globals_read
 from .errors import SsadError
 from .frontend import fence, parse
-from .registry import REGISTRY
+from .registry import REGISTRY, adjoint, tangent
 from .runtime import unspent
 from .runtime.callables import parameters, tangent_parameter, unwrapped, varargs
+from .runtime.dynamic import call_forward
 from .runtime.handles import GRAD, JVP, VALUE_AND_GRAD, VJP
-from .runtime.structure import fit_gradient
+from .runtime.structure import fit_gradient, zeros_like_value
 
 
 # ----- wrt -----
@@ -229,6 +230,13 @@ def jvp(f, primals, tangents):
     that carries none).
     """
     primals, tangents = tuple(primals), tuple(tangents)
+    entry, keywords = _jvp_entry(f, primals, tangents)
+    value, tangent = entry.function(*primals, **keywords)
+    return value, tangent
+
+
+def _jvp_entry(f, primals, tangents):
+    """(the generated jvp of `f` for these arguments, the keyword tangents to call it with)."""
     variants = getattr(f, "variants", None)
     # a gradient's code specialized on the arguments that are scalars here (the code
     # `f(*primals)` runs), so a Hessian-vector product differentiates that code
@@ -241,7 +249,42 @@ def jvp(f, primals, tangents):
         raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(primals)}")
     wrt = tuple(n for n, t in zip(positional, tangents, strict=False) if t is not None)
     scalars = frozenset(n for n, a in zip(positional, primals, strict=False) if type(a) in SCALAR_TYPES)
-    entry = compiled(f, wrt, JVP, True, scalars)
     keywords = {tangent_parameter(n): t for n, t in zip(positional, tangents, strict=False) if t is not None}
-    value, tangent = entry.function(*primals, **keywords)
-    return value, tangent
+    return compiled(f, wrt, JVP, True, scalars), keywords
+
+
+# ----- ssad.jvp called inside a function being differentiated -----
+
+
+@adjoint(jvp)
+def _jvp_adjoint(dy, y, f, primals, tangents):
+    """Reverse over forward: the pullback of the generated jvp of `f` gives the adjoints of
+    the primals and of the tangents."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    entry, keywords = _jvp_entry(f, primals, tangents)
+    _, pullback = call_forward(entry.function, *primals, **keywords)
+    adjoints = pullback(tuple(zeros_like_value(v) if d is None else d for d, v in zip(dy, y, strict=True)))
+    d_keywords = adjoints[-1]
+    positional = parameters(entry.function)[0]  # the jvp's positional parameters are f's
+    d_tangents = tuple(
+        d_keywords.get(tangent_parameter(n)) if t is not None else None
+        for n, t in zip(positional, tangents, strict=False)
+    )
+    return None, tuple(adjoints[1:-1]), d_tangents
+
+
+@tangent(jvp)
+def _jvp_tangent(tangents, y, f, primals, tangents_of_f):
+    raise SsadError(
+        "forward mode over ssad.jvp (the jvp of a function that calls ssad.jvp) is not supported; take "
+        "ssad.grad of it (reverse over forward), or ssad.hessian of the function"
+    )
+
+
+@adjoint(_jvp_adjoint)
+@tangent(_jvp_adjoint)
+def _third_order_through_jvp(*args, **kwargs):
+    raise SsadError(
+        "a third derivative through ssad.jvp called inside differentiated code is not supported; "
+        "take ssad.jacobian(ssad.hessian(f)) of the function instead"
+    )

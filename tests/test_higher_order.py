@@ -453,3 +453,74 @@ def test_the_hvp_of_a_scalar_loop_spreads_no_tangent_and_is_right():
     up = gradient(0.5 + step * direction[0], 0.3 + step * direction[1], 0.01)
     down = gradient(0.5 - step * direction[0], 0.3 - step * direction[1], 0.01)
     np.testing.assert_allclose(hvp, (np.array(up) - np.array(down)) / (2 * step), rtol=1e-7)
+
+
+# ----- ssad.jvp inside a function being differentiated: reverse over forward -----
+
+
+def _sines_in_a_loop(x):
+    total = 0.0
+    for i in range(3):
+        total = total + np.sum(np.sin(x * (i + 1)) * x)
+    return total
+
+
+_V = np.array([1.0, 0.5, -2.0])
+
+
+def _directional_derivative(x):
+    return ssad.jvp(_sines_in_a_loop, (x,), (_V,))[1]
+
+
+def _directional_derivative_along(x, v):
+    return ssad.jvp(_sines_in_a_loop, (x,), (v,))[1]
+
+
+def test_grad_of_a_function_calling_jvp_is_a_hessian_vector_product():
+    x = np.array([0.3, -0.2, 0.7])
+    # d/dx sum_i sin(k x) x = k cos(k x) x + sin(k x); d2/dx2 = -k^2 sin(k x) x + 2 k cos(k x)
+    second = sum(-(k**2) * np.sin(k * x) * x + 2 * k * np.cos(k * x) for k in (1, 2, 3))
+    np.testing.assert_allclose(ssad.grad(_directional_derivative)(x), second * _V, rtol=1e-12)
+    # in the direction: the gradient itself
+    np.testing.assert_allclose(ssad.grad(_directional_derivative_along, wrt=1)(x, _V),
+                               ssad.grad(_sines_in_a_loop)(x), rtol=1e-12)
+
+
+def test_forward_mode_over_jvp_is_refused_with_the_way_around():
+    x = np.array([0.3, -0.2, 0.7])
+    with pytest.raises(ssad.SsadError, match="forward mode over ssad.jvp.*ssad.grad of it"):
+        ssad.jvp(_directional_derivative, (x,), (_V,))
+    with pytest.raises(ssad.SsadError, match="forward mode over ssad.jvp"):
+        ssad.hessian(_directional_derivative)(x)  # forward over reverse over forward
+    with pytest.raises(ssad.SsadError, match="third derivative through ssad.jvp"):
+        ssad.grad(_summed_gradient_of_a_directional_derivative)(x)
+
+
+_GRAD_OF_DIRECTIONAL = ssad.grad(_directional_derivative)
+
+
+def _summed_gradient_of_a_directional_derivative(x):
+    return np.sum(_GRAD_OF_DIRECTIONAL(x))
+
+
+# ----- cumprod and prod at inputs that hold an exact zero -----
+
+
+def _weighted_cumulative_products(x):
+    w = np.array([0.5, -1.0, 2.0, 0.7, 1.3])
+    return np.sum(np.cumprod(x) * w) + np.prod(x[::-1] + 0.5) * np.prod(x)
+
+
+@pytest.mark.parametrize("x", [
+    np.array([0.9, 1.2, 0.0, 1.1, -0.8]),
+    np.array([0.0, 1.2, 0.3, 1.1, -0.8]),
+    np.array([0.9, 0.0, 0.5, 0.0, 1.0]),
+    np.array([0.9, 1.2, 0.5, 1.1, 0.0]),
+], ids=["zero-inside", "zero-first", "two-zeros", "zero-last"])
+def test_second_derivatives_of_cumprod_and_prod_through_an_exact_zero(x):
+    # The first-order rules never divide by an element that may be zero; differentiated
+    # again, neither may they hold one constant (the zero's own influence on the gradient).
+    gradient = ssad.grad(_weighted_cumulative_products)
+    expected = _differences_of(gradient, (x,), 0)
+    np.testing.assert_allclose(ssad.hessian(_weighted_cumulative_products)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jacobian(gradient, mode="reverse")(x), expected, rtol=1e-6, atol=1e-8)

@@ -14,7 +14,8 @@ Conventions
   valid subgradient and keeps the rule symmetric in the tied elements. A slice that
   holds NaN has NaN as its extremum; its NaN elements are the ones that share it.
 - ``prod`` and ``cumprod`` never divide by an element that may be zero: both are
-  exact when the input holds one or several zeros.
+  exact when the input holds one or several zeros, and so are their second
+  derivatives (``_cumprod_adjoint`` holds no value constant there).
 - ``std`` at a slice with zero spread (one element, or all equal) has no derivative; its
   rule gives 0 there, the middle of the subgradients (as for ``norm`` at the origin), so
   no finite input gets a NaN gradient.
@@ -121,6 +122,8 @@ def _cumprod_adjoint(g, a, axis):
     n = x.shape[-1]
     position = np.arange(n)
     is_zero = x == 0
+    if np.any(is_zero):
+        return np.moveaxis(_cumprod_adjoint_through_zeros(g, x), -1, axis)
     first_zero = np.where(is_zero.any(axis=-1), is_zero.argmax(axis=-1), n)[..., None]
     at_zero = position == first_zero
     before = position < first_zero
@@ -130,6 +133,21 @@ def _cumprod_adjoint(g, a, axis):
     )
     grad = np.where(before, tail - tail_at_zero, np.where(at_zero, tail_at_zero, 0))
     return np.moveaxis(grad / np.where(before, x, 1), -1, axis)
+
+
+def _cumprod_adjoint_through_zeros(g, x):
+    """`_cumprod_adjoint` along the last axis of an `x` that holds a zero, with no division
+    and no value held constant, so that its own derivative (a second derivative of cumprod)
+    is exact there too: dx_j = P_j S_j, with P_j the product of the x_k before j and
+    S_j = g_j + x_{j+1} S_{j+1} (S of the last element its g)."""
+    n = x.shape[-1]
+    before = np.cumprod(np.concatenate([np.ones_like(x[..., :1]), x[..., :-1]], axis=-1), axis=-1)
+    tail = g[..., n - 1]
+    tails = [tail]
+    for j in range(n - 2, -1, -1):
+        tail = g[..., j] + x[..., j + 1] * tail
+        tails.append(tail)
+    return before * np.stack(tails[::-1], axis=-1)
 
 
 def _cumprod_tangent(t, a, axis):
