@@ -32,6 +32,7 @@ import ssad  # noqa: E402
 import ssad.rules  # noqa: E402,F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name  # noqa: E402
 from ssad.runtime import add_at, c_, concat, pack_like, r_, unspent  # noqa: E402
+from ssad.rules.linalg import einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.runtime.structure import add_attr  # noqa: E402
@@ -285,6 +286,7 @@ EXTRA_SAMPLES = [
     Sample(add_attr, (types.SimpleNamespace(w=_A), "w", _C), id="add_attr", dy=types.SimpleNamespace(w=_B[:, :1] * _C)),
     Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {})),
     Sample(unspent, ((_A, [_B, _C]),), id="unspent", dy=(_C, [2.0 * _B, _A])),
+    Sample(einsum_of, ("ij,ik->jk", [_A, _B]), id="einsum_of"),
 ]
 
 

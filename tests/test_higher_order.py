@@ -243,9 +243,28 @@ def sum_of_a_comprehension(x):
     return sum([e * e * e for e in x]) * sum([np.sin(e) for e in x])
 
 
+_M = np.array([[0.3, -0.2, 0.5, 1.1], [0.7, 0.1, -0.4, 0.2], [-0.6, 0.9, 0.3, 0.8]])
+
+
+def contractions(x):
+    # a matrix-vector product, an outer product traced by a repeated label, a broadcast
+    # length-1 axis, an ellipsis and implicit output
+    outer = np.einsum("i,j->ij", np.sin(x), x)
+    return (
+        np.sum(np.einsum("ij,j->i", _M, np.tanh(x)) ** 2)
+        + np.einsum("ii", outer) ** 2
+        + np.sum(np.einsum("ij,kj->ik", x[None, :], outer) ** 2)
+        + np.sum(np.einsum("...j,j", outer, x) ** 3)
+    )
+
+
+def diagonal_of_outer(x):
+    return np.sum(np.diagonal(np.outer(x, np.sin(x)), 1) ** 2) + np.sum(np.outer(x, x).diagonal() ** 3)
+
+
 PRIMITIVES = [
     clipped, hypotenuse, builtin_max, builtin_min, cumulative_product, repeated, transposed_reshape,
-    vector_norm, frobenius_norm, trace_of_outer, sum_of_a_comprehension,
+    vector_norm, frobenius_norm, trace_of_outer, sum_of_a_comprehension, contractions, diagonal_of_outer,
 ]
 
 

@@ -235,38 +235,54 @@ def _einsum_labels(subscripts, operands):
 
 def _einsum_adjoint(dy, k, labels, output, spare, operands, optimize):
     """Adjoint of operand `k` of an einsum, as one more einsum of `dy` with the other
-    operands. A label only operand `k` has is supplied by a vector of ones; a repeated
-    label (a diagonal) gets a fresh label tied to it by an identity matrix; a length-1
-    axis that was broadcast gets a fresh label, so its adjoint is summed."""
-    x = operands[k]
-    dtype = np.result_type(_dtype(x), 1.0)
+    operands (and the constant arrays `_einsum_adjoint_plan` adds)."""
+    shapes = [np.shape(op) for op in operands]
+    subscripts, constants = _einsum_adjoint_plan(k, labels, output, spare, shapes, np.result_type(_dtype(operands[k]), 1.0))
+    args = [dy]  # built by appends, not `+` on lists: so it differentiates again
+    for m, op in enumerate(operands):
+        if m != k:
+            args.append(op)
+    for constant in constants:
+        args.append(constant)
+    return einsum_of(subscripts, args, optimize)
+
+
+def _einsum_adjoint_plan(k, labels, output, spare, shapes, dtype):
+    """(the subscripts of the einsum that gives the adjoint of operand `k`, the constant
+    arrays it takes after dy and the other operands). A label only operand `k` has is
+    supplied by a vector of ones; a repeated label (a diagonal) gets a fresh label tied to
+    it by an identity matrix; a length-1 axis that was broadcast gets a fresh label, so
+    its adjoint is summed."""
     sizes = {}
-    for term, op in zip(labels, operands, strict=True):
-        for label, n in zip(term, np.shape(op), strict=True):
+    for term, shape in zip(labels, shapes, strict=True):
+        for label, n in zip(term, shape, strict=True):
             sizes[label] = max(sizes.get(label, 1), n)
     terms = [output] + [t for m, t in enumerate(labels) if m != k]
-    args = [dy] + [op for m, op in enumerate(operands) if m != k]
+    constants = []
     present = set("".join(terms))
     spare = iter(spare)
     target = ""
-    for label, n in zip(labels[k], np.shape(x), strict=True):
+    for label, n in zip(labels[k], shapes[k], strict=True):
         if n == 1 and sizes[label] > 1:
             fresh = next(spare)
             terms.append(fresh)
-            args.append(np.ones(1, dtype))
+            constants.append(np.ones(1, dtype))
             target += fresh
         elif label in target:
             fresh = next(spare)
             terms.append(label + fresh)
-            args.append(np.eye(n, dtype=dtype))
+            constants.append(np.eye(n, dtype=dtype))
             target += fresh
         else:
             if label not in present:
                 terms.append(label)
-                args.append(np.ones(n, dtype))
+                constants.append(np.ones(n, dtype))
                 present.add(label)
             target += label
-    return np.einsum(",".join(terms) + "->" + target, *args, optimize=optimize)
+    return ",".join(terms) + "->" + target, constants
+
+
+nondifferentiable(_einsum_labels, _einsum_adjoint_plan)  # labels, shapes and constant arrays
 
 
 def _einsum_tangent(y, subscripts, operands, tangents, optimize):
@@ -278,9 +294,32 @@ def _einsum_tangent(y, subscripts, operands, tangents, optimize):
     for k, t in enumerate(tangents):
         if t is None or (type(t) is float and t == 0.0):
             continue
-        replaced = operands[:k] + (t,) + operands[k + 1 :]
-        total = total + np.einsum(subscripts, *replaced, optimize=optimize)
+        replaced = []  # built by appends, not `+` on tuples: so it differentiates again
+        for m, op in enumerate(operands):
+            replaced.append(t if m == k else op)
+        total = total + einsum_of(subscripts, replaced, optimize)
     return broadcast_like(total, y)
+
+
+def einsum_of(subscripts, operands, optimize=False):
+    """np.einsum(subscripts, *operands): the einsum the rules of einsum compute, with its
+    operands in one list, which ssad differentiates (a `*` of values that carry
+    gradients it does not), so that those rules differentiate again."""
+    return np.einsum(subscripts, *operands, optimize=optimize)
+
+
+@adjoint(einsum_of)
+def einsum_of_adjoint(dy, y, subscripts, operands, optimize=False):
+    labels, output, spare = _einsum_labels(subscripts, operands)
+    return (None, [_einsum_adjoint(dy, k, labels, output, spare, operands, optimize) for k in range(len(operands))])
+
+
+@tangent(einsum_of)
+def einsum_of_tangent(tangents, y, subscripts, operands, optimize=False):
+    given = tangents[1]
+    if not isinstance(given, (list, tuple)):  # a zero tangent of the whole list
+        return broadcast_like(0.0, y)
+    return _einsum_tangent(y, subscripts, operands, given, optimize)
 
 
 # ----- Helpers: norms -----
@@ -539,7 +578,7 @@ def tensordot_tangent(tangents, y, a, b, axes=2):
 
 
 @adjoint(np.einsum)
-def einsum_adjoint(dy, y, subscripts, *operands, out=None, optimize=False, **kwargs):
+def einsum_adjoint(dy, y, subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     labels, output, spare = _einsum_labels(subscripts, operands)
     grads = [_einsum_adjoint(dy, k, labels, output, spare, operands, optimize)
              for k in range(len(operands))]
@@ -547,7 +586,7 @@ def einsum_adjoint(dy, y, subscripts, *operands, out=None, optimize=False, **kwa
 
 
 @tangent(np.einsum)
-def einsum_tangent(tangents, y, subscripts, *operands, out=None, optimize=False, **kwargs):
+def einsum_tangent(tangents, y, subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     return _einsum_tangent(y, subscripts, operands, tangents[1:], optimize)
 
 

@@ -932,12 +932,12 @@ nondifferentiable(_check_pad_mode)
 
 def _undiagonal(dy, a, offset, axis1, axis2):
     """Undo np.diagonal(a, offset, axis1, axis2): put `dy` on that diagonal of zeros like `a`."""
-    grad = np.zeros(np.shape(a), dtype=_float_dtype(a))
-    # moveaxis returns a view, so writing into `planes` fills `grad`
-    planes = np.moveaxis(grad, (axis1, axis2), (-2, -1))
+    # the diagonal's two axes last, written into, then moved back: no write through a
+    # view, so that this helper is differentiated again (a second derivative of diagonal)
+    planes = np.zeros(np.shape(np.moveaxis(a, (axis1, axis2), (-2, -1))), dtype=_float_dtype(a))
     rows = np.arange(np.shape(dy)[-1]) + max(-offset, 0)
     planes[..., rows, rows + offset] = dy
-    return grad
+    return np.moveaxis(planes, (-2, -1), (axis1, axis2))
 
 
 def _undiag(dy, v, k):

@@ -8,7 +8,7 @@ import pytest
 import ssad
 import ssad.rules  # noqa: F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name
-from ssad.rules.linalg import _singular_norm_gradient
+from ssad.rules.linalg import _singular_norm_gradient, einsum_of
 from ssad.testing import assert_close, check_rule, check_tangent, numerical_gradient
 
 from .cases import Case, case_id
@@ -160,8 +160,33 @@ CASES = [
 ]
 
 
-# The singular-vector part of the matrix norms' gradient: its rules refuse, checked below.
-CHECKED_ELSEWHERE = [_singular_norm_gradient]
+# The singular-vector part of the matrix norms' gradient: its rules refuse, checked below;
+# einsum_of, the list form the einsum rules compute with, is checked below too.
+CHECKED_ELSEWHERE = [_singular_norm_gradient, einsum_of]
+
+
+@pytest.mark.parametrize("subscripts, operands", [
+    ("ij,jk->ik", [M34, M42]), ("ii->i", [M33]), ("i,j->ij", [V3, V4]), ("ij,kj->ik", [rand(1, 4), M34]),
+], ids=["matmul", "diagonal", "outer", "broadcast-row"])
+def test_einsum_of_a_list_against_differences(subscripts, operands):
+    y = einsum_of(subscripts, operands)
+    rng = np.random.default_rng(0)
+    dy = rng.uniform(-1.5, 1.5, size=np.shape(y))
+    _, adjoints = REGISTRY.adjoint_rule(einsum_of)(dy, y, subscripts, operands)
+    tangents = [rng.uniform(-1.0, 1.0, size=np.shape(op)) for op in operands]
+    tangent = REGISTRY.tangent_rule(einsum_of)((None, tangents), y, subscripts, operands)
+    for k, op in enumerate(operands):
+
+        def inner(value, k=k):
+            moved = list(operands)
+            moved[k] = value
+            return np.sum(dy * einsum_of(subscripts, moved))
+
+        assert_close(f"einsum_of operand {k}", adjoints[k], numerical_gradient(inner, op), rtol=1e-6, atol=1e-8)
+    step = 1e-6
+    up = einsum_of(subscripts, [op + step * t for op, t in zip(operands, tangents, strict=True)])
+    down = einsum_of(subscripts, [op - step * t for op, t in zip(operands, tangents, strict=True)])
+    assert_close("einsum_of tangent", tangent, (up - down) / (2 * step), rtol=1e-6, atol=1e-8)
 
 
 # Primitives whose rule returns the gradient restricted to symmetric perturbations.
