@@ -403,10 +403,14 @@ def sum_adjoint(dy, y, iterable, *positional_start, start=0):
         d_iterable = np.zeros(iterable.shape) + dy  # sum(array) adds up its rows
     else:
         d_iterable = pack_like(iterable, [unbroadcast(dy, item) for item in iterable])
-    adjoints = [d_iterable]  # a list and a loop, not `+` on tuples: so it differentiates again
-    for start_value in positional_start:
-        adjoints.append(unbroadcast(dy, start_value))
-    return tuple(adjoints)
+    # one tuple display, no `+` on tuples: so the rule is differentiated again
+    return d_iterable, _start_adjoint(dy, positional_start)
+
+
+def _start_adjoint(dy, positional_start):
+    """The adjoint of the start value of `sum(items, start)` passed positionally; None
+    when there is none (sum takes one at most)."""
+    return unbroadcast(dy, positional_start[0]) if positional_start else None
 
 
 @tangent(sum)

@@ -112,7 +112,7 @@ class VjpLayout:
 def rule_adjoints(function, adjoints, count):
     """The adjoints an adjoint rule of `function` gives its `count` positional arguments,
     as a pullback of `call_forward` gives them."""
-    adjoints = tuple(adjoints)
+    adjoints = tuple(adjoints)[:count]  # a rule may name optional arguments the call left out
     return (None,) + adjoints + (None,) * (count - len(adjoints)) + (_RuleKeywords(function),)
 
 

@@ -234,7 +234,8 @@ def _rule_vjp(function, rule, d_value, args, kwargs):
         return layout.pullback_adjoints(entry.backward(d_adjoints, residuals))
 
     def rule_pullback_of_pullback(d_adjoints):
-        given = d_adjoints[1 : 1 + len(adjoints)]
+        # one per output of the rule, which may name optional arguments the call left out
+        given = (tuple(d_adjoints[1 : 1 + len(args)]) + (None,) * len(adjoints))[: len(adjoints)]
         d_rule = tuple(
             a if a is not None or v is None else zeros_like_value(v) for a, v in zip(given, adjoints, strict=True)
         )

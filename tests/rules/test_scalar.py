@@ -219,15 +219,16 @@ def test_sum_of_a_list_matches_finite_differences():
 
 
 def test_sum_adjoint_has_the_argument_structure():
-    assert rule(sum)(1.5, 3.0, (1.0, 2.0)) == ((1.5, 1.5),)
-    assert rule(sum)(1.5, 3.5, [1.0, 2.0], start=0.5) == ([1.5, 1.5],)
+    # (the start value's adjoint is None when no start value is passed positionally)
+    assert rule(sum)(1.5, 3.0, (1.0, 2.0)) == ((1.5, 1.5), None)
+    assert rule(sum)(1.5, 3.5, [1.0, 2.0], start=0.5) == ([1.5, 1.5], None)
     # A scalar item summed with arrays gets the sum of the adjoint over the array.
-    d_items, = rule(sum)(np.array([1.0, 2.0]), None, [0.5, np.array([1.0, 1.0])])
+    d_items, _ = rule(sum)(np.array([1.0, 2.0]), None, [0.5, np.array([1.0, 1.0])])
     assert d_items[0] == 3.0
     np.testing.assert_array_equal(d_items[1], [1.0, 2.0])
     # sum(array) adds up the rows.
     rows = np.arange(6.0).reshape(3, 2)
-    (d_rows,) = rule(sum)(np.array([1.0, 2.0]), sum(rows), rows)
+    d_rows, _ = rule(sum)(np.array([1.0, 2.0]), sum(rows), rows)
     np.testing.assert_array_equal(d_rows, [[1.0, 2.0]] * 3)
 
 
