@@ -147,3 +147,45 @@ def test_the_way_out_a_local_name_gives_the_closed_form_hessian():
     s = 1 - t**2
     expected = np.diag(2 * 0.49 * (s * s - 2 * t * t * s))
     np.testing.assert_allclose(ssad.hessian(through_a_local_name_of_that_function)(X, Holder(0.7)), expected, rtol=1e-12)
+
+
+def _network(xp):
+    """A small regression network written the way users write them: a nested activation,
+    a layer function, `functools.partial` binding the activation, NumPy's tanh as a value."""
+
+    def softplus(t):
+        return xp.log1p(xp.exp(-xp.abs(t))) + xp.maximum(t, 0.0)
+
+    def layer(W, h, act):
+        return act(h @ W)
+
+    def loss(w, inputs, targets):
+        W1 = xp.reshape(w[:12], (3, 4))
+        W2 = xp.reshape(w[12:16], (4, 1))
+        hidden = functools.partial(layer, act=xp.tanh)
+        out = layer(W2, hidden(W1, inputs), softplus)
+        return xp.mean((out[:, 0] - targets) ** 2)
+
+    return loss
+
+
+def test_second_derivatives_of_a_network_built_from_function_values_match_autograd():
+    autograd = pytest.importorskip("autograd")
+    anp = autograd.numpy
+    rng = np.random.default_rng(0)
+    inputs, targets, w, v = rng.normal(size=(5, 3)), rng.normal(size=5), 0.5 * rng.normal(size=16), rng.normal(size=16)
+    expected = autograd.hessian(_network(anp))(w, inputs, targets)
+    np.testing.assert_allclose(ssad.hessian(_network(np))(w, inputs, targets), expected, rtol=1e-9, atol=1e-12)
+    gradient = ssad.grad(_network(np))
+    np.testing.assert_allclose(ssad.jvp(gradient, (w, inputs, targets), (v, None, None))[1], expected @ v,
+                               rtol=1e-9, atol=1e-12)
+
+    def penalty(weights):
+        return np.sum(gradient(weights, inputs, targets) ** 2)
+
+    autograd_gradient = autograd.grad(_network(anp))
+    np.testing.assert_allclose(
+        ssad.grad(penalty)(w),
+        autograd.grad(lambda weights: anp.sum(autograd_gradient(weights, inputs, targets) ** 2))(w),
+        rtol=1e-9, atol=1e-12,
+    )
