@@ -61,9 +61,18 @@ whose result is unused, or recompute it in the adjoint sweep instead of saving i
 in ``numpy.random`` and ``random``, and the methods of NumPy's ``Generator`` and
 ``RandomState``. ``nondifferentiable(f, pure=False)`` and ``impure(f)`` declare
 others. `is_pure` is the one effect model the optimizer, the tape and CSE share.
+
+Rules for optional libraries
+----------------------------
+The rules for SciPy live in modules that import SciPy. ``defer("scipy.special", module)``
+registers them the first time the registry is asked anything after ``scipy.special`` has
+been imported (a function that calls it has imported it), so ssad itself never imports
+SciPy and works without it.
 """
 
+import importlib
 import random
+import sys
 import threading
 
 import numpy as np
@@ -81,8 +90,22 @@ class Registry:
         self._tangents = {}
         self._nondifferentiable = {}
         self._impure = set()
+        self._deferred = {}  # library -> rule modules registered once it is imported
         self._lock = threading.Lock()
         self.version = 0
+
+    def defer(self, library, *modules):
+        """Import the rule `modules` once `library` has been imported (see the module docstring)."""
+        self._deferred.setdefault(library, []).extend(modules)
+        self._load_deferred()
+
+    def _load_deferred(self):
+        if not self._deferred:
+            return
+        for library in [name for name in self._deferred if name in sys.modules]:
+            modules = self._deferred.pop(library, ())
+            for module in modules:
+                importlib.import_module(module)
 
     # ----- registration -----
 
@@ -124,18 +147,21 @@ class Registry:
 
     def adjoint_rule(self, primitive):
         """The adjoint rule of `primitive`, or None."""
+        self._load_deferred()
         try:
             return self._adjoints.get(primitive)
         except TypeError:  # unhashable callable: cannot be a registered primitive
             return None
 
     def tangent_rule(self, primitive):
+        self._load_deferred()
         try:
             return self._tangents.get(primitive)
         except TypeError:
             return None
 
     def is_nondifferentiable(self, primitive):
+        self._load_deferred()
         try:
             if primitive in self._nondifferentiable:
                 return True
@@ -158,9 +184,11 @@ class Registry:
         return rule is not None or self.is_nondifferentiable(primitive)
 
     def adjoint_primitives(self):
+        self._load_deferred()
         return list(self._adjoints)
 
     def nondifferentiable_primitives(self):
+        self._load_deferred()
         return list(self._nondifferentiable)
 
 

@@ -259,3 +259,95 @@ def _dtype_of(x):
 def _assert_real_tangent(label, tangent, y):
     if not _is_complex(y) and _is_complex(tangent):
         raise AssertionError(f"{label}: the output is real, but its tangent is complex: {tangent!r}")
+
+
+# ----- Second order: a rule's own code differentiated again -----
+
+_OBJECTIVE_SOURCE = """\
+def second_order_objective({parameters}):
+    y = {call}
+    return {weighed}
+
+
+def second_order_pairing({parameters}):
+    g = gradient({parameters})
+    return {pairing}
+"""
+
+
+def check_second_order(primitive, *args, rtol=1e-5, atol=1e-7, seed=0, **kwargs):
+    """Check that ssad differentiates the rules of `primitive` again, at `args`.
+
+    Builds ``L(x) = <w, y> + <u, y * y>`` for ``y = primitive(*args, **kwargs)`` and
+    random `w`, `u` (real parts for complex `y`; integer components of a tuple output
+    are left out), takes ``g = ssad.grad(L)`` over every float argument, and compares a
+    Hessian-vector product along a random direction `v`, made both ways ssad has
+    (forward over reverse: ``ssad.jvp(g)``; reverse over reverse: the gradient of
+    ``<g, v>``, for real arguments), with central differences of `g`. The primitive's
+    adjoint rule is then itself differentiated, in both modes, so a rule whose code
+    ssad cannot read again fails here with ssad's own error. Raises AssertionError
+    naming the worst mismatch.
+    """
+    import linecache
+
+    from . import api
+
+    name = primitive_name(primitive)
+    floats = [i for i, a in enumerate(args) if _is_float_input(a)]
+    if not floats:
+        raise AssertionError(f"check_second_order({name}) checked no argument: pass at least one float input")
+    rng = np.random.default_rng(seed)
+    y = _apply(primitive, *args, **kwargs)
+    w, u = _random_like(y, rng), _random_like(y, rng)
+    primals = tuple(args[i] for i in floats)
+    direction = tuple(_random_like(p, rng) for p in primals)
+
+    parameters = ", ".join(f"x{i}" for i in floats)
+    arguments = [f"x{i}" if i in floats else f"c{i}" for i in range(len(args))] + [f"{k}=k_{k}" for k in kwargs]
+    call = f"primitive({', '.join(arguments)})"
+    if isinstance(primitive, types.GetSetDescriptorType):  # np.ndarray.real: an attribute of the first argument
+        call = f"{arguments[0]}.{primitive.__name__}"
+    pairing = " + ".join(f"np.sum(np.real(g[{k}] * v{k}))" for k in range(len(floats)))
+    parts = [f"y[{k}]" for k, v in enumerate(y) if _is_float_input(v)] if isinstance(y, (tuple, list)) else ["y"]
+    weighed = " + ".join(f"np.sum(np.real(w{k} * {p} + u{k} * {p} * {p}))" for k, p in enumerate(parts))
+    ws, us = (list(w), list(u)) if isinstance(y, (tuple, list)) else ([w], [u])
+    if isinstance(y, (tuple, list)):
+        kept = [k for k, v in enumerate(y) if _is_float_input(v)]
+        ws, us = [ws[k] for k in kept], [us[k] for k in kept]
+    source = _OBJECTIVE_SOURCE.format(
+        parameters=parameters, call=call, pairing=pairing, weighed=weighed
+    )
+    filename = f"<ssad second-order check of {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {
+        "np": np,
+        "primitive": primitive,
+        **{f"w{k}": v for k, v in enumerate(ws)},
+        **{f"u{k}": v for k, v in enumerate(us)},
+        **{f"c{i}": a for i, a in enumerate(args) if i not in floats},
+        **{f"k_{k}": v for k, v in kwargs.items()},
+        **{f"v{k}": v for k, v in enumerate(direction)},
+    }
+    exec(compile(source, filename, "exec"), namespace)
+    wrt = tuple(range(len(floats)))
+    gradient = namespace["gradient"] = api.grad(namespace["second_order_objective"], wrt=wrt)
+
+    eps = 1e-6
+    up = gradient(*(_shift(p, d, eps) for p, d in zip(primals, direction, strict=True)))
+    down = gradient(*(_shift(p, d, -eps) for p, d in zip(primals, direction, strict=True)))
+    expected = [(np.asarray(a) - np.asarray(b)) / (2 * eps) for a, b in zip(up, down, strict=True)]
+    results = [("forward over reverse", api.jvp(gradient, primals, direction)[1])]
+    if not any(_is_complex(p) for p in primals):
+        results.append(("reverse over reverse", api.grad(namespace["second_order_pairing"], wrt=wrt)(*primals)))
+    for label, got in results:
+        for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+            if not _is_complex(primals[k]) and _is_complex(g):
+                g = np.real(g)
+            assert_close(f"{name} {label}, argument {floats[k]}", g, e, rtol, atol)
+
+
+def _shift(value, direction, step):
+    moved = np.asarray(value) + step * np.asarray(direction)
+    if np.ndim(value) == 0:
+        return complex(moved) if _is_complex(moved) else float(moved)
+    return moved

@@ -368,11 +368,10 @@ CORPUS = [case for _, case in _SECOND_ORDER_CASES]
 CORPUS_IDS = [i for i, _ in _SECOND_ORDER_CASES]
 
 # What second order still refuses, by a clean SsadError naming the construct, though the
-# first order works (documented in docs/forward-and-higher-order.md): a write adding a
-# key to a dict (the gradient undoes it by deleting the key), and `np.linalg.norm(x,
+# first order works (documented in docs/forward-and-higher-order.md): `np.linalg.norm(x,
 # ord=2)` of a matrix (its gradient is made of singular vectors, and np.linalg.svd has no
 # rule).
-REFUSED_AT_SECOND_ORDER = {"straight/keyword_arguments-0", "functions/dict_display_and_update-0"}
+REFUSED_AT_SECOND_ORDER = {"straight/keyword_arguments-0"}
 
 
 def _differences_of(gradient, args, position, step=1e-6):

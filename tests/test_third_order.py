@@ -17,8 +17,7 @@ from .test_higher_order import _SUMMED, CORPUS, CORPUS_IDS, _differences_of, _sm
 _LARGEST = 6
 
 # Refused at third order by a clean SsadError (docs/forward-and-higher-order.md): calls
-# through function values, whose second-order code has no derivative of its own, and a
-# write adding a key to a dict (refused from second order on).
+# through function values, whose second-order code has no derivative of its own.
 REFUSED_AT_THIRD_ORDER = {
     "functions/closure_used_twice-0", "functions/returned_closure-0", "functions/returned_closure-1",
     "functions/closure_over_intermediate-0", "functions/local_factory-0", "functions/closure_in_loop-0",
@@ -28,7 +27,7 @@ REFUSED_AT_THIRD_ORDER = {
     "functions/functions_in_dict-0", "functions/returned_function-0", "functions/closure_passed_to_apply-0",
     "functions/function_chosen_by_int-0", "functions/function_chosen_by_int-1", "functions/method_reading_self-0",
     "functions/dataclass_method-0", "functions/methods_calling_methods-0", "functions/partial_of_user_function-0",
-    "functions/partial_binding_active_value-0", "functions/dict_display_and_update-0",
+    "functions/partial_binding_active_value-0",
 }
 
 _CASES = [

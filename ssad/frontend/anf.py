@@ -170,6 +170,8 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
             statement.value = self.with_unspent_residuals(statement.value)
         if self.is_drop_last(statement):
             self.block(self.without_drop_last(statement))
+        elif self.is_put_back(statement):
+            self.block(self.without_put_back(statement))
         elif isinstance(statement, gast.Assign):
             if len(statement.targets) == 1:
                 self.assign(statement.targets[0], statement.value)
@@ -183,7 +185,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
             self.augmented(statement)
         elif isinstance(statement, gast.Expr):
             if self.is_restore_part(statement.value):
-                self.assign(*self.restore_part_as_write(statement))
+                self.block(self.without_restore_part(statement))
                 return
             if isinstance(statement.value, gast.Call):
                 func = statement.value.func

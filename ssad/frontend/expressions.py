@@ -268,6 +268,11 @@ class ExpressionLowering:
                 left=self.atom(expr.left), ops=expr.ops, comparators=[self.atom(c) for c in expr.comparators]
             )
         if isinstance(expr, gast.Call):
+            if _pops_with_default(expr):
+                raise self.parsed.unsupported(
+                    expr, "`d.pop(key, default)` is not supported (its undo cannot tell whether the key was there); "
+                    "test `key in d` and call `d.pop(key)`"
+                )
             return gast.Call(
                 func=self.callee(expr.func),
                 args=[
@@ -397,3 +402,10 @@ class ExpressionLowering:
         if isinstance(index, gast.Tuple):
             return gast.Tuple(elts=[self.index(e) for e in index.elts], ctx=gast.Load())
         return self.atom(index)
+
+
+def _pops_with_default(call):
+    """`items.pop(key, default)` on a local value: a dict's pop, whose undo would need to
+    know whether the key was there."""
+    func = call.func
+    return isinstance(func, gast.Attribute) and func.attr == "pop" and isinstance(func.value, gast.Name) and len(call.args) > 1

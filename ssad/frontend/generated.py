@@ -19,7 +19,7 @@ import copy
 
 import gast
 
-from ..runtime import drop_last, owned, restore_part, restored_value, unspent
+from ..runtime import drop_last, insert_position, is_missing, owned, put_back, restore_part, restored_value, unspent
 from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import Handle
 from ..runtime.pullbacks import call_forward_packed, method_forward_packed
@@ -35,11 +35,33 @@ class GeneratedCodeLowering:
     def is_restore_part(self, value):
         return self._calls(value, restore_part, 3)
 
-    def restore_part_as_write(self, statement):
-        """`restore_part(x, i, old)` as the assignment target and value of `x[i] = restored_value(old)`."""
+    def without_restore_part(self, statement):
+        """`restore_part(x, i, old)` as the write `x[i] = restored_value(old)`, or as
+        `x.pop(i)` where the write being undone added the key `i` to a dict."""
         container, index, old = statement.value.args
-        target = gast.copy_location(gast.Subscript(value=container, slice=index, ctx=gast.Store()), statement)
-        return target, call(name(self.namespace.bind("restored_value", restored_value)), old)
+        return self._filled(statement, (
+            "__index__ = __i__\n"
+            "__saved__ = __old__\n"
+            "if __is_missing__(__saved__):\n"
+            "    __x__.pop(__index__)\n"
+            "else:\n"
+            "    __x__[__index__] = __restored_value__(__saved__)"
+        ), __x__=container, __i__=index, __old__=old, __is_missing__=is_missing, __restored_value__=restored_value,
+            __index__=name(self.namer.fresh("index")), __saved__=name(self.namer.fresh("saved")))
+
+    def is_put_back(self, statement):
+        return isinstance(statement, gast.Expr) and self._calls(statement.value, put_back, 3)
+
+    def without_put_back(self, statement):
+        """`put_back(items, i, v)` as `items[i] = v` for a dict, else the list's `insert`."""
+        items, index, value = statement.value.args
+        return self._filled(statement, (
+            "if __isinstance__(__items__, __dict__):\n"
+            "    __items__[__i__] = __v__\n"
+            "else:\n"
+            "    __items__.insert(__position__(__items__, __i__), __v__)"
+        ), __items__=items, __i__=index, __v__=value, __isinstance__=isinstance, __dict__=dict,
+            __position__=insert_position)
 
     def is_drop_last(self, statement):
         one_target = isinstance(statement, gast.Assign) and len(statement.targets) == 1
@@ -48,16 +70,23 @@ class GeneratedCodeLowering:
     def without_drop_last(self, statement):
         """`t = drop_last(items, n)` as `t = list(items[len(items) - n:])`, then `items.pop()` n times."""
         items, count = statement.value.args
-        template = gast.parse(
-            "list(__items__[len(__items__) - __count__:])\nfor __k__ in range(__count__):\n    __items__.pop()"
-        ).body
+        taken, loop = self._filled(statement, (
+            "__list__(__items__[__len__(__items__) - __count__:])\n"
+            "for __k__ in __range__(__count__):\n"
+            "    __items__.pop()"
+        ), __items__=items, __count__=count, __len__=len, __range__=range, __list__=list,
+            __k__=name(self.namer.fresh("k")))
+        if isinstance(statement, gast.Assign):
+            return [gast.copy_location(gast.Assign(targets=statement.targets, value=taken.value, type_comment=None),
+                                       statement), loop]
+        return [loop]
+
+    def _filled(self, statement, template, **parts):
+        """The statements of `template` with each `__part__` replaced by an expression of
+        generated code, or by a name bound in the namespace to a run-time value."""
         names = {
-            "len": name(self.namespace.bind("len", len)),
-            "range": name(self.namespace.bind("range", range)),
-            "list": name(self.namespace.bind("list", list)),
-            "__k__": name(self.namer.fresh("k")),
-            "__items__": items,
-            "__count__": count,
+            key: part if isinstance(part, gast.AST) else name(self.namespace.bind(key.strip("_"), part))
+            for key, part in parts.items()
         }
 
         class Fill(gast.NodeTransformer):
@@ -69,11 +98,7 @@ class GeneratedCodeLowering:
                     filled.ctx = node.ctx
                 return filled
 
-        taken, loop = [Fill().visit(node) for node in template]
-        out = [loop]
-        if isinstance(statement, gast.Assign):
-            out.insert(0, gast.Assign(targets=statement.targets, value=taken.value, type_comment=None))
-        return [gast.copy_location(node, statement) for node in out]
+        return [gast.copy_location(Fill().visit(node), statement) for node in gast.parse(template).body]
 
     def is_generated(self):
         filename = self.parsed.filename
@@ -86,7 +111,7 @@ class GeneratedCodeLowering:
         for node in gast.walk(self.parsed.node):
             if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
                 names.add(node.value.id)
-            elif self.is_restore_part(node) and isinstance(node.args[0], gast.Name):
+            elif (self.is_restore_part(node) or self._calls(node, put_back, 3)) and isinstance(node.args[0], gast.Name):
                 names.add(node.args[0].id)
             elif (
                 isinstance(node, gast.Call)

@@ -16,6 +16,8 @@ from ..runtime import (
     broadcast_like,
     copy_adjoint,
     getitem_adjoint,
+    insert_position,
+    is_missing,
     is_other_array,
     owned,
     pack_like,
@@ -43,6 +45,7 @@ from ..runtime.structure import add_adjoint, add_attr
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
+nondifferentiable(is_missing, insert_position)  # a test of a saved part, a list position
 
 
 @adjoint(saved_part)

@@ -162,6 +162,26 @@ def restore_part(container, index, old):
         container[index] = old
 
 
+def is_missing(old):
+    """Whether `saved_part` found no key to save: the write it preceded added one to a dict."""
+    return old is _MISSING
+
+
+def put_back(container, index, value):
+    """Undo `value = container.pop(index)`: a dict gets the key back, a list the item at
+    the position it had."""
+    if isinstance(container, dict):
+        container[index] = value
+    else:
+        container.insert(insert_position(container, index), value)
+
+
+def insert_position(items, index):
+    """Where `items.insert` puts back what `items.pop(index)` took: a negative `index`
+    counts from the end of the list the item was in, one longer than `items`."""
+    return index if index >= 0 else len(items) + 1 + index
+
+
 def owned(x):
     """A copy of the view `x` of an array, or of a list (anything else as is): how code
     that differentiates a gradient reads a part of an array the gradient later writes
@@ -175,16 +195,10 @@ def owned(x):
 
 
 def restored_value(old):
-    """`old` as `restore_part` writes it back, when generated code is differentiated again.
-
-    The second derivative of a write that added a key to a dict (undone by deleting the
-    key) is not supported.
-    """
+    """`old` as `restore_part` writes it back, when generated code is differentiated again
+    (where a write that added a key to a dict is undone by popping the key instead)."""
     if old is _MISSING:
-        raise SsadError(
-            "a derivative of a derivative through a write that adds a new key to a dict is not supported; "
-            "give the dict the key before the write"
-        )
+        raise SsadError("internal: a key a write added to a dict was restored as a value")
     return old
 
 

@@ -17,11 +17,12 @@ import gast
 from ..frontend import primitives
 from ..frontend.builders import assign, call, constant, name
 from ..errors import MissingRuleError, SourceError
-from .inline import bind_arguments, instantiate, template_of
+from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
 from ..runtime import (
     copy_adjoint,
     drop_last,
+    put_back,
     zeros_like_value,
 )
 
@@ -79,19 +80,20 @@ class CallAdjoints:
             d_value = name(d_t) if d_t is not None else call(zero, name(target))
             adjoint = self.adjoint.get(items.id) or self.adjoint_names[items.id]
             self.out.append(assign(adjoint, base))
-            method = "append" if index is None else "insert"
-            args = [d_value] if index is None else [index, d_value]
-            self.out.append(gast.Expr(value=gast.Call(
-                func=gast.Attribute(value=name(adjoint), attr=method, ctx=gast.Load()), args=args, keywords=[]
-            )))
+            self.out.append(self.put_back(name(adjoint), index, d_value))
             self.adjoint[items.id] = adjoint
             self.owned.add(items.id)
-        # Put the item back, so earlier code sees the list as it was.
-        args = [name(target)] if index is None else [copy.deepcopy(index), name(target)]
-        method = "append" if index is None else "insert"
-        self.out.append(gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=copy.deepcopy(items), attr=method, ctx=gast.Load()), args=args, keywords=[]
-        )))
+        # Put the item back, so earlier code sees the list (or dict) as it was.
+        self.out.append(self.put_back(copy.deepcopy(items), copy.deepcopy(index), name(target)))
+
+    def put_back(self, items, index, value):
+        """`items.append(value)` undoing `items.pop()`; `put_back(items, index, value)`
+        undoing `items.pop(index)` of a list or a dict (see `runtime.put_back`)."""
+        if index is None:
+            return gast.Expr(value=gast.Call(
+                func=gast.Attribute(value=items, attr="append", ctx=gast.Load()), args=[value], keywords=[]
+            ))
+        return gast.Expr(value=call(self.helper("put_back", put_back), items, index, value))
 
     def mutation_adjoint(self, statement, items, method, operands):
         """items.append(v) / items.extend(vs) / items.insert(i, v), replayed in reverse."""
@@ -134,6 +136,9 @@ class CallAdjoints:
         self.out.append(gast.Expr(value=undo))
 
     def primitive(self, statement, op, dy, y):
+        rule = REGISTRY.adjoint_rule(op.primitive) if op.primitive is not None else None
+        if rule is not None:
+            op = keywords_as_positions(op, rule, self.activity.is_active)
         if op.passes_through and self.activity.is_active(op.args[-1].value):
             raise self.program.parsed.unsupported(
                 statement, f"`*` passes values that carry gradients to {op.name}; pass them one by one"

@@ -16,7 +16,7 @@ from ..frontend import primitives
 from ..frontend.builders import constant, name, store
 from ..errors import MissingRuleError, SourceError
 from .fold import ZERO, is_zero, materialize_zeros
-from .inline import bind_arguments, instantiate, template_of
+from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
 from .calls import bind_operands
 from ..runtime import broadcast_like
@@ -42,6 +42,9 @@ class TangentCalls:
     """Forward mode, calls: the tangent of a call, computed next to it."""
 
     def primitive(self, statement, op, target):
+        rule = REGISTRY.tangent_rule(op.primitive) if op.primitive is not None else None
+        if rule is not None:
+            op = keywords_as_positions(op, rule, lambda value: self.d(value) is not None)
         # A tangent rule sees the tangents of positional operands only (as reverse mode refuses)
         if op.passes_through and self.d(op.args[-1].value) is not None:
             raise self.program.parsed.unsupported(

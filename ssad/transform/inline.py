@@ -13,7 +13,7 @@ import copy
 import inspect
 import textwrap
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import gast
 
@@ -121,6 +121,40 @@ def bind_arguments(rule, primitive_name, arg_count, keyword_names, first="dy"):
             f"arguments: {error}"
         ) from None
     return bound.arguments
+
+
+def keywords_as_positions(op, rule, carries):
+    """`op` with each keyword argument for which `carries(value)` holds passed at the
+    position the rule's parameter of that name has, so its derivative can flow: the
+    call `norm.logpdf(x, scale=s)` as `norm.logpdf(x, 0.0, s)` for the rule
+    `(dy, y, x, loc=0.0, scale=1.0)`. Positions skipped take the rule's defaults, which
+    must be literals. `op` itself when a keyword has no such position."""
+    moving = [k for k, v in op.keywords.items() if carries(v)]
+    if not moving or op.passes_through:
+        return op
+    try:
+        parameters = list(inspect.signature(rule).parameters.values())[2:]
+    except (TypeError, ValueError):
+        return op
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    places = {p.name: i for i, p in enumerate(positional)}
+    if any(places.get(k, -1) < len(op.args) for k in moving):
+        return op
+    last = max(places[k] for k in moving)
+    args = list(op.args)
+    keywords = dict(op.keywords)
+    for parameter in positional[len(args):last + 1]:
+        if parameter.name in keywords:
+            args.append(keywords.pop(parameter.name))
+        elif parameter.default is not parameter.empty and _is_literal(parameter.default):
+            args.append(gast.Constant(value=parameter.default, kind=None))
+        else:
+            return op
+    return replace(op, args=args, keywords=keywords)
+
+
+def _is_literal(value):
+    return value is None or isinstance(value, (bool, int, float, complex, str))
 
 
 class _Substitute(gast.NodeTransformer):

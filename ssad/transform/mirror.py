@@ -300,17 +300,20 @@ class _Run(Terms):
         forward sweep appended); any other change makes a new container value.
         """
         func = call.func
-        if not (
+        if self.helper(call) == "put_back" and isinstance(call.args[0], gast.Name):  # undoes a pop, as insert
+            owner, method, arguments = call.args[0], "insert", tuple(self.expr(a) for a in call.args[1:])
+        elif (
             isinstance(func, gast.Attribute)
             and isinstance(func.value, gast.Name)
             and func.value.id in self.env
             and func.attr in _MUTATORS
         ):
+            owner, arguments = func.value, tuple(self.expr(a) for a in call.args)
+            method = "append" if func.attr == "push" else func.attr  # a user's Tape-like list
+        else:
             return None
-        arguments = tuple(self.expr(a) for a in call.args)
-        base = self.root(self.read(func.value))
+        base = self.root(self.read(owner))
         contents = self.parts(base.term)
-        method = "append" if func.attr == "push" else func.attr  # a user's Tape-like list
         nothing = self.term("const", "NoneType", "None")
         # the adjoint sweep undoes each change with its inverse: pop an append, append a pop...
         if method == "pop" and contents[0] in ("append", "insert") and arguments == contents[3:]:
@@ -334,7 +337,7 @@ class _Run(Terms):
         if method == "extend":
             base.term = self.term("extend", base.term, arguments[0])
             return nothing
-        base.term = self.term("mutate", base.term, func.attr, arguments, self.new("effect"))
+        base.term = self.term("mutate", base.term, method, arguments, self.new("effect"))
         return self.term("item of", base.term)
 
     def helper(self, call):

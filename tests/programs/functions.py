@@ -565,6 +565,22 @@ def extend_insert_pop(x, y):
     return first * last + sum(items)
 
 
+def pop_from_the_end(x, y):
+    items = [x[0] * y, np.sin(x[1]), x[2] ** 2, y * 3.0]
+    second_last = items.pop(-2)
+    last = items.pop(-1)
+    return second_last * items[-1] + last * items[0] + sum(items)
+
+
+def dict_pop_and_new_keys(x, w):
+    state = {"h": x * w, "bias": np.cos(x)}
+    bias = state.pop("bias")
+    for step in range(3):
+        state[step] = np.tanh(state["h"] + bias * step)
+        state["h"] = state[step] * w
+    return np.sum(state[2] * state[0]) + np.sum(state["h"])
+
+
 def list_slicing(x):
     items = [np.sin(v) for v in x]
     head = items[:2]
@@ -798,6 +814,8 @@ CASES = [
     (append_then_sum, (V5,)),
     (append_then_sum, (np.array([0.7]),)),
     (extend_insert_pop, (V3, 0.6)),
+    (pop_from_the_end, (V3, 0.6)),
+    (dict_pop_and_new_keys, (V3, 0.8)),
     (list_slicing, (V5,)),
     (list_comprehension, (V4,)),
     (filtered_comprehension, (np.array([0.5, -0.8, 1.2, -0.3, 0.9]),)),

@@ -65,6 +65,12 @@ def uses_del(x):
     return x
 
 
+def uses_pop_with_default(x):
+    d = {"a": x}
+    y = d.pop("b", x)  # <- here
+    return y * d["a"]
+
+
 def uses_import(x):
     import math  # <- here
 
@@ -91,6 +97,7 @@ CASES = [
     uses_assert,
     uses_raise,
     uses_del,
+    uses_pop_with_default,
     uses_import,
     uses_kwargs,
 ]

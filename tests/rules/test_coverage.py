@@ -2,9 +2,31 @@
 
 from ssad.registry import REGISTRY, primitive_name
 
-from . import test_elementwise, test_functional, test_linalg, test_reductions, test_runtime, test_scalar, test_shape
+from . import (
+    test_decompositions,
+    test_elementwise,
+    test_fft,
+    test_functional,
+    test_linalg,
+    test_polynomials,
+    test_reductions,
+    test_runtime,
+    test_scalar,
+    test_scipy_integrate,
+    test_scipy_linalg,
+    test_scipy_signal,
+    test_scipy_special,
+    test_scipy_stats,
+    test_shape,
+    test_signal,
+    test_statistics,
+)
 
-MODULES = [test_elementwise, test_functional, test_linalg, test_reductions, test_runtime, test_scalar, test_shape]
+MODULES = [
+    test_decompositions, test_elementwise, test_fft, test_functional, test_linalg, test_polynomials, test_reductions,
+    test_runtime, test_scalar, test_scipy_integrate, test_scipy_linalg, test_scipy_signal, test_scipy_special,
+    test_scipy_stats, test_shape, test_signal, test_statistics,
+]
 
 
 def builtin_adjoint_primitives():

@@ -33,10 +33,10 @@ def spd(*shape):
     return g @ np.swapaxes(g, -1, -2) + shape[-1] * np.eye(shape[-1])
 
 
-def cholesky_of_symmetric_part(a, **kwargs):
+def cholesky_of_symmetric_part(a, upper=False):
     """np.linalg.cholesky((a + a^T) / 2): a function of every entry of `a`, whose
     gradient is the symmetrized gradient of cholesky at a symmetric `a`."""
-    return np.linalg.cholesky((a + np.swapaxes(a, -1, -2)) / 2, **kwargs)
+    return np.linalg.cholesky((a + np.swapaxes(a, -1, -2)) / 2, upper=upper)
 
 
 V3, W3, V4 = rand(3), rand(3), rand(4)

@@ -1,0 +1,1 @@
+"""Matrix decompositions (np.linalg eig, eigh, svd, qr, ...)."""

@@ -1,0 +1,1 @@
+"""NumPy's FFTs (np.fft)."""

@@ -1,0 +1,1 @@
+"""Polynomials and interpolation (polyval, polyfit, vander, interp)."""

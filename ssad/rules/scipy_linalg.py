@@ -1,0 +1,1 @@
+"""SciPy's linear algebra (scipy.linalg); registered once SciPy is imported."""

@@ -1,0 +1,1 @@
+"""SciPy's convolution (scipy.signal); registered once SciPy is imported."""

@@ -1,0 +1,1 @@
+"""SciPy's special functions (scipy.special); registered once SciPy is imported."""

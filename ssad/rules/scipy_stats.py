@@ -1,0 +1,1 @@
+"""SciPy's distributions (scipy.stats); registered once SciPy is imported."""

@@ -1,0 +1,1 @@
+"""Convolution and correlation (np.convolve, np.correlate)."""

@@ -1,0 +1,1 @@
+"""Statistics over arrays (nan-reductions, average, cov, median, quantiles, ...)."""

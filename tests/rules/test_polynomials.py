@@ -1,0 +1,3 @@
+"""Numerical checks of the rules in ssad/rules/polynomials.py."""
+
+CASES = []
