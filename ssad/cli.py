@@ -33,6 +33,7 @@ _EXAMPLES = """examples:
   ssad show model.py:loss --mode forward --stage forward
                                               the tangent code before the optimizer
   ssad show model.py:loss --no-color          plain source on a terminal too (as on a pipe)
+  ssad rules                                  every NumPy/SciPy/Python function ssad differentiates
 """
 
 _STAGE_HELP = """stages (--stage), in pipeline order:
@@ -152,6 +153,12 @@ def build_parser():
         "--stage", choices=SHOW_STAGES, help="show the code after this pipeline stage (see stages below)"
     )
     show_parser.add_argument("--no-color", action="store_true", help="never highlight (as does setting NO_COLOR)")
+    commands.add_parser(
+        "rules",
+        help="list the NumPy, SciPy and Python functions ssad differentiates",
+        description="Print, as Markdown, every public function the rule registry covers and in which\n"
+        "modes (the page docs/supported-functions.md).",
+    )
     return parser
 
 
@@ -161,6 +168,11 @@ def main(argv=None):
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "rules":
+        from .rules.catalog import markdown
+
+        sys.stdout.write(markdown())
+        return 0
     try:
         stage = _api_stage(args)
         function = _load_function(args.function)

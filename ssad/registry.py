@@ -306,9 +306,33 @@ def primitive_name(primitive):
     module = getattr(primitive, "__module__", None)
     if name is None:
         return repr(primitive)
+    distribution = _distribution_of(primitive)
+    if distribution is not None:
+        return f"scipy.stats.{distribution}.{primitive.__name__}"
+    if module is None and isinstance(primitive, np.ufunc):  # SciPy's ufuncs name no module
+        for library in ("numpy", "scipy.special"):
+            if getattr(sys.modules.get(library), name, None) is primitive:
+                return f"{library}.{name}"
     if module in (None, "builtins"):
         return name
     module = module.lstrip("_") if module in ("_operator", "_functools") else module
     if module.startswith("numpy"):
         module = "numpy" if module.startswith("numpy._core") or module.startswith("numpy.core") else module
+    if module.startswith("scipy."):  # the public subpackage, not the private module defining it
+        public = []
+        for part in module.split("."):
+            if part.startswith("_"):
+                break
+            public.append(part)
+        module = ".".join(public)
     return f"{module}.{name}"
+
+
+def _distribution_of(primitive):
+    """The name of the scipy.stats distribution whose method `primitive` is (`norm` for
+    `scipy.stats.norm.logpdf`), else None."""
+    owner = getattr(primitive, "__self__", None)
+    if owner is None or not type(owner).__module__.startswith("scipy.stats"):
+        return None
+    name = getattr(owner, "name", None)
+    return name if isinstance(name, str) else type(owner).__name__.removesuffix("_gen")

@@ -1004,7 +1004,7 @@ def test_a_function_with_a_rule_is_not_transformed_so_its_body_may_use_anything(
 
 
 def ndarray_method_without_rule(x):
-    y = x.argpartition(1)
+    y = x.byteswap()
     return np.sum(x * y)
 
 
@@ -1012,7 +1012,7 @@ def test_missing_rule_for_an_array_method_suggests_valid_code():
     with pytest.raises(ssad.MissingRuleError) as caught:
         ssad.grad(ndarray_method_without_rule)
     message = caught.value.message
-    assert "@ssad.adjoint(np.ndarray.argpartition)" in message
+    assert "@ssad.adjoint(np.ndarray.byteswap)" in message
     snippet = message.split("Register one:")[1]
     compile(textwrap.dedent(snippet).strip() + "\n", "<suggested>", "exec")  # the suggestion is valid Python
 

@@ -37,15 +37,7 @@ from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.runtime.structure import add_attr  # noqa: E402
 
-from .rules import (  # noqa: E402
-    test_elementwise,
-    test_functional,
-    test_linalg,
-    test_reductions,
-    test_runtime,
-    test_scalar,
-    test_shape,
-)
+from .rules.test_coverage import MODULES as RULE_TEST_MODULES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -197,6 +189,8 @@ _MATH = "a `math` function: it converts its argument to a Python float, which co
 _UNSUPPORTED = "Dask has no implementation of it, so NumPy computes the array"
 _AS_NUMPY = "the rule reads its input with `np.asarray`, which computes a dask array"
 _INTO_ZEROS = "the rule writes the adjoint into a NumPy array of zeros, which computes it"
+_ORDER_STATISTICS = "the rule finds the positions of the order statistics with NumPy, which computes the array"
+_SCIPY = "SciPy converts its inputs with `np.asarray`, which computes a dask array"
 NOT_PROTOCOL_SAFE = {
     **{
         getattr(math, name): _MATH
@@ -238,7 +232,63 @@ NOT_PROTOCOL_SAFE = {
     np.linalg.norm: _AS_NUMPY,
     np.diag: _INTO_ZEROS,
     np.diagonal: _INTO_ZEROS,
+    # ----- NumPy functions Dask does not implement: NumPy computes the array -----
+    **{
+        f: _UNSUPPORTED
+        for f in (
+            np.real_if_close, np.cumulative_sum, np.cumulative_prod, np.matrix_transpose, np.logspace, np.geomspace,
+            np.kaiser, np.diagflat, np.partition, np.resize, np.unstack, np.sort_complex, np.ascontiguousarray,
+            np.asfortranarray, np.asarray_chkfinite, np.astype, np.linalg.eig, np.linalg.eigvals, np.linalg.eigh,
+            np.linalg.eigvalsh, np.linalg.pinv, np.linalg.matrix_power, np.convolve, np.correlate, np.vander,
+            np.polyval, np.polyder, np.polyint, np.polymul, np.polyadd, np.polysub, np.polyfit, np.interp,
+            np.trapezoid, np.diff, np.unwrap, np.cross, np.cov, np.trim_zeros,
+        )
+    },
+    np.linalg.qr: "Dask factorizes only a tall-and-skinny matrix cut into chunks of rows",
+    np.matvec: "Dask's gufunc cannot broadcast a core dimension split into chunks",
+    np.row_stack: "Dask's `vstack` rejects the `dtype` keyword NumPy's `row_stack` passes",
+    np.select: "Dask cannot evaluate NumPy conditions against chunked choices",
+    np.ndarray.compress: "dask arrays have no `.compress()` method",
+    np.fft.rfft2: "Dask transforms only along axes held in one chunk, and these samples split every axis",
+    np.fft.rfftn: "Dask transforms only along axes held in one chunk, and these samples split every axis",
+    np.fft.ihfft: "Dask transforms only along axes held in one chunk, and these samples split every axis",
+    np.percentile: "Dask's percentile takes only a 1-D array, which these samples are not",
+    np.histogram: "Dask's histogram needs its bins given, and takes weights only as a dask array",
+    np.bincount: "Dask's bincount needs both the indices and the weights as dask arrays",
+    np.insert: "a Python number inserted gets its adjoint as a NumPy scalar, which computes a dask array",
+    np.ediff1d: "a Python number at an end gets its adjoint as a NumPy scalar, which computes a dask array",
+    **{f: _ORDER_STATISTICS for f in (np.median, np.nanmedian, np.quantile, np.nanquantile, np.nanpercentile)},
+    np.gradient: _AS_NUMPY,
+    np.nancumprod: _AS_NUMPY,
 }
+
+
+def _scipy_rules():
+    """SciPy's differentiated functions: all compute their dask inputs (see `_SCIPY`)."""
+    import scipy.integrate
+    import scipy.linalg
+    import scipy.signal
+    import scipy.special
+    import scipy.stats
+
+    functions = [
+        scipy.special.logsumexp, scipy.special.softmax, scipy.special.log_softmax, scipy.special.polygamma,
+        scipy.special.multigammaln, scipy.linalg.solve_triangular, scipy.linalg.cholesky,
+        scipy.linalg.cho_factor, scipy.linalg.cho_solve, scipy.linalg.solve, scipy.linalg.inv, scipy.linalg.det,
+        scipy.linalg.lu_factor, scipy.linalg.lu_solve, scipy.linalg.expm, scipy.linalg.sqrtm, scipy.linalg.logm,
+        scipy.signal.convolve, scipy.signal.correlate, scipy.signal.fftconvolve, scipy.signal.oaconvolve,
+        scipy.signal.convolve2d, scipy.signal.correlate2d,
+    ]
+    for name in ("norm", "t", "beta", "gamma", "chi2", "expon", "laplace", "cauchy", "logistic"):
+        distribution = getattr(scipy.stats, name)
+        functions += [getattr(distribution, m) for m in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf")]
+    functions += [getattr(scipy.stats.poisson, m) for m in ("logpmf", "pmf", "cdf", "sf", "logcdf", "logsf")]
+    for name in ("multivariate_normal", "dirichlet"):
+        functions += [getattr(getattr(scipy.stats, name), m) for m in ("logpdf", "pdf")]
+    return {f: _SCIPY for f in functions}
+
+
+NOT_PROTOCOL_SAFE.update(_scipy_rules())
 
 
 class Sample(NamedTuple):
@@ -252,15 +302,7 @@ class Sample(NamedTuple):
 
 
 def _samples_from_rule_tests():
-    for module in (
-        test_elementwise,
-        test_functional,
-        test_linalg,
-        test_reductions,
-        test_runtime,
-        test_scalar,
-        test_shape,
-    ):
+    for module in RULE_TEST_MODULES:
         for case in module.CASES:
             yield Sample(case.primitive, case.args, case.kwargs, case.id)
 
@@ -287,6 +329,11 @@ EXTRA_SAMPLES = [
     Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {})),
     Sample(unspent, ((_A, [_B, _C]),), id="unspent", dy=(_C, [2.0 * _B, _A])),
     Sample(einsum_of, ("ij,ik->jk", [_A, _B]), id="einsum_of"),
+    Sample(np.linalg.eigh, (_A[:3, :3] + _A[:3, :3].T,), id="eigh"),
+    Sample(np.linalg.eigvalsh, (_A[:3, :3] + _A[:3, :3].T,), id="eigvalsh"),
+    Sample(np.block, ([[_A, _C]],), id="block"),
+    Sample(np.trim_zeros, (np.array([0.0, 1.5, -2.0, 0.0]),), id="trim_zeros"),
+    Sample(np.row_stack, ([_A, _C],), id="row_stack"),
 ]
 
 
@@ -404,14 +451,24 @@ def check_on_dask(sample):
 _FUNCTION_VALUE_CALLS = {call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp}
 
 
+def _ode_solvers():
+    """SciPy's ODE solvers take the user's function and integrate NumPy arrays: no dask sample."""
+    import scipy.integrate
+
+    return {scipy.integrate.odeint, scipy.integrate.solve_ivp}
+
+
 def builtin_adjoint_primitives():
     # A private helper of the rules (its rules serve only a rule differentiated again) is no
     # primitive a user calls on dask arrays.
+    rules = {REGISTRY.adjoint_rule(p) for p in REGISTRY.adjoint_primitives()}
+    rules |= {REGISTRY.tangent_rule(p) for p in REGISTRY.adjoint_primitives()}
     return [
         p
         for p in REGISTRY.adjoint_primitives()
         if REGISTRY.adjoint_rule(p).__module__.startswith("ssad.rules") and not p.__name__.startswith("_")
-        and p not in _FUNCTION_VALUE_CALLS
+        and p not in _FUNCTION_VALUE_CALLS and p not in _ode_solvers()
+        and p not in rules  # a rule registered as a primitive (to refuse its own derivative)
     ]
 
 

@@ -60,7 +60,7 @@ opaque_builtin = np.frompyfunc(lambda v: v * 2.0, 1, 1)
 
 
 def calls_function_without_rule(x):
-    y = np.fft.fft(x)  # <- here
+    y = np.polynomial.hermite.hermval(x, [0.5, 1.0])  # <- here
     return np.sum(np.abs(y))
 
 
@@ -79,9 +79,9 @@ def test_missing_rule_names_function_call_site_and_remedy():
         ssad.grad(calls_function_without_rule)
     message = str(caught.value)
     lineno, _ = marked_line(calls_function_without_rule)
-    assert "numpy.fft.fft" in message or "fft" in message
+    assert "numpy.polynomial.hermite.hermval" in message
     assert f"{__file__}:{lineno}" in message
-    assert "@ssad.adjoint(np.fft.fft)" in message
+    assert "@ssad.adjoint(np.polynomial.hermite.hermval)" in message
 
 
 def test_missing_rule_for_a_builtin_callable_mentions_registration():
@@ -105,12 +105,12 @@ def test_unknown_method_of_an_active_value_is_an_error_not_a_zero():
 
 
 def calls_unruled_array_method(x):
-    y = x.argpartition(1)  # an ndarray method with no rule: refused when differentiating
+    y = x.byteswap()  # an ndarray method with no rule: refused when differentiating
     return np.sum(x * y)
 
 
 def test_array_method_without_rule_is_reported_at_transform_time():
-    with pytest.raises(ssad.MissingRuleError, match="argpartition"):
+    with pytest.raises(ssad.MissingRuleError, match="byteswap"):
         ssad.grad(calls_unruled_array_method)
 
 

@@ -368,10 +368,9 @@ CORPUS = [case for _, case in _SECOND_ORDER_CASES]
 CORPUS_IDS = [i for i, _ in _SECOND_ORDER_CASES]
 
 # What second order still refuses, by a clean SsadError naming the construct, though the
-# first order works (documented in docs/forward-and-higher-order.md): `np.linalg.norm(x,
-# ord=2)` of a matrix (its gradient is made of singular vectors, and np.linalg.svd has no
-# rule).
-REFUSED_AT_SECOND_ORDER = {"straight/keyword_arguments-0"}
+# first order works: nothing now (`np.linalg.norm(x, ord=2)` of a matrix differentiates
+# again through the rules of np.linalg.svd).
+REFUSED_AT_SECOND_ORDER = set()
 
 
 def _differences_of(gradient, args, position, step=1e-6):

@@ -951,3 +951,112 @@ def test_a_one_tuple_gradient_is_a_tuple_to_every_mode(with_value):
 
     np.testing.assert_allclose(ssad.grad(through_a_call)(x, y), -np.sin(x) * y * u)
     assert str(ssad.show(sine_times, wrt=(0,))).rstrip().endswith(("return d_x,", "return (d_x,)"))
+
+
+# A primitive returning a tuple, read both whole and by index: its adjoint is a tuple, and
+# two contributions to it used to be joined with `+`, which concatenated them (the gradient
+# came out halved). Unpacked and differentiated twice, reverse over reverse was wrong too.
+
+_SQUARE = np.array([[2.0, 0.3], [0.1, 1.5]])
+_DIRECTION = np.array([[0.3, -0.2], [0.5, 0.1]])
+
+
+def slogdet_read_whole_and_by_index(x):
+    t = np.linalg.slogdet(x)
+    return np.sum(np.stack(t)) + t[1]
+
+
+def frexp_read_whole_and_by_index(x):
+    parts = np.frexp(x)
+    return np.sum(np.stack(parts) * x) + np.sum(np.sin(parts[0]))
+
+
+def test_tuple_results_read_whole_and_by_index():
+    np.testing.assert_allclose(
+        ssad.grad(slogdet_read_whole_and_by_index)(_SQUARE), 2 * np.linalg.inv(_SQUARE).T, rtol=1e-12
+    )
+    x = np.array([0.3, 2.5, -5.0])
+    expected = numerical_gradient(frexp_read_whole_and_by_index, x)
+    np.testing.assert_allclose(ssad.grad(frexp_read_whole_and_by_index)(x), expected, rtol=1e-7)
+
+
+def squared_logdet(a):
+    sign, logdet = np.linalg.slogdet(a.T @ a)
+    return logdet**2
+
+
+_d_squared_logdet = ssad.grad(squared_logdet)
+
+
+def _along_direction(a):
+    return np.sum(_d_squared_logdet(a) * _DIRECTION)
+
+
+def test_second_derivatives_through_an_unpacked_tuple_result():
+    eps = 1e-6
+    expected = (_d_squared_logdet(_SQUARE + eps * _DIRECTION) - _d_squared_logdet(_SQUARE - eps * _DIRECTION)) / (2 * eps)
+    np.testing.assert_allclose(ssad.grad(_along_direction)(_SQUARE), expected, rtol=1e-6)  # reverse over reverse
+    np.testing.assert_allclose(ssad.jvp(_d_squared_logdet, (_SQUARE,), (_DIRECTION,))[1], expected, rtol=1e-6)
+
+
+# A call whose result is unused used to be dropped from the derivative, so a change it
+# made in place (a helper writing `y[0, 0] = v`, `np.fill_diagonal` through a variable) was
+# missed: a wrong gradient, silently. Now it is refused where it stands, and a helper that
+# changes nothing it was given is still differentiated around.
+
+_MATRIX = np.array([[0.5, 0.3], [0.2, 0.9]])
+
+
+def _write_corner(y, v):
+    y[0, 0] = v
+
+
+def _write_through_a_view(y, v):
+    row = y[0]
+    row *= v
+
+
+def _report(y, log):
+    log.append(float(np.sum(y)))  # a list of the helper's own: nothing of the caller changes
+    return None
+
+
+def calls_a_writing_helper(x):
+    y = x * 2.0
+    _write_corner(y, x[0, 1] ** 2)
+    return np.sum(y**2)
+
+
+def calls_a_helper_writing_through_a_view(x):
+    y = x * 2.0
+    _write_through_a_view(y, x[0, 1])
+    return np.sum(y**2)
+
+
+def calls_fill_diagonal_through_a_variable(x):
+    y = x * 2.0
+    fill = np.fill_diagonal
+    fill(y, x[0, 0] ** 2)
+    return np.sum(y**2)
+
+
+def calls_a_reporting_helper(x):
+    y = np.sin(x)
+    _report(y, [])
+    return np.sum(y**2)
+
+
+@pytest.mark.parametrize(
+    "f", [calls_a_writing_helper, calls_a_helper_writing_through_a_view, calls_fill_diagonal_through_a_variable],
+    ids=lambda f: f.__name__,
+)
+def test_a_discarded_call_that_may_write_in_place_is_refused(f):
+    for make in (lambda: ssad.grad(f)(_MATRIX), lambda: ssad.jvp(f, (_MATRIX,), (np.ones((2, 2)),))):
+        with pytest.raises(ssad.SsadError, match="is not used") as caught:
+            make()
+        assert caught.value.lineno == f.__code__.co_firstlineno + (3 if "variable" in f.__name__ else 2)
+
+
+def test_a_discarded_call_that_changes_nothing_is_differentiated_around():
+    expected = numerical_gradient(calls_a_reporting_helper, _MATRIX)
+    np.testing.assert_allclose(ssad.grad(calls_a_reporting_helper)(_MATRIX), expected, rtol=1e-7)

@@ -20,7 +20,7 @@ import gast
 from ..frontend import primitives
 from ..errors import SourceError
 from .invariance import invariant_maxima
-from ..registry import is_random_draw, primitive_name
+from ..registry import REGISTRY, is_random_draw, primitive_name
 
 
 @dataclass
@@ -101,6 +101,7 @@ def analyze(program, wrt):
                 varied.update(targets)
                 changed = True
     _refuse_active_draws(program, varied)
+    _refuse_discarded_calls(program, varied)
     useful = _names([program.result])
     changed = True
     while changed:
@@ -129,3 +130,147 @@ def _refuse_active_draws(program, varied):
                 "`mu` and `sigma`",
                 *program.parsed.where(statement),
             )
+
+
+def _refuse_discarded_calls(program, varied):
+    """A call whose result is unused adds nothing to a derivative, unless it changes an
+    argument in place (`helper(y, v)` writing `y[0] = v`, `np.random.shuffle(y)`): that
+    change would be missed. So such a call with an argument that carries gradients is
+    kept only where ssad can tell it changes nothing: a primitive with a rule or none to
+    have (pure), or a function of yours whose source writes into none of its parameters.
+    """
+    for statement in simple_statements(program.body):
+        if not isinstance(statement, gast.Expr) or not isinstance(statement.value, gast.Call):
+            continue
+        if list_mutation(statement) is not None:
+            continue
+        op = primitives.operation(statement.value, program)
+        active = sorted(_names(op.operands()) & varied)
+        if not active:
+            continue
+        if op.kind == primitives.USER_CALL:
+            write = _write_into_parameters(op.primitive, set(), _receiving(op, varied))
+            if write is None:
+                continue
+            raise SourceError(
+                f"the result of `{op.name}(...)` is not used, and {write} may change one of its arguments in "
+                "place, which ssad would not see; return the changed value from the function (working on a "
+                "copy, `y = y.copy()`) and assign it where you call it: `y = ...(y, ...)`",
+                *program.parsed.where(statement),
+            )
+        if op.kind == primitives.PRIMITIVE and op.primitive is not None and not is_random_draw(op.primitive):
+            if REGISTRY.adjoint_rule(op.primitive) is not None or REGISTRY.is_nondifferentiable(op.primitive):
+                continue
+        raise SourceError(
+            f"the result of `{op.name}(...)` is not used, and ssad cannot see whether the call changes one "
+            "of its arguments in place, which would change the derivative; return the changed value and "
+            "assign it (`y = f(y, ...)`, `f` working on a copy), or call a function of yours by its name",
+            *program.parsed.where(statement),
+        )
+
+
+_IN_PLACE_METHODS = {
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault", "popitem",
+    "fill", "put", "itemset", "resize", "partition", "setflags", "push",
+}
+_IN_PLACE_FUNCTIONS = {"fill_diagonal", "put", "place", "putmask", "copyto", "put_along_axis", "shuffle", "add.at"}
+
+
+def _receiving(op, varied):
+    """The parameters of the user function `op` calls that receive values carrying gradients."""
+    import inspect
+
+    def carries(expr):
+        return isinstance(expr, gast.Name) and expr.id in varied
+
+    try:
+        bound = inspect.signature(op.primitive).bind_partial(
+            *[("arg", i) for i in range(len(op.args))], **{k: ("kw", k) for k in op.keywords}
+        )
+    except TypeError:
+        return None  # a call that does not fit: every parameter may be reached
+    receiving = set()
+    for parameter, value in bound.arguments.items():
+        values = value if isinstance(value, tuple) and value and isinstance(value[0], tuple) else [value]
+        if isinstance(value, dict):
+            values = list(value.values())
+        for kind, key in values:
+            if carries(op.args[key] if kind == "arg" else op.keywords[key]):
+                receiving.add(parameter)
+    return receiving
+
+
+def _write_into_parameters(function, seen, receiving=None):
+    """Where `function` may change an argument in place, as text (`helper's line 3`), or
+    None. A name bound to anything computed from a parameter counts as the parameter (it
+    may be a view); functions of yours it calls with such names are searched too."""
+    import ast
+    import inspect
+    import textwrap
+
+    if function in seen or not hasattr(function, "__code__"):
+        return None
+    seen.add(function)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return f"{function.__qualname__} (whose source ssad cannot read)"
+    node = tree.body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.Lambda)) and not (
+        isinstance(node, ast.Expr) or isinstance(node, ast.Assign)
+    ):
+        return None
+    arguments = node.args if isinstance(node, ast.FunctionDef) else None
+    reached = {a.arg for a in (arguments.posonlyargs + arguments.args + arguments.kwonlyargs)} if arguments else set()
+    if arguments is not None:
+        reached |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    if receiving is not None:
+        reached &= receiving
+    first = function.__code__.co_firstlineno
+
+    def mentions(expr):
+        return any(isinstance(n, ast.Name) and n.id in reached for n in ast.walk(expr))
+
+    def base(target):
+        while isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
+            target = target.value
+        return target.id if isinstance(target, ast.Name) else None
+
+    def where(statement):
+        return f"{function.__qualname__} (line {first + statement.lineno - 1})"
+
+    for statement in ast.walk(node):
+        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                if isinstance(target, (ast.Subscript, ast.Attribute)) and base(target) in reached:
+                    return where(statement)
+                if isinstance(statement, ast.AugAssign) and isinstance(target, ast.Name) and target.id in reached:
+                    return where(statement)  # `y += v` on an array changes it in place
+            if statement.value is not None and mentions(statement.value):
+                for target in targets:
+                    reached |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(statement, (ast.For, ast.comprehension)) and mentions(statement.iter):
+            reached |= {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
+        elif isinstance(statement, ast.Call):
+            func = statement.func
+            arguments_reach = any(mentions(a) for a in statement.args) or any(
+                mentions(k.value) for k in statement.keywords)
+            if isinstance(func, ast.Attribute) and func.attr in _IN_PLACE_METHODS and mentions(func.value):
+                return where(statement)
+            if any(k.arg == "out" for k in statement.keywords) and arguments_reach:
+                return where(statement)
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in _IN_PLACE_FUNCTIONS and arguments_reach:
+                return where(statement)
+            if arguments_reach and isinstance(func, ast.Name):
+                callee = function.__globals__.get(func.id)
+                if callee is None and function.__closure__:
+                    free = dict(zip(function.__code__.co_freevars, function.__closure__, strict=True))
+                    cell = free.get(func.id)
+                    callee = cell.cell_contents if cell is not None else None
+                if callee is not None and hasattr(callee, "__code__") and not callee.__module__.startswith("ssad"):
+                    found = _write_into_parameters(callee, seen)
+                    if found is not None:
+                        return found
+    return None

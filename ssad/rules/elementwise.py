@@ -44,12 +44,28 @@ finite input into NaN:
   slope in ``p`` uses ``log(x)`` only where ``x > 0`` and is 0 elsewhere.
 - ``sinc`` at 0 has slope 0. Where the true derivative is infinite (``sqrt`` or
   ``cbrt`` at 0, ``arcsin`` at 1) the rule returns inf, as NumPy would.
+- ``remainder`` (``mod``, the ``%`` operator's rule), ``fmod``, ``divmod``, ``modf``:
+  slope 1 in the dividend and minus the quotient (floored, or truncated for ``fmod``) in
+  the divisor, also at the jumps, where the quotient NumPy computed decides; the quotient
+  and the integral part of ``modf`` are piecewise constant.
+- ``copysign(x1, x2)``: slope ``sign(x1)`` times the sign of ``x2``'s sign bit in ``x1``
+  (0 at ``x1 == 0``, as for ``abs``), 0 in ``x2``. ``nextafter(x1, x2)``: slope 1 in
+  ``x1`` (it moves ``x1`` by one unit in the last place), 0 in ``x2``. ``ldexp`` and
+  ``frexp``: the integer exponent has no gradient.
+- ``nan_to_num``: slope 1 where ``x`` is finite, 0 where NaN or inf was replaced (for
+  complex ``x``, real and imaginary parts apart); the replacement values get no gradient.
+  ``copy=False`` on an array is refused: it overwrites the input the rule reads.
+- ``real_if_close``: the adjoint of ``np.real`` where the imaginary part was dropped, the
+  identity elsewhere.
+- ``i0``: slope I1, computed without SciPy (power series up to 20, asymptotic series
+  beyond), itself a primitive whose slope ``I0(x) - I1(x) / x`` is 1/2 at 0.
 
-Rounding, sign and comparison functions are registered as non-differentiable.
+Rounding, sign, spacing and comparison functions are registered as non-differentiable.
 """
 
 import numpy as np
 
+from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, is_other_array, unbroadcast
 
@@ -716,6 +732,225 @@ def _bound_tangent(tangents, position):
     return tangents[position] if position < len(tangents) and tangents[position] is not None else 0.0
 
 
+# ----- Remainders, mantissas and exponents -----
+
+
+# np.mod is np.remainder. x1 % x2 == x1 - floor(x1 / x2) * x2, and the quotient is piecewise
+# constant: the rule of the `%` operator, with NumPy's own quotient (np.floor_divide rounds
+# exactly as np.remainder does).
+@adjoint(np.remainder)
+def remainder_adjoint(dy, y, x1, x2):
+    return (unbroadcast(dy, x1), unbroadcast(-dy * np.floor_divide(x1, x2), x2))
+
+
+@tangent(np.remainder)
+def remainder_tangent(tangents, y, x1, x2):
+    return broadcast_like(_tangent_of(tangents, 0) - _tangent_of(tangents, 1) * np.floor_divide(x1, x2), y)
+
+
+@adjoint(np.fmod)
+def fmod_adjoint(dy, y, x1, x2):
+    # fmod(x1, x2) == x1 - trunc(x1 / x2) * x2; the quotient read back from the result is exact
+    return (unbroadcast(dy, x1), unbroadcast(-dy * _fmod_quotient(y, x1, x2), x2))
+
+
+@tangent(np.fmod)
+def fmod_tangent(tangents, y, x1, x2):
+    return broadcast_like(_tangent_of(tangents, 0) - _tangent_of(tangents, 1) * _fmod_quotient(y, x1, x2), y)
+
+
+@adjoint(np.divmod)
+def divmod_adjoint(dy, y, x1, x2):
+    # (floor_divide, remainder): the quotient is piecewise constant, only the remainder's dy counts
+    return (unbroadcast(dy[1], x1), unbroadcast(-dy[1] * y[0], x2))
+
+
+@tangent(np.divmod)
+def divmod_tangent(tangents, y, x1, x2):
+    return (np.zeros_like(y[0]), broadcast_like(_tangent_of(tangents, 0) - _tangent_of(tangents, 1) * y[0], y[1]))
+
+
+@adjoint(np.modf)
+def modf_adjoint(dy, y, x):
+    # (fractional part, integral part): x - trunc(x) has slope 1, trunc(x) slope 0
+    return (dy[0],)
+
+
+@tangent(np.modf)
+def modf_tangent(tangents, y, x):
+    return (broadcast_like(tangents[0], y[0]), np.zeros_like(y[1]))
+
+
+@adjoint(np.ldexp)
+def ldexp_adjoint(dy, y, x1, x2):
+    # x1 * 2**x2 with an integer exponent: x2 has no gradient (zero, even when it was computed
+    # from differentiated values, like the exponent np.frexp returns)
+    return (unbroadcast(np.ldexp(dy, x2), x1), None)
+
+
+@tangent(np.ldexp)
+def ldexp_tangent(tangents, y, x1, x2):
+    return broadcast_like(np.ldexp(tangents[0], x2), y)
+
+
+@adjoint(np.frexp)
+def frexp_adjoint(dy, y, x):
+    # x == mantissa * 2**exponent: the mantissa is x * 2**-exponent, the exponent an integer
+    return (np.ldexp(dy[0], -y[1]),)
+
+
+@tangent(np.frexp)
+def frexp_tangent(tangents, y, x):
+    return (np.ldexp(broadcast_like(tangents[0], y[0]), -y[1]), np.zeros_like(y[1]))
+
+
+@adjoint(np.copysign)
+def copysign_adjoint(dy, y, x1, x2):
+    # |x1| with the sign of x2: slope sign(x1) * (+-1) in x1 (0 at x1 == 0, as for abs), 0 in x2
+    return (unbroadcast(dy * _copysign_slope(x1, x2), x1), None)
+
+
+@tangent(np.copysign)
+def copysign_tangent(tangents, y, x1, x2):
+    return broadcast_like(tangents[0] * _copysign_slope(x1, x2), y)
+
+
+@adjoint(np.nextafter)
+def nextafter_adjoint(dy, y, x1, x2):
+    # x1 moved by one unit in the last place: slope 1 in x1, 0 in the direction x2
+    return (unbroadcast(dy, x1), None)
+
+
+@tangent(np.nextafter)
+def nextafter_tangent(tangents, y, x1, x2):
+    return broadcast_like(tangents[0], y)
+
+
+def _tangent_of(tangents, position):
+    """The tangent of a positional argument: 0.0 for one that carries none (an integer)."""
+    return 0.0 if tangents[position] is None else tangents[position]
+
+
+def _fmod_quotient(y, x1, x2):
+    """The integer q with fmod(x1, x2) == x1 - q * x2, read back from the result y."""
+    return np.round((x1 - y) / x2)
+
+
+def _copysign_slope(x1, x2):
+    """The slope of copysign(x1, x2) in x1: sign(x1), negated where x2's sign bit is set."""
+    return np.sign(x1) * np.where(np.signbit(x2), -1.0, 1.0)
+
+
+nondifferentiable(_fmod_quotient, _copysign_slope)
+
+
+# ----- Non-finite values and complex results -----
+
+
+@adjoint(np.nan_to_num)
+def nan_to_num_adjoint(dy, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    # slope 1 where x is finite, 0 where NaN or inf was replaced (the replacements get none)
+    return (_finite_part(dy, x, copy),)
+
+
+@tangent(np.nan_to_num)
+def nan_to_num_tangent(tangents, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return _finite_part(tangents[0], x, copy)
+
+
+def _finite_part(g, x, copy):
+    """`g` where `x` is finite, 0 where nan_to_num replaced it (real and imaginary parts apart)."""
+    _check_copied(x, copy)
+    if _is_complex(x):
+        real = np.where(np.isfinite(np.real(x)), np.real(g), 0.0)
+        return real + 1j * np.where(np.isfinite(np.imag(x)), np.imag(g), 0.0)
+    return np.where(np.isfinite(x), g, 0.0)
+
+
+def _check_copied(x, copy):
+    """Refuse np.nan_to_num(x, copy=False) on an array: it overwrites x, so the rule can no
+    longer tell which elements were replaced."""
+    if not copy and isinstance(x, np.ndarray) and x.ndim > 0:
+        raise SsadError(
+            "cannot differentiate np.nan_to_num(x, copy=False): it overwrites x in place, so which "
+            "elements were NaN or inf is lost. Use copy=True (the default)."
+        )
+
+
+nondifferentiable(_check_copied)
+
+
+@adjoint(np.real_if_close)
+def real_if_close_adjoint(dy, y, a, tol=100):
+    # a's real part when its imaginary part is negligible (the adjoint of np.real), else a itself
+    return (_real_if_real(dy, y, a),)
+
+
+@tangent(np.real_if_close)
+def real_if_close_tangent(tangents, y, a, tol=100):
+    return _real_if_real(tangents[0], y, a)
+
+
+def _real_if_real(g, y, a):
+    """`np.real(g)` where np.real_if_close dropped the imaginary part of a complex `a`; `g` otherwise."""
+    if _is_complex(a) and not _is_complex(y):
+        return np.real(g)
+    return g
+
+
+# ----- Bessel function I0 -----
+
+
+@adjoint(np.i0)
+def i0_adjoint(dy, y, x):
+    return (dy * _i1(x),)
+
+
+@tangent(np.i0)
+def i0_tangent(tangents, y, x):
+    return tangents[0] * _i1(x)
+
+
+def _i1(x):
+    """The modified Bessel function I1(x) = I0'(x), which NumPy does not have (SciPy's i1,
+    without SciPy): its power series for |x| <= 20, its asymptotic series beyond."""
+    z = np.abs(x)
+    small = z <= 20.0
+    # sum over k of (x/2)**(2k+1) / (k! (k+1)!): positive terms, no cancellation
+    half = np.where(small, x, 0.0) / 2
+    term = half
+    total = half
+    for k in range(1, 60):
+        term = term * half * half / (k * (k + 1))
+        total = total + term
+    # e**z / sqrt(2 pi z) * sum over k of (-1)**k prod_j (4 - (2j - 1)**2) / (k! (8 z)**k)
+    big = np.where(small, 21.0, z)
+    factor = 1.0
+    series = 1.0
+    for k in range(1, 30):
+        factor = factor * ((2 * k - 1) ** 2 - 4) / (8 * k * big)
+        series = series + factor
+    with np.errstate(over="ignore"):
+        asymptotic = np.sign(x) * np.exp(big) / np.sqrt(2 * np.pi * big) * series
+    return np.where(small, total, asymptotic)
+
+
+@adjoint(_i1)
+def _i1_adjoint(dy, y, x):
+    return (dy * _i1_slope(y, x),)
+
+
+@tangent(_i1)
+def _i1_tangent(tangents, y, x):
+    return tangents[0] * _i1_slope(y, x)
+
+
+def _i1_slope(y, x):
+    """I1'(x) = I0(x) - I1(x) / x, which is 1/2 at 0."""
+    at_zero = x == 0
+    return np.where(at_zero, 0.5, np.i0(x) - y / np.where(at_zero, 1.0, x))
+
+
 # ----- Casts -----
 
 
@@ -759,6 +994,8 @@ nondifferentiable(
     np.fix,
     np.floor_divide,
     np.ndarray.round,
+    # The gap between neighbouring floats: piecewise constant.
+    np.spacing,
     # Sign and classification.
     np.sign,
     np.signbit,

@@ -13,8 +13,12 @@ Conventions
 - ``dot``/``matmul``: any mix of 1-D and 2-D operands; ``matmul`` also stacks of
   matrices with broadcasting; ``dot`` also N-D operands and scalars.
 - ``einsum``: subscripts given as a string, explicit (``'ij,jk->ik'``) or implicit,
-  with repeated labels (``'ii->'``), ``...`` and any number of operands. The
-  subscripts string gets no adjoint.
+  with repeated labels (``'ii->'``), ``...`` and any number of operands, or in the
+  sublist form ``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` (with ``Ellipsis``). The
+  subscripts get no adjoint.
+- ``matvec``, ``vecmat``, ``vecdot`` (NumPy 2) and ``matrix_transpose``: stacks with
+  broadcasting; ``vecdot`` and ``vecmat`` conjugate their first operand, as NumPy does, so
+  its adjoint is conjugated.
 - ``np.linalg.norm``: vector ord None/2, 1, inf, -inf, 0 and any other p; matrix
   ord None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf; with ``axis`` and ``keepdims``.
   At a zero input it returns a zero subgradient, never NaN; ties for a maximum or
@@ -215,6 +219,35 @@ def _require_string_subscripts(subscripts):
 nondifferentiable(_require_string_subscripts)
 
 
+def _sublist_subscripts(first, rest):
+    """The subscripts string of the sublist form `np.einsum(a, [0, 1], b, [1, 2], [0, 2])`
+    (called as `first, *rest`): each integer label a letter, `Ellipsis` as '...'."""
+    arguments = (first,) + tuple(rest)
+    letters = string.ascii_letters
+
+    def spell(sublist):
+        return "".join("..." if label is Ellipsis else letters[label] for label in sublist)
+
+    terms = [spell(arguments[k]) for k in range(1, len(arguments), 2)]
+    output = "->" + spell(arguments[-1]) if len(arguments) % 2 == 1 else ""
+    return ",".join(terms) + output
+
+
+nondifferentiable(_sublist_subscripts)  # labels, not values
+
+
+def _einsum_sublist_adjoint(dy, first, rest, optimize):
+    """Adjoints of `np.einsum(a, [0, 1], b, [1, 2])`: one per array, None per sublist."""
+    spec = _sublist_subscripts(first, rest)
+    arrays = [first] + [rest[2 * k - 1] for k in range(1, (len(rest) + 1) // 2)]
+    labels, output, spare = _einsum_labels(spec, arrays)
+    adjoints = [_einsum_adjoint(dy, 0, labels, output, spare, arrays, optimize)]
+    for k in range(1, len(arrays)):
+        adjoints.append(None)  # the sublist before operand k
+        adjoints.append(_einsum_adjoint(dy, k, labels, output, spare, arrays, optimize))
+    return tuple(adjoints)
+
+
 def _einsum_labels(subscripts, operands):
     """The labels of each operand and of the output, with '...' spelled out as letters
     not used elsewhere, and the output made explicit for implicit subscripts."""
@@ -368,28 +401,10 @@ def _singular_norm_gradient(x, m, ord, rows, cols):
         u, vh = u[..., -1:], vh[..., -1:, :]
     elif ord != "nuc":
         _unknown_matrix_norm(ord)
-    # at a zero norm (a zero matrix; for ord=-2 a singular one) the subgradient is zero
+    # at a zero norm (a zero matrix; for ord=-2 a singular one) the subgradient is zero.
+    # Differentiated again (a Hessian) through the rules of np.linalg.svd: that needs the
+    # singular value in question to be simple (see ssad.rules.decompositions)
     return np.where(m == 0, 0, np.moveaxis(u @ vh, (-2, -1), (rows, cols)))
-
-
-# Its derivative would need that of np.linalg.svd, which ssad lacks: differentiating the
-# norm's rule again (a Hessian) reaches these rules only for these orders, and refuses.
-@adjoint(_singular_norm_gradient)
-def singular_norm_gradient_adjoint(dy, y, x, m, ord, rows, cols):
-    _no_second_derivative(ord)
-
-
-@tangent(_singular_norm_gradient)
-def singular_norm_gradient_tangent(tangents, y, x, m, ord, rows, cols):
-    _no_second_derivative(ord)
-
-
-def _no_second_derivative(ord):
-    raise SsadError(
-        f"no second derivative for np.linalg.norm with ord={ord!r}: its gradient is made of "
-        "singular vectors, and ssad has no derivative of np.linalg.svd. For second "
-        "derivatives use a matrix norm of order None ('fro'), 1, -1, inf or -inf"
-    )
 
 
 def _unknown_matrix_norm(ord):
@@ -579,6 +594,8 @@ def tensordot_tangent(tangents, y, a, b, axes=2):
 
 @adjoint(np.einsum)
 def einsum_adjoint(dy, y, subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    if not isinstance(subscripts, str):
+        return _einsum_sublist_adjoint(dy, subscripts, operands, optimize)
     labels, output, spare = _einsum_labels(subscripts, operands)
     grads = [_einsum_adjoint(dy, k, labels, output, spare, operands, optimize)
              for k in range(len(operands))]
@@ -587,7 +604,76 @@ def einsum_adjoint(dy, y, subscripts, *operands, out=None, dtype=None, order="K"
 
 @tangent(np.einsum)
 def einsum_tangent(tangents, y, subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    if not isinstance(subscripts, str):
+        spec = _sublist_subscripts(subscripts, operands)
+        arrays = [subscripts] + [operands[2 * k - 1] for k in range(1, (len(operands) + 1) // 2)]
+        moved = [tangents[2 * k] for k in range(len(arrays))]
+        return _einsum_tangent(y, spec, arrays, moved, optimize)
     return _einsum_tangent(y, subscripts, operands, tangents[1:], optimize)
+
+
+# ----- NumPy 2's vector and matrix products -----
+
+
+def _no_tangent(t):
+    """A missing tangent: None, or the float 0.0 a zero tangent is folded to."""
+    return t is None or (type(t) is float and t == 0.0)
+
+
+@adjoint(np.matvec)
+def matvec_adjoint(dy, y, x1, x2, out=None):
+    return (
+        unbroadcast(dy[..., :, None] * x2[..., None, :], x1),
+        unbroadcast(np.sum(x1 * dy[..., :, None], axis=-2), x2),
+    )
+
+
+@tangent(np.matvec)
+def matvec_tangent(tangents, y, x1, x2, out=None):
+    t1 = 0.0 if _no_tangent(tangents[0]) else np.matvec(tangents[0], x2)
+    t2 = 0.0 if _no_tangent(tangents[1]) else np.matvec(x1, tangents[1])
+    return broadcast_like(t1 + t2, y)
+
+
+@adjoint(np.vecmat)
+def vecmat_adjoint(dy, y, x1, x2, out=None):
+    return (
+        unbroadcast(_conj(np.sum(x2 * dy[..., None, :], axis=-1)), x1),
+        unbroadcast(_conj(x1)[..., :, None] * dy[..., None, :], x2),
+    )
+
+
+@tangent(np.vecmat)
+def vecmat_tangent(tangents, y, x1, x2, out=None):
+    t1 = 0.0 if _no_tangent(tangents[0]) else np.vecmat(tangents[0], x2)
+    t2 = 0.0 if _no_tangent(tangents[1]) else np.vecmat(x1, tangents[1])
+    return broadcast_like(t1 + t2, y)
+
+
+@adjoint(np.vecdot)
+def vecdot_adjoint(dy, y, x1, x2, out=None, axis=-1):
+    # each operand's own `axis` is the one summed over: moved last, the rest broadcast
+    a, b = np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1)
+    d = np.expand_dims(dy, -1)
+    d_a, d_b = unbroadcast(_conj(d * b), a), unbroadcast(d * _conj(a), b)
+    return (np.moveaxis(d_a, -1, axis), np.moveaxis(d_b, -1, axis))
+
+
+@tangent(np.vecdot)
+def vecdot_tangent(tangents, y, x1, x2, out=None, axis=-1):
+    t1 = 0.0 if _no_tangent(tangents[0]) else np.vecdot(tangents[0], x2, axis=axis)
+    t2 = 0.0 if _no_tangent(tangents[1]) else np.vecdot(x1, tangents[1], axis=axis)
+    return broadcast_like(t1 + t2, y)
+
+
+@adjoint(np.matrix_transpose)
+def matrix_transpose_adjoint(dy, y, x):
+    return (np.swapaxes(dy, -1, -2),)
+
+
+@tangent(np.matrix_transpose)
+def matrix_transpose_tangent(tangents, y, x):
+    return np.swapaxes(tangents[0], -1, -2)
 
 
 @adjoint(np.trace)

@@ -23,6 +23,9 @@ Conventions
   ``sum``, ``mean``, ``prod``, ``cumsum``, ``cumprod`` are holomorphic and keep their
   formulas; ``var`` and ``std`` are real and read Re(dy). Orderings (``max``,
   ``min``, ``ptp``, ``sort``) are for real inputs.
+- ``cumulative_sum``/``cumulative_prod`` (NumPy 2) share the rules of ``cumsum`` and
+  ``cumprod``; with ``include_initial=True`` the leading 0 (or 1) is a constant: its slot
+  of ``dy`` reaches no element and its tangent is 0.
 - ``sort``: the gradient follows each element to the place sorting moved it; for
   equal elements the order chosen by ``np.argsort`` decides which one gets which
   adjoint (any choice is a valid subgradient).
@@ -37,7 +40,7 @@ Conventions
 import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import is_other_array, size
+from ..runtime import broadcast_like, is_other_array, size
 from .elementwise import _conj
 
 # ----- Helpers -----
@@ -351,6 +354,56 @@ def cumprod_tangent(tangents, y, a, axis=None, dtype=None, out=None):
     return _cumprod_tangent(tangents[0], a, axis)
 
 
+# NumPy 2's np.cumulative_sum and np.cumulative_prod: cumsum and cumprod with a keyword-only
+# axis (None only for 1-D input) and include_initial, which puts the sum's 0 (the product's 1)
+# in front: a constant, so its adjoint is dropped and its tangent is 0
+
+
+@adjoint(np.cumulative_sum)
+def cumulative_sum_adjoint(dy, y, x, *, axis=None, dtype=None, out=None, include_initial=False):
+    axis = _scan_axis(x, axis)
+    return (_reverse_cumsum(_without_initial(dy, axis, include_initial), axis),)
+
+
+@tangent(np.cumulative_sum)
+def cumulative_sum_tangent(tangents, y, x, *, axis=None, dtype=None, out=None, include_initial=False):
+    return np.cumulative_sum(broadcast_like(tangents[0], x), axis=axis, include_initial=include_initial)
+
+
+@adjoint(np.cumulative_prod)
+def cumulative_prod_adjoint(dy, y, x, *, axis=None, dtype=None, out=None, include_initial=False):
+    axis = _scan_axis(x, axis)
+    return (_cumprod_adjoint(_without_initial(dy, axis, include_initial), x, axis),)
+
+
+@tangent(np.cumulative_prod)
+def cumulative_prod_tangent(tangents, y, x, *, axis=None, dtype=None, out=None, include_initial=False):
+    axis = _scan_axis(x, axis)
+    return _with_initial(_cumprod_tangent(tangents[0], x, axis), axis, include_initial)
+
+
+def _scan_axis(x, axis):
+    """The axis np.cumulative_sum/prod scan along, counted from 0 (None: the one axis of a 1-D x)."""
+    return 0 if axis is None else axis % max(np.ndim(x), 1)
+
+
+nondifferentiable(_scan_axis)
+
+
+def _without_initial(dy, axis, include_initial):
+    """The adjoint of a scan's own terms: `dy` without the initial value's slot along `axis`."""
+    if not include_initial:
+        return dy
+    return dy[(slice(None),) * axis + (slice(1, None),)]
+
+
+def _with_initial(t, axis, include_initial):
+    """The tangent of a scan with include_initial: a zero in front of `t` along `axis`."""
+    if not include_initial:
+        return t
+    return np.pad(t, [(1, 0) if k == axis else (0, 0) for k in range(np.ndim(t))])
+
+
 # ----- Sorting -----
 
 
@@ -384,4 +437,10 @@ nondifferentiable(
     np.ndarray.all,
     np.ndarray.nonzero,
     np.ndarray.searchsorted,
+    np.nanargmax,
+    np.nanargmin,
+    np.argpartition,
+    np.ndarray.argpartition,
+    np.lexsort,
+    np.digitize,
 )

@@ -29,6 +29,14 @@ Conventions:
   functions that return shapes or indices are non-differentiable. np.full,
   np.full_like and np.linspace have rules, since their values depend on a fill value
   or on the endpoints.
+- np.logspace is base ** np.linspace(start, stop): start, stop and base get gradients
+  (base's is y * e / base, so base must be positive, as for a real power). np.geomspace
+  is start ** (1 - t) * stop ** t along the samples (signs kept, real inputs): its
+  adjoints are (1 - t) y / start and t y / stop summed over the samples. Integer samples
+  (dtype=int) are truncated: zero gradient. num, endpoint and axis carry none.
+- np.kaiser(M, beta) has a derivative in beta, (r I1(beta r) - y I1(beta)) / I0(beta),
+  0 for M <= 1. The other windows (np.hanning, np.hamming, np.blackman, np.bartlett) take
+  only an integer length: non-differentiable.
 """
 
 import math
@@ -39,6 +47,7 @@ import numpy as np
 from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, c_, is_other_array, pack_like, r_, size, summed_at, unbroadcast
+from .elementwise import _i1
 
 
 # ----- Reshaping -----
@@ -84,34 +93,37 @@ def expand_dims_tangent(tangents, y, a, axis):
     return np.reshape(tangents[0], np.shape(y))
 
 
+# np.atleast_1d(a) returns one array; np.atleast_1d(a, b, ...) a tuple of them
+
+
 @adjoint(np.atleast_1d)
-def atleast_1d_adjoint(dy, y, ary):
-    return (np.reshape(dy, np.shape(ary)),)
+def atleast_1d_adjoint(dy, y, *arys):
+    return _unatleast(dy, arys)
 
 
 @tangent(np.atleast_1d)
-def atleast_1d_tangent(tangents, y, ary):
-    return np.reshape(tangents[0], np.shape(y))
+def atleast_1d_tangent(tangents, y, *arys):
+    return _atleast_tangent(tangents, y, arys)
 
 
 @adjoint(np.atleast_2d)
-def atleast_2d_adjoint(dy, y, ary):
-    return (np.reshape(dy, np.shape(ary)),)
+def atleast_2d_adjoint(dy, y, *arys):
+    return _unatleast(dy, arys)
 
 
 @tangent(np.atleast_2d)
-def atleast_2d_tangent(tangents, y, ary):
-    return np.reshape(tangents[0], np.shape(y))
+def atleast_2d_tangent(tangents, y, *arys):
+    return _atleast_tangent(tangents, y, arys)
 
 
 @adjoint(np.atleast_3d)
-def atleast_3d_adjoint(dy, y, ary):
-    return (np.reshape(dy, np.shape(ary)),)
+def atleast_3d_adjoint(dy, y, *arys):
+    return _unatleast(dy, arys)
 
 
 @tangent(np.atleast_3d)
-def atleast_3d_tangent(tangents, y, ary):
-    return np.reshape(tangents[0], np.shape(y))
+def atleast_3d_tangent(tangents, y, *arys):
+    return _atleast_tangent(tangents, y, arys)
 
 
 @adjoint(np.transpose)
@@ -571,7 +583,7 @@ def triu_adjoint(dy, y, m, k=0):
 
 @tangent(np.triu)
 def triu_tangent(tangents, y, m, k=0):
-    return np.triu(tangents[0], k)
+    return np.triu(broadcast_like(tangents[0], m), k)  # a zero tangent may come as the float 0.0
 
 
 @adjoint(np.tril)
@@ -581,7 +593,7 @@ def tril_adjoint(dy, y, m, k=0):
 
 @tangent(np.tril)
 def tril_tangent(tangents, y, m, k=0):
-    return np.tril(tangents[0], k)
+    return np.tril(broadcast_like(tangents[0], m), k)  # a zero tangent may come as the float 0.0
 
 
 # ----- Constructors -----
@@ -627,6 +639,37 @@ def linspace_tangent(
     return _linspace_tangent(tangents[0], tangents[1], y, start, stop, num, endpoint, retstep, axis)
 
 
+@adjoint(np.logspace)
+def logspace_adjoint(dy, y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    return _unlogspace(dy, y, start, stop, num, endpoint, base, axis)
+
+
+@tangent(np.logspace)
+def logspace_tangent(tangents, y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    t_base = tangents[4] if len(tangents) > 4 else None
+    return _logspace_tangent(tangents[0], tangents[1], t_base, y, start, stop, num, endpoint, base, axis)
+
+
+@adjoint(np.geomspace)
+def geomspace_adjoint(dy, y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    return _ungeomspace(dy, y, start, stop, num, endpoint, axis)
+
+
+@tangent(np.geomspace)
+def geomspace_tangent(tangents, y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    return _geomspace_tangent(tangents[0], tangents[1], y, start, stop, num, endpoint, axis)
+
+
+@adjoint(np.kaiser)
+def kaiser_adjoint(dy, y, M, beta):
+    return (None, np.sum(dy * _kaiser_slope(y, M, beta)))
+
+
+@tangent(np.kaiser)
+def kaiser_tangent(tangents, y, M, beta):
+    return broadcast_like(0.0 if tangents[1] is None else tangents[1], y) * _kaiser_slope(y, M, beta)
+
+
 # ----- Constructors (non-differentiable) -----
 
 nondifferentiable(
@@ -642,6 +685,9 @@ nondifferentiable(
     np.tri,
     np.indices,
 )
+
+# window functions of an integer length M
+nondifferentiable(np.hanning, np.hamming, np.blackman, np.bartlett, np.mask_indices)
 
 # ----- Shapes, indices and types (non-differentiable) -----
 
@@ -664,6 +710,48 @@ nondifferentiable(
     np.triu_indices_from,
     np.result_type,
     np.isscalar,
+    np.ravel_multi_index,
+    np.unravel_index,
+    np.ix_,
+    np.broadcast_shapes,
+    np.einsum_path,
+    # dtypes and memory
+    np.can_cast,
+    np.min_scalar_type,
+    np.mintypecode,
+    np.common_type,
+    np.promote_types,
+    np.isdtype,
+    np.issubdtype,
+    np.may_share_memory,
+    np.shares_memory,
+)
+
+# ----- Tests, comparisons and integer arithmetic (non-differentiable: boolean or integer results) -----
+
+nondifferentiable(
+    np.isclose,
+    np.allclose,
+    np.array_equal,
+    np.array_equiv,
+    np.isin,
+    np.isreal,
+    np.iscomplex,
+    np.isrealobj,
+    np.iscomplexobj,
+    np.isneginf,
+    np.isposinf,
+    np.isnat,
+    # integer-only ufuncs (np.bitwise_not, np.bitwise_invert are np.invert; np.bitwise_left_shift is np.left_shift)
+    np.gcd,
+    np.lcm,
+    np.bitwise_and,
+    np.bitwise_or,
+    np.bitwise_xor,
+    np.invert,
+    np.bitwise_count,
+    np.left_shift,
+    np.right_shift,
 )
 
 
@@ -758,6 +846,21 @@ def _ravel_memory_order(t, a):
     laid_out = np.empty_like(a, dtype=np.result_type(t))
     laid_out[...] = t
     return np.ravel(laid_out, order="K")
+
+
+def _unatleast(dy, arys):
+    """Undo np.atleast_1d/2d/3d(*arys): each adjoint reshaped back to its input (one array
+    for one input, a tuple of them for several)."""
+    if len(arys) == 1:
+        return (np.reshape(dy, np.shape(arys[0])),)
+    return tuple([np.reshape(d, np.shape(a)) for d, a in zip(dy, arys, strict=True)])
+
+
+def _atleast_tangent(tangents, y, arys):
+    """np.atleast_1d/2d/3d(*arys) applied to the tangents: reshaped like the results."""
+    if len(arys) == 1:
+        return np.reshape(_filled(tangents[0], arys[0]), np.shape(y))
+    return tuple([np.reshape(_filled(t, a), np.shape(out)) for t, a, out in zip(tangents, arys, y, strict=True)])
 
 
 def _untranspose(dy, axes):
@@ -1064,3 +1167,101 @@ def _linspace_tangent(d_start, d_stop, y, start, stop, num, endpoint, retstep, a
     if d_step is None or (num - 1 if endpoint else num) <= 0:
         d_step = np.zeros(np.shape(step))[()]
     return (d_samples, d_step) if retstep else d_samples
+
+
+
+def _logspace_parts(start, stop, num, endpoint, base, axis):
+    """np.logspace as NumPy computes it: the exponents np.linspace(start, stop) and the base,
+    both with leading axes of length 1 up to the rank of start, stop and base broadcast
+    together, the base with one more at `axis`."""
+    ndim = _common_ndim(start, stop, base)
+    low, high = _leading_ones(start, ndim), _leading_ones(stop, ndim)
+    exponents = np.linspace(low, high, num, endpoint, axis=axis)
+    return low, high, exponents, np.expand_dims(_leading_ones(base, ndim), axis)
+
+
+def _common_ndim(*values):
+    """The rank of `values` broadcast together."""
+    return len(np.broadcast_shapes(*[np.shape(v) for v in values]))
+
+
+nondifferentiable(_common_ndim)
+
+
+def _leading_ones(a, ndim):
+    """`a` with leading axes of length 1 up to `ndim` axes (np.array(a, ndmin=ndim))."""
+    return np.reshape(a, (1,) * (ndim - np.ndim(a)) + np.shape(a))
+
+
+def _unlogspace(dy, y, start, stop, num, endpoint, base, axis):
+    """Undo np.logspace: y = base ** e with e = np.linspace(start, stop), so
+    dy/de = y log(base) and dy/dbase = y e / base."""
+    if not np.issubdtype(np.asarray(y).dtype, np.inexact):
+        return None, None  # integer samples are truncated: piecewise constant
+    low, high, exponents, b = _logspace_parts(start, stop, num, endpoint, base, axis)
+    d_exponents = unbroadcast(dy * y * np.log(b), exponents)
+    grads = _unlinspace(d_exponents, exponents, low, high, num, endpoint, False, axis)
+    d_base = np.reshape(unbroadcast(dy * y * exponents / b, b), np.shape(base))
+    return unbroadcast(grads[0], start), unbroadcast(grads[1], stop), None, None, _unpack_like(d_base, base)
+
+
+def _logspace_tangent(t_start, t_stop, t_base, y, start, stop, num, endpoint, base, axis):
+    """The tangent of np.logspace (the transpose of `_unlogspace`)."""
+    if not np.issubdtype(np.asarray(y).dtype, np.inexact):
+        return np.zeros(np.shape(y))
+    low, high, exponents, b = _logspace_parts(start, stop, num, endpoint, base, axis)
+    t_start = np.broadcast_to(0.0 if t_start is None else t_start, np.shape(start))
+    t_stop = np.broadcast_to(0.0 if t_stop is None else t_stop, np.shape(stop))
+    t_exponents = _linspace_tangent(t_start, t_stop, exponents, low, high, num, endpoint, False, axis)
+    t_b = np.expand_dims(_leading_ones(broadcast_like(0.0 if t_base is None else t_base, base), np.ndim(low)), axis)
+    return y * (np.log(b) * t_exponents + exponents / b * t_b)
+
+
+def _geomspace_weights(num, endpoint, y, axis):
+    """The fraction t_i of the way from start to stop of sample i of np.geomspace (in
+    log space), shaped to broadcast along `axis` of its result `y`."""
+    t = np.linspace(0.0, 1.0, num, endpoint)
+    return np.reshape(t, [num if k == axis % np.ndim(y) else 1 for k in range(np.ndim(y))])
+
+
+nondifferentiable(_geomspace_weights)
+
+
+def _ungeomspace(dy, y, start, stop, num, endpoint, axis):
+    """Undo np.geomspace: sample i is start ** (1 - t_i) * stop ** t_i (signs kept), so
+    dy_i/dstart = (1 - t_i) y_i / start and dy_i/dstop = t_i y_i / stop."""
+    if not np.issubdtype(np.asarray(y).dtype, np.inexact):
+        return None, None
+    t = _geomspace_weights(num, endpoint, y, axis)
+    d_start = np.sum(dy * y * (1.0 - t), axis=axis) / start
+    d_stop = np.sum(dy * y * t, axis=axis) / stop
+    return unbroadcast(d_start, start), unbroadcast(d_stop, stop)
+
+
+def _geomspace_tangent(t_start, t_stop, y, start, stop, num, endpoint, axis):
+    """The tangent of np.geomspace (the transpose of `_ungeomspace`)."""
+    if not np.issubdtype(np.asarray(y).dtype, np.inexact):
+        return np.zeros(np.shape(y))
+    t = _geomspace_weights(num, endpoint, y, axis)
+    t_start = 0.0 if t_start is None else t_start
+    t_stop = 0.0 if t_stop is None else t_stop
+    relative = _along(t_start / start, y, axis) * (1.0 - t) + _along(t_stop / stop, y, axis) * t
+    return y * relative
+
+
+def _along(v, y, axis):
+    """`v`, shaped like the endpoints broadcast together, with an axis of length 1 at `axis`
+    of the samples `y`."""
+    shape = list(np.shape(y))
+    del shape[axis % len(shape)]
+    return np.expand_dims(np.broadcast_to(v, tuple(shape)), axis)
+
+
+def _kaiser_slope(y, M, beta):
+    """d/dbeta of np.kaiser(M, beta) = I0(beta r) / I0(beta), r = sqrt(1 - (n / alpha - 1) ** 2):
+    (r I1(beta r) - y I1(beta)) / I0(beta); 0 for M <= 1 (the window is [1.] or empty)."""
+    if M <= 1:
+        return np.zeros(np.shape(y))
+    alpha = (M - 1) / 2.0
+    r = np.sqrt(1.0 - ((np.arange(0, M) - alpha) / alpha) ** 2)
+    return (r * _i1(beta * r) - y * _i1(beta)) / np.i0(beta)

@@ -16,6 +16,7 @@ import types
 import numpy as np
 
 from .callables import callable_instance
+from .refusals import NoDerivative
 
 
 _REAL = np.dtype(np.float64)
@@ -75,6 +76,8 @@ def zeros_like_value(x):
     """A zero adjoint with the structure of `x` (0.0 for Python numbers, None for non-numbers)."""
     if x is None:  # a value not yet computed: its adjoint is never read
         return 0.0
+    if isinstance(x, NoDerivative):  # the derivative of a refusal is refused too, if it is ever used
+        return x
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, _float_dtype(x.dtype))
     if isinstance(x, np.generic):
@@ -116,6 +119,9 @@ def add_adjoint(a, b):
 
 def add_attr(d_x, name, d_part):
     """The adjoint of the object `x` with `d_part` added to its attribute `name` (for t = x.name)."""
+    if isinstance(d_x, dict) and not hasattr(d_x, name):
+        # a dict whose keys read as attributes (scipy's OdeResult, OptimizeResult): the adjoint is a dict
+        return {**d_x, name: add_adjoint(d_x.get(name), d_part)}
     current = getattr(d_x, name)
     if is_namedtuple(d_x):
         return d_x._replace(**{name: add_adjoint(current, d_part)})

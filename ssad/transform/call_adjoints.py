@@ -267,11 +267,20 @@ class CallAdjoints:
                 *where,
             )
         has_source = hasattr(op.primitive, "__code__")
-        hint = (
-            "Calls to your own functions are not transformed yet: register an adjoint for it"
-            if has_source
-            else "It has no adjoint rule and no Python source ssad could transform. Register one"
-        )
+        library = (getattr(op.primitive, "__module__", None) or "").split(".")[0]
+        if type(op.primitive).__module__.startswith("scipy.stats") and hasattr(op.primitive, "freeze"):
+            return MissingRuleError(
+                f"`{op.name}(...)` makes a frozen scipy.stats distribution from values that carry gradients, "
+                f"and ssad does not differentiate frozen distributions; pass the parameters to the method "
+                f"instead: `{op.name}.logpdf(x, loc, scale)`",
+                *where,
+            )
+        if library in ("numpy", "scipy"):
+            hint = "It has no adjoint rule, and ssad does not transform NumPy's or SciPy's own source. Register one"
+        elif has_source:
+            hint = "Calls to your own functions are not transformed yet: register an adjoint for it"
+        else:
+            hint = "It has no adjoint rule and no Python source ssad could transform. Register one"
         return MissingRuleError(
             f"no adjoint rule for {label} (called as `{op.name}`). {hint}:\n\n"
             f"    @ssad.adjoint({primitives.rule_target(op)})\n"

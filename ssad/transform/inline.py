@@ -60,8 +60,8 @@ def _build_template(rule, single=False):
         node = gast.parse(source).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
         return None
-    if not isinstance(node, gast.FunctionDef):
-        return None
+    if not isinstance(node, gast.FunctionDef) or node.name != rule.__name__:
+        return None  # not the rule's own source (its file changed since it was imported): call it
     args = node.args
     if args.posonlyargs:
         return None

@@ -131,8 +131,10 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                 elif op.primitive in _SEQUENCE_PRIMITIVES or op.primitive in _PACKED_CALLS:
                     names.add(target.id)
                     names |= {a.id for a in op.args if isinstance(a, gast.Name)}
-                else:
+                elif _returns_one_number_or_array(op.primitive):
                     numeric.add(target.id)
+                # any other primitive may return a tuple (np.linalg.slogdet, np.linalg.eigh,
+                # np.frexp): indexed or unpacked later, its adjoint is a container
         return names - numeric
 
     def run(self, wrt, with_tape=True):
@@ -307,6 +309,13 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         return out
 
     # ----- the adjoint sweep -----
+
+
+def _returns_one_number_or_array(primitive):
+    """A primitive whose result is never a tuple: a one-output ufunc, an operator, a `math` function."""
+    if isinstance(primitive, np.ufunc):
+        return primitive.nout == 1
+    return getattr(primitive, "__module__", None) in ("_operator", "operator", "math")
 
 
 _SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack}

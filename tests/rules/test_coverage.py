@@ -3,6 +3,7 @@
 from ssad.registry import REGISTRY, primitive_name
 
 from . import (
+    test_assembly,
     test_decompositions,
     test_elementwise,
     test_fft,
@@ -23,7 +24,7 @@ from . import (
 )
 
 MODULES = [
-    test_decompositions, test_elementwise, test_fft, test_functional, test_linalg, test_polynomials, test_reductions,
+    test_assembly, test_decompositions, test_elementwise, test_fft, test_functional, test_linalg, test_polynomials, test_reductions,
     test_runtime, test_scalar, test_scipy_integrate, test_scipy_linalg, test_scipy_signal, test_scipy_special,
     test_scipy_stats, test_shape, test_signal, test_statistics,
 ]

@@ -8,10 +8,12 @@ import warnings
 import numpy as np
 import pytest
 
+import ssad
 import ssad.rules  # noqa: F401  (registers the rules)
+from ssad.errors import MissingRuleError, SsadError
 from ssad.registry import REGISTRY, primitive_name
-from ssad.rules.elementwise import _conj
-from ssad.testing import check_rule, check_tangent
+from ssad.rules.elementwise import _conj, _i1
+from ssad.testing import assert_close, check_rule, check_second_order, check_tangent, numerical_gradient
 
 from .cases import Case, Samples, assert_transpose, case_id
 
@@ -138,6 +140,40 @@ CASES += [
 ]
 
 
+# ----- Remainders, mantissas, exponents, non-finite values and I0 -----
+# Points away from the jumps of the remainders (x1 / x2 is not near an integer).
+
+_numerators = np.array([[2.7, -1.3, 0.4, 5.9], [-4.45, 3.3, -0.2, 1.05], [0.8, -2.35, 4.1, -3.75]])
+_divisors = np.array([1.5, -0.7, 2.2, 0.9])
+
+CASES += [
+    Case(np.remainder, (_numerators, _divisors), id="remainder"),
+    Case(np.remainder, (2.65, _divisors), id="remainder-float"),
+    Case(np.remainder, (_numerators, 1.17), id="remainder-float-divisor"),
+    Case(np.mod, (np.array([-5.25, 7.5]), np.array([[2.0], [-3.0]])), id="mod-broadcast"),
+    Case(np.fmod, (_numerators, _divisors), id="fmod"),
+    Case(np.fmod, (-2.7, 0.8), id="fmod-float"),
+    Case(np.divmod, (_numerators, _divisors), id="divmod"),
+    Case(np.modf, (_numerators,), id="modf"),
+    Case(np.ldexp, (uniform(-2, 2, (3, 4)), np.array([1, -2, 3, 0])), id="ldexp"),
+    Case(np.ldexp, (uniform(-2, 2, (4,)), 3), id="ldexp-int"),
+    Case(np.frexp, (away_from_zero(0.1, 20, (3, 4)),), id="frexp"),
+    Case(np.copysign, (away_from_zero(0.1, 3, (3, 4)), away_from_zero(0.1, 3, (4,))), id="copysign"),
+    Case(np.copysign, (away_from_zero(0.1, 3, (3,)), -0.5), id="copysign-float"),
+    Case(np.nextafter, (uniform(-3, 3, (3, 4)), uniform(-3, 3, (4,))), id="nextafter"),
+    Case(np.nan_to_num, (uniform(-3, 3, (3, 4)),), id="nan_to_num"),
+    Case(np.nan_to_num, (uniform(-3, 3, (4,)),), {"nan": 1.0, "posinf": 5.0, "neginf": -5.0}, id="nan_to_num-values"),
+    Case(np.real_if_close, (uniform(-3, 3, (3, 4)),), id="real_if_close-real"),
+    Case(np.real_if_close, (uniform(-3, 3, (4,)) + 1j * uniform(0.5, 1, (4,)),), id="real_if_close-complex"),
+    Case(np.i0, (uniform(-4, 4, (3, 4)),), id="i0"),
+    Case(np.i0, (np.array([-21.0, 22.5, 19.5]),), id="i0-large"),
+    Case(np.i0, (np.array([0.0, 0.25]),), id="i0-zero"),
+    Case(np.i0, (1.5,), id="i0-float"),
+    Case(_i1, (np.array([0.0, 0.3, -2.5, 4.5]),), id="i1"),
+    Case(_i1, (np.array([19.9, 20.1, -22.5]),), id="i1-either-side-of-the-series"),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_rule(case):
     check_rule(case.primitive, *case.args, **case.kwargs)
@@ -176,6 +212,7 @@ NONDIFFERENTIABLE = [
     np.signbit,
     np.heaviside,
     np.ndarray.round,
+    np.spacing,
 ]
 
 
@@ -648,3 +685,257 @@ def test_real_rules_keep_their_real_formulas():
     np.testing.assert_array_equal(rule(np.abs)(1.5 * x, np.abs(x), x)[0], 1.5 * x * np.sign(x))
     np.testing.assert_array_equal(rule(np.arcsinh)(x, np.arcsinh(x), x)[0], x / np.hypot(x, 1.0))
     assert _conj(x) is x
+
+
+
+# ----- Remainders, non-finite values, signs and I0: conventions -----
+
+
+def test_remainders_match_the_percent_operator():
+    import operator
+
+    x1, x2 = _numerators, _divisors
+    dy = uniform(-1, 1, (3, 4))
+    expected = rule(operator.mod)(dy, x1 % x2, x1, x2)
+    for primitive in (np.mod, np.remainder):
+        got = rule(primitive)(dy, primitive(x1, x2), x1, x2)
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-15)
+    # fmod truncates where remainder floors: the slopes in x2 differ where signs differ
+    d_x1, d_x2 = rule(np.fmod)(np.ones(4), np.fmod(x1[0], x2), x1[0], x2)
+    np.testing.assert_array_equal(d_x1, np.ones(4))
+    np.testing.assert_array_equal(d_x2, -np.trunc(x1[0] / x2))
+
+
+def test_fmod_quotient_is_exact_where_the_division_rounds():
+    # 0.3 / 0.1 is 2.9999999999999996 in floating point and fmod(0.3, 0.1) is 0.1 - 2**-55:
+    # the quotient is 2, which the rule reads back from the result
+    d_x1, d_x2 = rule(np.fmod)(1.0, np.fmod(0.3, 0.1), 0.3, 0.1)
+    assert (d_x1, d_x2) == (1.0, -2.0)
+
+
+def test_nan_to_num_passes_the_gradient_only_where_x_is_finite():
+    x = np.array([1.5, np.nan, np.inf, -2.0, -np.inf])
+    dy = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    (d_x,) = rule(np.nan_to_num)(dy, np.nan_to_num(x), x)
+    np.testing.assert_array_equal(d_x, [1.0, 0.0, 0.0, 4.0, 0.0])
+    t = tangent_rule(np.nan_to_num)((dy,), np.nan_to_num(x, nan=3.0), x, nan=3.0)
+    np.testing.assert_array_equal(t, [1.0, 0.0, 0.0, 4.0, 0.0])
+    # complex: the real and imaginary parts are replaced separately
+    z = np.array([complex(1.0, np.nan), complex(np.inf, 2.0)])
+    dz = np.array([1.0 + 2.0j, 3.0 + 4.0j])
+    (d_z,) = rule(np.nan_to_num)(dz, np.nan_to_num(z), z)
+    np.testing.assert_array_equal(d_z, [1.0, 4.0j])
+    np.testing.assert_array_equal(tangent_rule(np.nan_to_num)((dz,), np.nan_to_num(z), z), [1.0, 4.0j])
+
+
+def nan_to_num_loss(x):
+    return np.sum(np.sin(np.nan_to_num(np.log(x), neginf=-5.0)) * x)
+
+
+def test_nan_to_num_end_to_end_at_replaced_points():
+    x = np.array([0.0, 0.5, 2.0])  # log(0) = -inf is replaced by -5
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = ssad.grad(nan_to_num_loss)(x)
+        slope = ssad.jvp(nan_to_num_loss, (x,), (np.array([0.0, 1.0, -1.0]),))[1]
+    # at 0: d/dx (sin(-5) * x) = sin(-5); elsewhere the chain rule through log
+    expected = np.array([np.sin(-5.0), np.cos(np.log(0.5)) / 0.5 * 0.5 + np.sin(np.log(0.5)),
+                         np.cos(np.log(2.0)) / 2.0 * 2.0 + np.sin(np.log(2.0))])
+    # the adjoint of log at 0 is 0 * (1 / 0) = nan: the replaced element's gradient is
+    # NaN through log, as in every reverse-mode system (docs/conventions.md, "Masking NaN")
+    assert np.isnan(got[0])
+    np.testing.assert_allclose(got[1:], expected[1:], rtol=1e-12)
+    np.testing.assert_allclose(slope, expected[1] - expected[2], rtol=1e-12)
+
+
+def test_nan_to_num_in_place_is_refused():
+    x = np.array([1.0, np.nan])
+    y = np.nan_to_num(x.copy(), copy=False)
+    with pytest.raises(SsadError, match="copy=False"):
+        rule(np.nan_to_num)(np.ones(2), y, x, False)
+
+
+def test_nan_to_num_replacement_values_carry_no_gradient():
+    def replaced(x, fill):
+        return np.sum(np.nan_to_num(x, nan=fill))
+
+    with pytest.raises(MissingRuleError):
+        ssad.grad(replaced, wrt=1)(np.array([1.0, np.nan]), 2.0)
+
+
+def test_copysign_slope_at_zero_is_zero_and_follows_the_sign_bit():
+    x1 = np.array([0.0, 1.5, -1.5, 2.0])
+    x2 = np.array([-1.0, -0.0, 3.0, np.nan])
+    d_x1, d_x2 = rule(np.copysign)(np.ones(4), np.copysign(x1, x2), x1, x2)
+    np.testing.assert_array_equal(d_x1, [0.0, -1.0, -1.0, 1.0])
+    assert d_x2 is None
+
+
+def test_nextafter_has_slope_one_in_its_first_argument():
+    d_x1, d_x2 = rule(np.nextafter)(np.ones((2, 3)), np.nextafter(np.ones(3), 2.0), np.ones(3), 2.0)
+    np.testing.assert_array_equal(d_x1, [2.0, 2.0, 2.0])
+    assert d_x2 is None
+
+
+def test_i1_matches_scipy_and_its_series_at_zero():
+    special = pytest.importorskip("scipy.special")  # installed with the test extras; the rule itself needs no SciPy
+    x = np.concatenate([np.linspace(-60.0, 60.0, 1201), [0.0, 1e-9, 19.999999, 20.0, 20.000001, 300.0, 700.0]])
+    np.testing.assert_allclose(_i1(x), special.i1(x), rtol=4e-15, atol=0)
+    assert _i1(0.0) == 0.0
+    # I0'' = I1' = I0 - I1 / x, 1/2 at 0
+    (d_x,) = rule(_i1)(1.0, _i1(0.0), 0.0)
+    assert d_x == 0.5
+    assert _i1(np.float32(2.0)).dtype == np.float32
+
+
+def test_real_if_close_drops_the_imaginary_part_of_the_gradient_where_it_drops_it_from_the_value():
+    z = uniform(-3, 3, (4,)) + 0j
+    assert not np.iscomplexobj(np.real_if_close(z))
+    check_rule(np.real_if_close, z)  # the imaginary direction makes the value complex, with a real part unchanged
+    dy = uniform(-1, 1, (4,))
+    (d_z,) = rule(np.real_if_close)(dy, np.real_if_close(z), z)
+    np.testing.assert_array_equal(d_z, dy)
+    # along real directions (where the result stays real) the tangent is the real part
+    t = uniform(-1, 1, (4,)) + 1j * uniform(-1, 1, (4,))
+    got = tangent_rule(np.real_if_close)((t,), np.real_if_close(z), z)
+    assert not np.iscomplexobj(got)
+    np.testing.assert_array_equal(got, np.real(t))
+    # where the imaginary part is kept, the gradient is kept whole
+    w = z + 1j
+    np.testing.assert_array_equal(rule(np.real_if_close)(dy + 2j, np.real_if_close(w), w)[0], dy + 2j)
+
+
+def test_frexp_and_ldexp_round_trip():
+    x = away_from_zero(0.1, 50, (5,))
+    mantissa, exponent = np.frexp(x)
+    dy = uniform(-1, 1, (5,))
+    (d_x,) = rule(np.frexp)((dy, np.zeros(5)), (mantissa, exponent), x)
+    np.testing.assert_array_equal(d_x, dy / 2.0**exponent)
+    d_m, d_e = rule(np.ldexp)(dy, x, mantissa, exponent)
+    np.testing.assert_array_equal(d_m, dy * 2.0**exponent)
+    assert d_e is None
+
+
+_REMAINDER_AND_FRIENDS = (np.remainder, np.fmod, np.divmod, np.modf, np.ldexp, np.frexp, np.copysign, np.nextafter,
+                          np.nan_to_num, np.real_if_close, np.i0, _i1)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.primitive in _REMAINDER_AND_FRIENDS and not np.iscomplexobj(c.args[0])], ids=case_id
+)
+def test_new_tangents_are_the_transposes_of_the_adjoints(case):
+    for seed in range(3):
+        assert_transpose(case.primitive, *case.args, seed=seed, **case.kwargs)
+
+
+# ----- End to end: user functions through ssad.grad, ssad.jvp and ssad.hessian -----
+
+
+def wrapped_phase(x):
+    return np.sum(np.sin(np.mod(x * 3.0, 2.0)) * x) + np.sum(np.remainder(x, 0.7) ** 2) + np.sum((x % 1.3) ** 3)
+
+
+def truncated_remainders(x):
+    return np.sum(np.fmod(x * x + 1.0, x[::-1] + 3.0) ** 2) + np.sum(np.cos(np.modf(x * 2.5)[0]))
+
+
+def divided(x):
+    quotient, rest = np.divmod(x * 4.0, 1.5)
+    return np.sum(rest ** 2 * quotient)
+
+
+def mantissas(x):
+    mantissa, exponent = np.frexp(x * 7.0)
+    return np.sum(np.sin(mantissa) * exponent) + np.sum(np.ldexp(x, np.array([1, -1, 2, 0])) ** 2)
+
+
+def signs(x):
+    return np.sum(np.copysign(x * x + 0.5, x[::-1]) * x) + np.sum(np.sin(np.nextafter(x, np.inf)))
+
+
+def bessel(x):
+    return np.sum(np.i0(x) * np.sin(x)) + np.sum(np.log(np.i0(x * 9.0)))
+
+
+def finite_parts(x):
+    return np.sum(np.nan_to_num(x * x, posinf=1.0) * np.sin(x)) + np.sum(np.real_if_close(x + 0j) ** 3)
+
+
+def smooth_maximum(x):
+    return np.sum(np.logaddexp2(x, x[::-1] * 0.5) ** 2) + np.sum(np.sinc(x) * x)
+
+
+ELEMENTWISE_USER_FUNCTIONS = [
+    (wrapped_phase, np.array([0.45, -1.15, 2.3, 0.85])),
+    (truncated_remainders, np.array([0.45, -1.15, 2.3, 0.85])),
+    (divided, np.array([0.45, -1.15, 2.3, 0.85])),
+    (mantissas, np.array([0.45, -1.15, 2.3, 0.85])),
+    (signs, np.array([0.45, -1.15, 2.3, 0.85])),
+    (bessel, np.array([0.45, -1.15, 2.3, 0.85])),
+    (finite_parts, np.array([0.45, -1.15, 2.3, 0.85])),
+    (smooth_maximum, np.array([0.45, -1.15, 2.3, 0.85])),
+]
+ELEMENTWISE_USER_IDS = [f.__name__ for f, _ in ELEMENTWISE_USER_FUNCTIONS]
+
+
+@pytest.mark.parametrize("f, x", ELEMENTWISE_USER_FUNCTIONS, ids=ELEMENTWISE_USER_IDS)
+def test_user_function_gradient_jvp_and_hessian(f, x):
+    assert_close(f"{f.__name__} gradient", ssad.grad(f)(x), numerical_gradient(f, x), rtol=1e-6, atol=1e-7)
+    v = np.array([0.7, -1.2, 0.9, 1.4])
+    value, slope = ssad.jvp(f, (x,), (v,))
+    step = 1e-6
+    assert value == pytest.approx(f(x), rel=1e-12)
+    assert_close(f"{f.__name__} jvp", slope, (f(x + step * v) - f(x - step * v)) / (2 * step), rtol=1e-6, atol=1e-7)
+    hessian = ssad.hessian(f)(x)
+    gradient = ssad.grad(f)
+    columns = [(gradient(x + e) - gradient(x - e)) / 2e-5 for e in np.eye(x.size) * 1e-5]
+    assert_close(f"{f.__name__} hessian", hessian, np.array(columns), rtol=1e-5, atol=1e-6)
+
+
+SECOND_ORDER_CASES = [
+    Case(np.fmod, (_numerators, _divisors), id="fmod"),
+    Case(np.divmod, (_numerators, _divisors), id="divmod"),
+    Case(np.frexp, (away_from_zero(0.1, 20, (3, 4)),), id="frexp"),
+    Case(np.nan_to_num, (np.array([1.5, np.nan, np.inf, -2.0]),), {"posinf": 3.0}, id="nan_to_num-replaced"),
+    Case(np.i0, (np.array([-21.0, 22.5, 19.5]),), id="i0-large"),
+    Case(np.i0, (np.array([0.0, 3.0, -0.5]),), id="i0-zero"),
+    Case(np.copysign, (away_from_zero(0.1, 3, (3, 4)), away_from_zero(0.1, 3, (4,))), id="copysign"),
+]
+
+
+@pytest.mark.parametrize("case", SECOND_ORDER_CASES, ids=case_id)
+def test_second_order_variants(case):
+    with np.errstate(invalid="ignore"):
+        check_second_order(case.primitive, *case.args, **case.kwargs)
+
+
+# ----- Against autograd (its answers checked against finite differences first) -----
+
+agnp = pytest.importorskip("autograd.numpy")
+autograd = pytest.importorskip("autograd")
+
+
+def _programs(np_):
+    """(name, loss of one real array written with the namespace np_, input); autograd has
+    every function used here."""
+    x = np.array([0.45, -1.15, 2.3, 0.85, -0.35])
+    return [
+        ("mod", lambda v: np_.sum(np_.sin(np_.mod(v * 3.0, 2.0)) * v), x),
+        ("remainder", lambda v: np_.sum(np_.remainder(v * v, v[::-1] + 3.0) ** 2), x),
+        ("nan_to_num", lambda v: np_.sum(np_.nan_to_num(v * 2.0) ** 3), x),
+        ("real_if_close", lambda v: np_.sum(np_.real_if_close(v * (1 + 0j)) ** 3), x),
+        ("logaddexp2", lambda v: np_.sum(np_.logaddexp2(v, v[::-1] * 0.5) ** 2), x),
+        ("sinc", lambda v: np_.sum(np_.sinc(v) * v), x),
+    ]
+
+
+NUMPY_PROGRAMS = _programs(np)
+AUTOGRAD_PROGRAMS = _programs(agnp)
+
+
+@pytest.mark.parametrize("k", range(len(NUMPY_PROGRAMS)), ids=[p[0] for p in NUMPY_PROGRAMS])
+def test_gradient_matches_autograd(k):
+    name, program, x = NUMPY_PROGRAMS[k]
+    theirs = autograd.grad(AUTOGRAD_PROGRAMS[k][1])(x)
+    assert_close(f"autograd {name}", theirs, numerical_gradient(program, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ssad.grad(program)(x), theirs, rtol=1e-9, atol=1e-10)

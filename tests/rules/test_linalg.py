@@ -8,7 +8,7 @@ import pytest
 import ssad
 import ssad.rules  # noqa: F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name
-from ssad.rules.linalg import _singular_norm_gradient, einsum_of
+from ssad.rules.linalg import einsum_of
 from ssad.testing import assert_close, check_rule, check_tangent, numerical_gradient
 
 from .cases import Case, case_id
@@ -105,6 +105,20 @@ CASES = [
     Case(np.einsum, ("...ij,jk->...ik", B534, M42), id="einsum-ellipsis"),
     Case(np.einsum, ("iij->j", rand(3, 3, 2)), id="einsum-partial-diagonal"),
     Case(np.einsum, ("ij,ij->i", M34, rand(3, 4)), id="einsum-rowwise-dot"),
+    Case(np.einsum, (M34, [0, 1], M42, [1, 2]), id="einsum-sublists"),
+    Case(np.einsum, (M34, [0, 1], M42, [1, 2], [2, 0]), id="einsum-sublists-output"),
+    Case(np.einsum, (B534, [Ellipsis, 0, 1], V4, [1]), id="einsum-sublists-ellipsis"),
+    Case(np.einsum, (M33, [0, 0]), id="einsum-sublists-trace"),
+    # ----- NumPy 2's vector and matrix products -----
+    Case(np.matvec, (B534, V4), id="matvec-broadcast"),
+    Case(np.matvec, (M34, rand(2, 4)), id="matvec-stack-of-vectors"),
+    Case(np.vecmat, (V3, M34), id="vecmat"),
+    Case(np.vecmat, (rand(5, 3), B534), id="vecmat-stack"),
+    Case(np.vecmat, (V3 + 0.5j * W3, M34 - 0.3j * M34), id="vecmat-complex"),
+    Case(np.vecdot, (M34, rand(3, 4)), id="vecdot"),
+    Case(np.vecdot, (M34, V3), {"axis": 0}, id="vecdot-axis"),
+    Case(np.vecdot, (V3 + 0.5j * W3, W3 - 0.2j * V3), id="vecdot-complex"),
+    Case(np.matrix_transpose, (B534,), id="matrix_transpose"),
     Case(np.trace, (M33,), id="trace"),
     Case(np.trace, (M34, 1), id="trace-offset"),
     Case(np.trace, (M34,), {"offset": -1}, id="trace-negative-offset"),
@@ -160,9 +174,8 @@ CASES = [
 ]
 
 
-# The singular-vector part of the matrix norms' gradient: its rules refuse, checked below;
-# einsum_of, the list form the einsum rules compute with, is checked below too.
-CHECKED_ELSEWHERE = [_singular_norm_gradient, einsum_of]
+# einsum_of, the list form the einsum rules compute with, is checked below.
+CHECKED_ELSEWHERE = [einsum_of]
 
 
 @pytest.mark.parametrize("subscripts, operands", [
@@ -234,14 +247,28 @@ def l1_matrix_norm(a):
     return np.linalg.norm(a, 1)
 
 
-@pytest.mark.parametrize("f, ord", [(spectral_norm, "2"), (nuclear_norm, "'nuc'")], ids=["2", "nuc"])
-def test_second_derivatives_of_singular_value_norms_are_refused(f, ord):
-    # their gradient is made of singular vectors, and np.linalg.svd has no rules
-    with pytest.raises(ssad.SsadError, match=f"no second derivative for np.linalg.norm with ord={ord}"):
-        ssad.hessian(f)(M34)
-    with pytest.raises(ssad.SsadError, match="no derivative of np.linalg.svd"):
-        ssad.grad(lambda a: np.sum(ssad.grad(f)(a) * M34))(M34)
-    ssad.grad(f)(M34)  # the first derivative is unaffected
+def smallest_singular_norm(a):
+    return np.linalg.norm(a, -2)
+
+
+def batched_nuclear_norm(a):
+    return np.sum(np.sin(np.linalg.norm(a, "nuc", axis=(0, 2))))
+
+
+@pytest.mark.parametrize("f, a", [
+    (spectral_norm, M34), (nuclear_norm, M34), (smallest_singular_norm, M34), (batched_nuclear_norm, rand(3, 2, 4)),
+], ids=["2", "nuc", "-2", "nuc-axes"])
+def test_second_derivatives_of_singular_value_norms(f, a):
+    # their gradient is made of singular vectors, differentiated by the rules of np.linalg.svd
+    gradient = ssad.grad(f)
+    expected = np.stack([numerical_gradient(lambda s, k=k: gradient(s).ravel()[k], a) for k in range(a.size)])
+    expected = expected.reshape(a.shape + a.shape)
+    np.testing.assert_allclose(ssad.hessian(f)(a), expected, rtol=1e-5, atol=1e-7)
+    direction = rand(*a.shape)
+    np.testing.assert_allclose(
+        ssad.grad(lambda s: np.sum(gradient(s) * direction))(a),
+        np.tensordot(expected, direction, a.ndim), rtol=1e-5, atol=1e-7,
+    )
 
 
 def test_second_derivatives_of_the_other_matrix_norms():
@@ -455,8 +482,8 @@ def test_einsum_tangent_skips_the_subscripts_and_missing_tangents():
     np.testing.assert_allclose(rule((None, t, None), y, "ij,jk->ik", M34, M42), t @ M42, rtol=1e-14)
     np.testing.assert_allclose(rule((None, t, 0.0), y, "ij,jk->ik", M34, M42), t @ M42, rtol=1e-14)
     np.testing.assert_array_equal(rule((None, None, None), y, "ij,jk->ik", M34, M42), np.zeros_like(y))
-    with pytest.raises(ssad.SsadError, match="subscripts as a string"):
-        rule((None, t, None, None), y, M34, [0, 1], M42, [1, 2])
+    # the sublist form: the tangent of the same contraction, its sublists skipped
+    np.testing.assert_allclose(rule((t, None, None, None), y, M34, [0, 1], M42, [1, 2]), t @ M42, rtol=1e-14)
 
 
 def test_solve_tangent_with_a_shared_vector():
@@ -567,3 +594,30 @@ def test_tangent_is_the_transpose_of_the_adjoint(primitive, makers, kwargs, tag,
     # for cholesky the tangents are not symmetric: the identity holds for any tangent
     rng = np.random.default_rng(seed)
     assert_tangent_transposes_adjoint(primitive, tuple(make(rng) for make in makers), kwargs, rng)
+
+
+def contraction_by_sublists(x, w):
+    h = np.einsum(x, [0, 1], w, [1, 2], [0, 2])
+    return np.sum(np.tanh(np.einsum(h, [Ellipsis, 0], h, [Ellipsis, 0])) * np.arange(1.0, 4.0))
+
+
+def numpy2_products(x, w):
+    return np.sum(np.sin(np.matvec(w, x))) + np.sum(np.vecdot(x, np.matrix_transpose(w)[:3]) ** 2) + np.sum(
+        np.vecmat(x, w) ** 3
+    )
+
+
+@pytest.mark.parametrize("f", [contraction_by_sublists, numpy2_products], ids=lambda f: f.__name__)
+def test_sublist_einsum_and_numpy2_products_end_to_end(f):
+    x, w = rand(3, 4), rand(4, 4)
+    for position, value in enumerate((x, w)):
+
+        def partial(v, position=position):
+            return f(v, w) if position == 0 else f(x, v)
+
+        expected = numerical_gradient(partial, value)
+        np.testing.assert_allclose(ssad.grad(f, wrt=position)(x, w), expected, rtol=1e-6, atol=1e-9)
+        direction = rand(*value.shape)
+        tangents = (direction, None) if position == 0 else (None, direction)
+        np.testing.assert_allclose(ssad.jvp(f, (x, w), tangents)[1], np.sum(expected * direction), rtol=1e-6, atol=1e-8)
+    ssad.check_grads(f, (x, w), order=2)

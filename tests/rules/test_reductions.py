@@ -104,6 +104,14 @@ CASES += [
     Case(np.sort, (T, 1), {}, id="sort-axis1"),
     Case(np.sort, (T,), {"axis": None}, id="sort-flat"),
     Case(np.sort, (V,), {"kind": "stable"}, id="sort-vector"),
+    # NumPy 2's cumulative_sum and cumulative_prod: keyword-only axis and include_initial
+    Case(np.cumulative_sum, (M,), {"axis": 1, "include_initial": True}, id="cumulative_sum"),
+    Case(np.cumulative_sum, (V,), {}, id="cumulative_sum-1d"),
+    Case(np.cumulative_sum, (T,), {"axis": -2}, id="cumulative_sum-negative-axis"),
+    Case(np.cumulative_prod, (M,), {"axis": 0, "include_initial": True}, id="cumulative_prod"),
+    Case(np.cumulative_prod, (V,), {}, id="cumulative_prod-1d"),
+    Case(np.cumulative_prod, (M_ZERO,), {"axis": 1}, id="cumulative_prod-zeros"),
+    Case(np.cumulative_prod, (V_ZERO,), {"include_initial": True}, id="cumulative_prod-two-zeros-initial"),
 ]
 
 NONDIFFERENTIABLE = [
@@ -124,6 +132,12 @@ NONDIFFERENTIABLE = [
     np.ndarray.all,
     np.ndarray.nonzero,
     np.ndarray.searchsorted,
+    np.nanargmax,
+    np.nanargmin,
+    np.argpartition,
+    np.ndarray.argpartition,
+    np.lexsort,
+    np.digitize,
 ]
 
 
@@ -376,6 +390,10 @@ TRANSPOSE_CASES = [
     (np.sum, lambda rng: (_random((3, 4, 5), rng),), {"axis": 2, "keepdims": True}, "sum"),
     (np.cumsum, lambda rng: (_random((3, 4, 5), rng),), {"axis": 1}, "cumsum"),
     (np.ndarray.cumsum, lambda rng: (_random((3, 4), rng),), {}, "ndarray.cumsum-flat"),
+    (np.cumulative_sum, lambda rng: (_random((3, 4, 5), rng),), {"axis": 1, "include_initial": True}, "cumulative_sum"),
+    (np.cumulative_prod, lambda rng: (_with_zeros((4, 6), rng),), {"axis": -1, "include_initial": True},
+     "cumulative_prod-zeros"),
+    (np.cumulative_prod, lambda rng: (_with_zeros((7,), rng),), {}, "cumulative_prod-zeros-1d"),
 ]
 
 
@@ -391,3 +409,76 @@ def test_transpose_cases_have_ties_and_zeros():
     x = _with_ties((3, 4, 5), rng)
     assert np.any(np.sum(x == np.max(x, axis=1, keepdims=True), axis=1) > 1)
     assert np.any(_with_zeros((3, 4, 5), rng) == 0)
+
+
+# ----- NumPy 2's cumulative_sum and cumulative_prod: as cumsum and cumprod, with include_initial -----
+
+
+def test_cumulative_sum_matches_cumsum():
+    dy = rng.standard_normal((3, 5))
+    y = np.cumulative_sum(M, axis=1, include_initial=True)
+    (got,) = REGISTRY.adjoint_rule(np.cumulative_sum)(dy, y, M, axis=1, include_initial=True)
+    # the initial 0 is a constant: its adjoint dy[:, 0] reaches no element
+    (expected,) = REGISTRY.adjoint_rule(np.cumsum)(dy[:, 1:], np.cumsum(M, 1), M, 1)
+    np.testing.assert_allclose(got, expected, rtol=1e-15)
+
+
+def test_cumulative_prod_with_zeros_and_initial():
+    dy = rng.standard_normal(7)
+    y = np.cumulative_prod(V_ZERO, include_initial=True)
+    (got,) = REGISTRY.adjoint_rule(np.cumulative_prod)(dy, y, V_ZERO, include_initial=True)
+    (expected,) = REGISTRY.adjoint_rule(np.cumprod)(dy[1:], np.cumprod(V_ZERO), V_ZERO)
+    np.testing.assert_allclose(got, expected, rtol=1e-15)
+    assert np.all(np.isfinite(got))
+    t = rng.standard_normal(6)
+    tangent = REGISTRY.tangent_rule(np.cumulative_prod)((t,), y, V_ZERO, include_initial=True)
+    assert tangent[0] == 0.0  # the initial 1 does not move
+    np.testing.assert_allclose(tangent[1:], REGISTRY.tangent_rule(np.cumprod)((t,), y[1:], V_ZERO), rtol=1e-15)
+
+
+def cumulative(x):
+    return (
+        np.sum(np.sin(np.cumulative_sum(x, axis=1, include_initial=True)) * np.arange(15.0).reshape(3, 5))
+        + np.sum(np.cumulative_prod(x, axis=0) ** 2)
+        + np.sum(np.cumulative_prod(x[0], include_initial=True))
+    )
+
+
+def test_cumulative_user_function_gradient_jvp_hessian():
+    import ssad
+    from ssad.testing import assert_close, numerical_gradient
+
+    x = M
+    assert_close("cumulative gradient", ssad.grad(cumulative)(x), numerical_gradient(cumulative, x), rtol=1e-6, atol=1e-7)
+    v = rng.uniform(0.5, 1.5, x.shape) * rng.choice([-1.0, 1.0], x.shape)
+    value, slope = ssad.jvp(cumulative, (x,), (v,))
+    assert value == pytest.approx(cumulative(x), rel=1e-12)
+    eps = 1e-6
+    expected = (cumulative(x + eps * v) - cumulative(x - eps * v)) / (2 * eps)
+    assert_close("cumulative jvp", slope, expected, rtol=1e-6, atol=1e-7)
+    hessian = ssad.hessian(cumulative)(x)
+    gradient = ssad.grad(cumulative)
+    step = 1e-5
+    columns = [(gradient(x + e) - gradient(x - e)) / (2 * step) for e in np.reshape(np.eye(x.size) * step, (x.size,) + x.shape)]
+    assert_close("cumulative hessian", hessian, np.reshape(np.array(columns), x.shape * 2), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        Case(np.cumulative_sum, (T,), {"axis": 2, "include_initial": True}, id="cumulative_sum-initial"),
+        Case(np.cumulative_prod, (M_ZERO,), {"axis": 1, "include_initial": True}, id="cumulative_prod-zeros-initial"),
+    ],
+    ids=case_id,
+)
+def test_cumulative_second_order(case):
+    from ssad.testing import check_second_order
+
+    check_second_order(case.primitive, *case.args, **case.kwargs)
+
+
+@pytest.mark.parametrize("primitive", [np.nanargmax, np.nanargmin, np.argpartition, np.digitize])
+def test_index_results_carry_no_derivative(primitive):
+    # registered non-differentiable: their results are integer positions
+    args = {np.argpartition: (V, 2), np.digitize: (V, np.array([-1.0, 0.0, 1.0]))}.get(primitive, (V,))
+    assert np.issubdtype(np.asarray(primitive(*args)).dtype, np.integer)

@@ -1,3 +1,581 @@
 """Numerical checks of the rules in ssad/rules/scipy_stats.py."""
 
-CASES = []
+import autograd
+import autograd.numpy as anp
+import autograd.scipy.stats as astats
+import numpy as np
+import pytest
+import scipy.stats
+import scipy.stats as st
+from scipy import stats
+from scipy.stats import multivariate_normal, norm
+
+import ssad
+import ssad.rules  # noqa: F401  (registers the built-in rules)
+from ssad.registry import REGISTRY
+from ssad.testing import assert_close, check_rule, check_second_order, check_tangent, numerical_gradient
+
+from .cases import Case, assert_transpose, case_id
+
+rng = np.random.default_rng(2718)
+
+
+def uniform(low, high, *shape):
+    return rng.uniform(low, high, size=shape)
+
+
+def spd(n):
+    g = rng.uniform(-1.0, 1.0, size=(n, n))
+    return g @ g.T + n * np.eye(n)
+
+
+METHODS = ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf")
+
+# Points: z = (x - loc) / scale inside the support and away from laplace's kink at 0.
+X = np.array([-1.7, -0.6, 0.45, 1.2, 2.3])
+X_POSITIVE = uniform(0.6, 3.0, 5)  # gamma, chi2, expon: x - loc > 0
+X_UNIT = uniform(0.3, 1.9, 5)  # beta with loc 0.1, scale 2: z in (0.1, 0.9)
+LOC_ROW = np.array([0.15, -0.2, 0.3, 0.05, -0.1])
+
+# (family, points, shapes of the densities, shapes of the cdf-like methods (integers: no
+# gradient), loc, scale)
+FAMILIES = [
+    ("norm", X, (), (), 0.4, 1.3),
+    ("laplace", X, (), (), 0.1, 0.8),
+    ("cauchy", X, (), (), 0.4, 1.3),
+    ("logistic", X, (), (), 0.4, 1.3),
+    ("expon", X_POSITIVE, (), (), 0.2, 1.4),
+    ("t", X, (3.5,), (3,), 0.4, 1.3),
+    ("gamma", X_POSITIVE, (2.5,), (2,), 0.1, 0.9),
+    ("chi2", X_POSITIVE, (3.5,), (3,), 0.1, 0.9),
+    ("beta", X_UNIT, (2.5, 1.7), (2, 3), 0.1, 2.0),
+]
+
+
+def _family_cases():
+    cases = []
+    for family, x, density_shapes, tail_shapes, loc, scale in FAMILIES:
+        distribution = getattr(stats, family)
+        for method in METHODS:
+            primitive = getattr(distribution, method)
+            shapes = density_shapes if method in ("logpdf", "pdf") else tail_shapes
+            label = f"{family}.{method}"
+            cases.append(Case(primitive, (x, *shapes, loc, scale), id=label))
+            cases.append(Case(primitive, (x, *shapes, loc + LOC_ROW * 0.1, scale), id=f"{label}-loc-array"))
+            cases.append(Case(primitive, (x[2], *shapes, loc, scale), id=f"{label}-scalar"))
+    return cases
+
+
+K = np.array([0, 1, 3, 4, 7])
+MU = uniform(0.5, 4.0, 5)
+X_MVN, MEAN, COV = uniform(-1.0, 1.0, 4, 3), uniform(-0.5, 0.5, 3), spd(3)
+ALPHA = uniform(0.8, 3.0, 3)
+X_SIMPLEX = rng.dirichlet(np.ones(3), size=4).T  # 4 points, components along the first axis
+
+
+def _poisson_cases():
+    cases = []
+    for method in ("logpmf", "pmf", "cdf", "sf", "logcdf", "logsf"):
+        primitive = getattr(stats.poisson, method)
+        cases.append(Case(primitive, (K, MU), id=f"poisson.{method}"))
+        cases.append(Case(primitive, (K, 2.5), id=f"poisson.{method}-scalar-mu"))
+        cases.append(Case(primitive, (K + 2, MU, 2), id=f"poisson.{method}-loc"))
+    return cases
+
+
+CASES = [
+    *_family_cases(),
+    *_poisson_cases(),
+    Case(multivariate_normal.logpdf, (X_MVN, MEAN, COV), id="multivariate_normal.logpdf"),
+    Case(multivariate_normal.logpdf, (X_MVN[0], MEAN, COV), id="multivariate_normal.logpdf-one-point"),
+    Case(multivariate_normal.pdf, (X_MVN, MEAN, COV), id="multivariate_normal.pdf"),
+    Case(multivariate_normal.pdf, (X_MVN[1], MEAN, COV), id="multivariate_normal.pdf-one-point"),
+    Case(stats.dirichlet.logpdf, (X_SIMPLEX, ALPHA), id="dirichlet.logpdf"),
+    Case(stats.dirichlet.logpdf, (X_SIMPLEX[:, 0], ALPHA), id="dirichlet.logpdf-one-point"),
+    Case(stats.dirichlet.logpdf, (X_SIMPLEX[:2, 1], ALPHA), id="dirichlet.logpdf-k-minus-one"),
+    Case(stats.dirichlet.pdf, (X_SIMPLEX, ALPHA), id="dirichlet.pdf"),
+    Case(stats.dirichlet.pdf, (X_SIMPLEX[:, 2], ALPHA), id="dirichlet.pdf-one-point"),
+]
+
+
+# ----- Inputs that live on a subset: checked through a function of every entry -----
+
+
+def mvn_logpdf_of_symmetric_part(x, mean, cov):
+    """multivariate_normal.logpdf at (cov + cov^T) / 2: a function of every entry of cov,
+    whose gradient at a symmetric cov is the symmetrized gradient the rule returns."""
+    return multivariate_normal.logpdf(x, mean, (cov + cov.T) / 2)
+
+
+def mvn_pdf_of_symmetric_part(x, mean, cov):
+    return multivariate_normal.pdf(x, mean, (cov + cov.T) / 2)
+
+
+def dirichlet_logpdf_on_simplex(x, alpha):
+    """dirichlet.logpdf's formula written out with NumPy: SciPy evaluates it only on the
+    simplex, the formula at every point (the rule's gradient is the formula's)."""
+    from scipy.special import gammaln
+
+    full = x if np.shape(x)[0] == np.shape(alpha)[0] else np.concatenate([x, 1 - np.sum(x, 0, keepdims=True)])
+    column = np.reshape(alpha, (-1,) + (1,) * (np.ndim(full) - 1))
+    return np.sum((column - 1) * np.log(full), axis=0) - np.sum(gammaln(alpha)) + gammaln(np.sum(alpha))
+
+
+def dirichlet_pdf_on_simplex(x, alpha):
+    return np.exp(dirichlet_logpdf_on_simplex(x, alpha))
+
+
+def dirichlet_logpdf_of_normalized(x, alpha):
+    """dirichlet.logpdf at x / sum(x): a function SciPy evaluates at every positive x."""
+    return stats.dirichlet.logpdf(x / np.sum(x, axis=0), alpha)
+
+
+def dirichlet_pdf_of_normalized(x, alpha):
+    return stats.dirichlet.pdf(x / np.sum(x, axis=0), alpha)
+
+
+COVARIANCE_INPUT = {
+    multivariate_normal.logpdf: mvn_logpdf_of_symmetric_part,
+    multivariate_normal.pdf: mvn_pdf_of_symmetric_part,
+}
+# For test_second_order: the function checked there instead of the primitive, one defined
+# at every point near the case's inputs, whose second derivatives run through the rule.
+SYMMETRIC_INPUT = {
+    **COVARIANCE_INPUT,
+    stats.dirichlet.logpdf: dirichlet_logpdf_of_normalized,
+    stats.dirichlet.pdf: dirichlet_pdf_of_normalized,
+}
+# SciPy's dirichlet refuses points off the simplex, so differences in x use the formula.
+REFERENCE = {
+    **COVARIANCE_INPUT,
+    stats.dirichlet.logpdf: dirichlet_logpdf_on_simplex,
+    stats.dirichlet.pdf: dirichlet_pdf_on_simplex,
+}
+
+
+def test_references_agree_with_scipy():
+    for case in CASES:
+        if case.primitive in REFERENCE:
+            np.testing.assert_allclose(REFERENCE[case.primitive](*case.args), case.primitive(*case.args), rtol=1e-12)
+
+
+def _floats(args):
+    return [
+        i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    ]
+
+
+def check_against_reference(case, seed=0):
+    """The rule's adjoints against central differences of the reference function."""
+    reference = REFERENCE[case.primitive]
+    y = case.primitive(*case.args)
+    dy = np.random.default_rng(seed).uniform(-1.5, 1.5, size=np.shape(y))
+    adjoints = REGISTRY.adjoint_rule(case.primitive)(dy, y, *case.args)
+    for i in _floats(case.args):
+
+        def pairing(v, i=i):
+            args = list(case.args)
+            args[i] = v
+            return np.sum(dy * reference(*args))
+
+        expected = numerical_gradient(pairing, case.args[i])
+        assert_close(f"{case_id(case)} argument {i}", adjoints[i], expected, 1e-5, 1e-7)
+    if case.primitive in COVARIANCE_INPUT:
+        np.testing.assert_array_equal(adjoints[2], adjoints[2].T)
+
+
+def check_tangent_against_reference(case, seed=0):
+    reference = REFERENCE[case.primitive]
+    generator = np.random.default_rng(seed)
+    y = case.primitive(*case.args)
+    tangents = [generator.uniform(-1.0, 1.0, np.shape(a)) if i in _floats(case.args) else None
+                for i, a in enumerate(case.args)]
+    if case.primitive in COVARIANCE_INPUT:
+        tangents[2] = tangents[2] + tangents[2].T  # a symmetric direction: the derivative of SciPy's own
+    got = REGISTRY.tangent_rule(case.primitive)(tuple(tangents), y, *case.args)
+    eps = 1e-6
+    shifted = [[a + s * eps * t if t is not None else a for a, t in zip(case.args, tangents, strict=True)]
+               for s in (1, -1)]
+    primal = case.primitive if case.primitive in COVARIANCE_INPUT else reference
+    expected = (primal(*shifted[0]) - primal(*shifted[1])) / (2 * eps)
+    assert_close(f"{case_id(case)} tangent", got, expected, 1e-5, 1e-7)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_rule(case):
+    if case.primitive in REFERENCE:
+        check_against_reference(case)
+    else:
+        check_rule(case.primitive, *case.args, **case.kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_tangent(case):
+    if case.primitive in REFERENCE:
+        check_tangent_against_reference(case)
+    else:
+        check_tangent(case.primitive, *case.args, **case.kwargs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_tangent_is_the_transpose_of_the_adjoint(case):
+    assert_transpose(case.primitive, *case.args, **case.kwargs)
+
+
+def test_cases_cover_every_rule_of_the_module():
+    from ssad.rules import scipy_stats
+
+    rules = {p for p in REGISTRY.adjoint_primitives() if REGISTRY.adjoint_rule(p).__module__ == scipy_stats.__name__}
+    assert rules == {case.primitive for case in CASES}
+    assert all(REGISTRY.tangent_rule(p) is not None for p in rules)
+
+
+# ----- Second order through the rules, with keywords and broadcasting -----
+
+SECOND_ORDER = [
+    Case(norm.logpdf, (X,), {"loc": 0.4, "scale": 1.3}, id="norm.logpdf-keywords"),
+    Case(norm.logcdf, (X, LOC_ROW, 1.3), id="norm.logcdf-loc-array"),
+    Case(stats.logistic.logsf, (X, 0.4, 1.3), id="logistic.logsf"),
+    Case(stats.t.cdf, (X, 3, 0.4, 1.3), id="t.cdf-integer-df"),
+    Case(stats.beta.logcdf, (X_UNIT, 2, 3, 0.1, 2.0), id="beta.logcdf"),
+    Case(stats.poisson.logcdf, (K, MU), id="poisson.logcdf"),
+    Case(multivariate_normal.logpdf, (X_MVN[0], MEAN, COV), id="multivariate_normal.logpdf-one-point"),
+    Case(stats.dirichlet.logpdf, (X_SIMPLEX[:, 0], ALPHA), id="dirichlet.logpdf-one-point"),
+]
+
+
+@pytest.mark.parametrize("case", SECOND_ORDER, ids=case_id)
+def test_second_order_variants(case):
+    primitive = SYMMETRIC_INPUT.get(case.primitive, case.primitive)
+    check_second_order(primitive, *case.args, **case.kwargs)
+
+
+# ----- Against autograd.scipy.stats -----
+
+# (autograd's function, SciPy's, arguments): autograd's beta, gamma and chi2 take no loc or scale.
+AUTOGRAD = [
+    (astats.norm.logpdf, norm.logpdf, (X, 0.4, 1.3)),
+    (astats.norm.pdf, norm.pdf, (X, 0.4, 1.3)),
+    (astats.norm.cdf, norm.cdf, (X, 0.4, 1.3)),
+    (astats.norm.logcdf, norm.logcdf, (X, 0.4, 1.3)),
+    (astats.norm.sf, norm.sf, (X, 0.4, 1.3)),
+    (astats.norm.logsf, norm.logsf, (X, 0.4, 1.3)),
+    (astats.t.logpdf, stats.t.logpdf, (X, 3.5, 0.4, 1.3)),
+    (astats.t.pdf, stats.t.pdf, (X, 3.5, 0.4, 1.3)),
+    (astats.beta.logpdf, stats.beta.logpdf, (X_UNIT / 2.0, 2.5, 1.7)),
+    (astats.beta.pdf, stats.beta.pdf, (X_UNIT / 2.0, 2.5, 1.7)),
+    (astats.gamma.logpdf, stats.gamma.logpdf, (X_POSITIVE, 2.5)),
+    (astats.gamma.pdf, stats.gamma.pdf, (X_POSITIVE, 2.5)),
+    (astats.chi2.logpdf, stats.chi2.logpdf, (X_POSITIVE, 3)),
+    (astats.chi2.pdf, stats.chi2.pdf, (X_POSITIVE, 3)),
+    (astats.poisson.logpmf, stats.poisson.logpmf, (K, MU)),
+    (astats.poisson.pmf, stats.poisson.pmf, (K, MU)),
+    (astats.poisson.cdf, stats.poisson.cdf, (K, MU)),
+    (astats.multivariate_normal.logpdf, multivariate_normal.logpdf, (X_MVN, MEAN, COV)),
+    (astats.multivariate_normal.pdf, multivariate_normal.pdf, (X_MVN, MEAN, COV)),
+    (astats.dirichlet.logpdf, stats.dirichlet.logpdf, (X_SIMPLEX[:, 0], ALPHA)),
+]
+# autograd gives the cdfs (t, beta, gamma, chi2) a gradient in x only: compared there.
+AUTOGRAD_X_ONLY = [
+    (astats.t.cdf, stats.t.cdf, (X, 3, 0.4, 1.3)),
+    (astats.t.logcdf, stats.t.logcdf, (X, 3, 0.4, 1.3)),
+    (astats.beta.cdf, stats.beta.cdf, (X_UNIT / 2.0, 2, 3)),
+    (astats.gamma.cdf, stats.gamma.cdf, (X_POSITIVE, 2)),
+    (astats.chi2.cdf, stats.chi2.cdf, (X_POSITIVE, 3)),
+]
+
+
+def _compiled(source, **namespace):
+    """The function `source` defines, with its source readable (ssad reads it); its calls
+    name the distributions statically, as users write them."""
+    import linecache
+
+    filename = f"<scipy.stats test {len(linecache.cache)}: {source.splitlines()[0]}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope = {"np": np, "anp": anp, "stats": stats, "astats": astats, **namespace}
+    exec(compile(source, filename, "exec"), scope)
+    return scope["f"]
+
+
+def _call_source(module, qualname, args, np_name):
+    parameters = ", ".join(f"a{i}" for i in range(len(args)))
+    call = f"{module}.{qualname}({parameters})"
+    return f"def f({parameters}):\n    return {np_name}.sum({np_name}.sin({call}) * weights)\n"
+
+
+def _qualname(plain):
+    return f"{type(plain.__self__).__name__.removesuffix('_gen')}.{plain.__name__}"
+
+
+@pytest.mark.parametrize("boxed, plain, args", AUTOGRAD, ids=lambda v: getattr(v, "__name__", "") or None)
+def test_gradients_match_autograd(boxed, plain, args):
+    weights = rng.uniform(0.5, 1.5, size=np.shape(plain(*args)))
+    wrt = tuple(_floats(args))
+    name = _qualname(plain)
+    ours = ssad.grad(_compiled(_call_source("stats", name, args, "np"), weights=weights), wrt=wrt)(*args)
+    theirs = autograd.grad(_compiled(_call_source("astats", name, args, "anp"), weights=weights), wrt)(*args)
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=f"{name} argument {wrt[i]}")
+
+
+@pytest.mark.parametrize("boxed, plain, args", AUTOGRAD_X_ONLY, ids=lambda v: getattr(v, "__name__", "") or None)
+def test_cdf_gradients_in_x_match_autograd(boxed, plain, args):
+    weights = rng.uniform(0.5, 1.5, size=np.shape(plain(*args)))
+    name = _qualname(plain)
+    ours = ssad.grad(_compiled(_call_source("stats", name, args, "np"), weights=weights))(*args)
+    theirs = autograd.grad(_compiled(_call_source("astats", name, args, "anp"), weights=weights))(*args)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+def test_hessian_matches_autograd():
+    def t_model(x, df, scale):
+        return np.sum(stats.t.logpdf(x, df, 0.2, scale))
+
+    def t_model_autograd(x, df, scale):
+        return anp.sum(astats.t.logpdf(x, df, 0.2, scale))
+
+    for argnum, point in ((1, 3.5), (2, 1.3)):
+        args = [X, 3.5, 1.3]
+        args[argnum] = point
+        ours = ssad.hessian(t_model, wrt=argnum)(*args)
+        theirs = autograd.hessian(t_model_autograd, argnum)(*args)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-8)
+
+
+# ----- Conventions -----
+
+
+def test_outside_the_support_every_derivative_is_zero():
+    x = np.array([-0.5, 0.0, 0.5, 2.5])  # gamma and chi2: two points outside; beta (0, 1): three
+    for primitive, shapes in ((stats.gamma.logpdf, (2.5,)), (stats.chi2.pdf, (3.5,)), (stats.beta.logpdf, (2.5, 1.7))):
+        y = primitive(x, *shapes)
+        adjoints = REGISTRY.adjoint_rule(primitive)(np.ones_like(y), y, x, *shapes)
+        outside = ~np.isfinite(primitive(x, *shapes)) if "log" in primitive.__name__ else primitive(x, *shapes) == 0
+        for adjoint in adjoints:
+            assert np.all(np.isfinite(adjoint))
+        assert np.all(adjoints[0][outside] == 0.0)
+    y = stats.gamma.logcdf(x, 2)
+    (d_x, *_) = REGISTRY.adjoint_rule(stats.gamma.logcdf)(np.ones(4), y, x, 2)
+    np.testing.assert_array_equal(d_x[:2], 0.0)
+    assert np.all(np.isfinite(d_x))
+
+
+def test_expon_slope_at_loc_is_the_one_from_inside():
+    y = stats.expon.logpdf(0.5, 0.5, 2.0)
+    d_x, d_loc, d_scale = REGISTRY.adjoint_rule(stats.expon.logpdf)(1.0, y, 0.5, 0.5, 2.0)
+    assert (d_x, d_loc, d_scale) == (-0.5, 0.5, -0.5)
+
+
+def test_laplace_at_its_kink_has_slope_zero():
+    y = stats.laplace.logpdf(0.3, 0.3, 2.0)
+    d_x, d_loc, d_scale = REGISTRY.adjoint_rule(stats.laplace.logpdf)(1.0, y, 0.3, 0.3, 2.0)
+    assert (d_x, d_loc, d_scale) == (0.0, 0.0, -0.5)
+
+
+def test_poisson_at_zero_rate_and_zero_count():
+    y = stats.poisson.logpmf(0, 0.0)
+    (d_k, d_mu) = REGISTRY.adjoint_rule(stats.poisson.logpmf)(1.0, y, 0, 0.0)
+    assert d_k is None and d_mu == -1.0
+
+
+def test_far_tails_stay_finite():
+    x = np.array([-40.0, 40.0])
+    for method in (norm.logcdf, norm.logsf):
+        y = method(x)
+        (d_x, _, _) = REGISTRY.adjoint_rule(method)(np.ones(2), y, x)
+        assert np.all(np.isfinite(d_x))
+    np.testing.assert_allclose(REGISTRY.adjoint_rule(norm.logcdf)(1.0, norm.logcdf(-40.0), -40.0)[0], 40.0, rtol=1e-3)
+
+
+# ----- Refused: shape derivatives of the cdfs, frozen distributions -----
+
+
+def t_cdf_in_df(x, df):
+    return np.sum(stats.t.cdf(x, df))
+
+
+def beta_sf_in_b(x, b):
+    return np.sum(scipy.stats.beta.sf(x, 2.0, b))
+
+
+def gamma_logcdf_in_x(x, a):
+    return np.sum(st.gamma.logcdf(x, a, scale=2.0))
+
+
+@pytest.mark.parametrize(
+    "function, args, wrt, pattern",
+    [(t_cdf_in_df, (X, 3.5), 1, r"t\.cdf .* `df`"), (beta_sf_in_b, (X_UNIT / 2, 1.5), 1, r"beta\.sf .* `b`")],
+)
+def test_shape_derivatives_of_cdfs_are_refused(function, args, wrt, pattern):
+    with pytest.raises(ssad.SsadError, match=pattern):
+        ssad.grad(function, wrt=wrt)(*args)
+    with pytest.raises(ssad.SsadError, match=pattern):
+        ssad.jvp(function, args, (np.zeros_like(args[0]), 1.0))
+    # no closed form: the error says so, and points at stop_gradient
+    with pytest.raises(ssad.SsadError, match="stop_gradient"):
+        ssad.grad(function, wrt=wrt)(*args)
+
+
+def test_the_other_parameters_of_a_cdf_still_differentiate():
+    g = ssad.grad(gamma_logcdf_in_x)(X_POSITIVE, 2.5)
+    expected = numerical_gradient(lambda v: gamma_logcdf_in_x(v, 2.5), X_POSITIVE)
+    assert_close("gamma.logcdf in x", g, expected, 1e-6, 1e-8)
+    value, slope = ssad.jvp(gamma_logcdf_in_x, (X_POSITIVE, 2.5), (np.ones(5), 0.0))
+    np.testing.assert_allclose(slope, np.sum(expected), rtol=1e-6)
+
+
+def test_refused_adjoint_is_dropped_when_unused_and_raises_when_used():
+    rule = REGISTRY.adjoint_rule(stats.t.cdf)
+    y = stats.t.cdf(X, 3.0)
+    d_x, d_df, _, _ = rule(np.ones(5), y, X, 3.0)
+    assert np.all(np.isfinite(d_x))
+    with pytest.raises(ssad.SsadError, match="no derivative"):
+        d_df + 1.0
+    with pytest.raises(ssad.SsadError, match="no derivative"):
+        np.asarray(d_df)
+
+
+def frozen_model(x, mu, s):
+    d = norm(mu, s)
+    return np.sum(d.logpdf(x))
+
+
+def test_frozen_distributions_with_gradients_are_refused_at_the_users_line():
+    with pytest.raises(ssad.MissingRuleError) as info:
+        ssad.grad(frozen_model, wrt=(0, 1, 2))(X, 0.4, 1.3)
+    assert info.value.line.strip() == "d = norm(mu, s)"
+    assert info.value.lineno == frozen_model.__code__.co_firstlineno + 1
+    assert "makes a frozen scipy.stats distribution" in info.value.message
+    assert "`norm.logpdf(x, loc, scale)`" in info.value.message
+
+
+# ----- End to end: the ways users write the calls -----
+
+
+@pytest.mark.parametrize("family, x, density_shapes, tail_shapes, loc, scale", FAMILIES, ids=[f[0] for f in FAMILIES])
+@pytest.mark.parametrize("method", METHODS)
+def test_defaults_and_keywords_end_to_end(family, x, density_shapes, tail_shapes, loc, scale, method):
+    """`dist.method(x, *shapes)` (standard loc and scale) and `dist.method(x, *shapes, loc=l,
+    scale=s)` differentiated in x, loc and scale, in both modes."""
+    shapes = density_shapes if method in ("logpdf", "pdf") else tail_shapes
+    weights = np.linspace(0.5, 1.5, np.size(x))
+
+    constants = "".join(f", {c!r}" for c in shapes)
+    call = f"stats.{family}.{method}"
+    standard = _compiled(f"def f(v):\n    return np.sum(weights * {call}(v{constants}))\n", weights=weights)
+    keywords = _compiled(
+        f"def f(v, l, s):\n    return np.sum(weights * {call}(v{constants}, loc=l, scale=s))\n", weights=weights
+    )
+
+    assert_close("standard", ssad.grad(standard)(x), numerical_gradient(standard, x), 1e-6, 1e-8)
+    args = (x, loc, scale)
+    grads = ssad.grad(keywords, wrt=(0, 1, 2))(*args)
+    for i in range(3):
+        assert_close(f"{family}.{method} argument {i}", grads[i], _central(keywords, args, i), 1e-6, 1e-8)
+    direction = (np.linspace(-1.0, 1.0, np.size(x)), 0.3, -0.7)
+    _, slope = ssad.jvp(keywords, args, direction)
+    np.testing.assert_allclose(slope, sum(np.sum(g * d) for g, d in zip(grads, direction, strict=True)), rtol=1e-9)
+
+
+def spellings(x, mu, s):
+    return (
+        np.sum(scipy.stats.norm.logpdf(x, mu, s))
+        + np.sum(norm.logpdf(x, loc=mu, scale=s))
+        + np.sum(stats.t.logpdf(x, 4.0, mu, s))
+        + np.sum(st.logistic.cdf(x, scale=s))
+        + np.sum(stats.cauchy.logsf(x, loc=mu))
+        + np.sum(stats.laplace.logpdf(x, mu, scale=s))
+    )
+
+
+def _central(function, args, index):
+    def along(v):
+        moved = list(args)
+        moved[index] = v
+        return function(*moved)
+
+    return numerical_gradient(along, args[index])
+
+
+def test_spellings_end_to_end():
+    args = (X, 0.35, 1.2)
+    grads = ssad.grad(spellings, wrt=(0, 1, 2))(*args)
+    for i in range(3):
+        assert_close(f"argument {i}", grads[i], _central(spellings, args, i), 1e-6, 1e-8)
+    direction = (rng.uniform(-1, 1, 5), 0.7, -0.4)
+    _, slope = ssad.jvp(spellings, args, direction)
+    expected = sum(np.sum(g * d) for g, d in zip(grads, direction, strict=True))
+    np.testing.assert_allclose(slope, expected, rtol=1e-10)
+    hessian = ssad.hessian(spellings, wrt=2)(*args)
+    expected = numerical_gradient(lambda s: ssad.grad(spellings, wrt=2)(X, 0.35, s), 1.2)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-6)
+    hessian = ssad.hessian(spellings, wrt=0)(*args)
+    expected = _jacobian(lambda v: ssad.grad(spellings, wrt=0)(v, 0.35, 1.2), X)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-6)
+
+
+# A Bayesian linear regression with a Student-t likelihood, a normal prior on the
+# weights, a gamma prior on the noise scale and a multivariate normal prior on the
+# intercepts: the log joint density, as in autograd's variational inference examples.
+DESIGN = uniform(-1.0, 1.0, 12, 3)
+TARGETS = DESIGN @ np.array([0.5, -1.0, 2.0]) + 0.3 * rng.standard_normal(12)
+PRIOR_COV = spd(2) / 4
+COUNTS = np.array([1, 0, 4, 2, 3, 1])
+
+
+def log_joint(w, log_scale, b):
+    scale = np.exp(log_scale)
+    prediction = DESIGN @ w + b[0]
+    likelihood = np.sum(stats.t.logpdf(TARGETS, 5.0, loc=prediction, scale=scale))
+    prior = np.sum(norm.logpdf(w, 0.0, 2.0)) + scipy.stats.gamma.logpdf(scale, 2.0, scale=0.5)
+    prior = prior + multivariate_normal.logpdf(b, np.zeros(2), PRIOR_COV)
+    rates = np.exp(b[1] + 0.1 * np.arange(6))
+    return likelihood + prior + np.sum(stats.poisson.logpmf(COUNTS, rates))
+
+
+def log_joint_autograd(w, log_scale, b):
+    scale = anp.exp(log_scale)
+    prediction = anp.dot(DESIGN, w) + b[0]
+    likelihood = anp.sum(astats.t.logpdf(TARGETS, 5.0, prediction, scale))
+    prior = anp.sum(astats.norm.logpdf(w, 0.0, 2.0)) + astats.gamma.logpdf(scale / 0.5, 2.0) - anp.log(0.5)
+    prior = prior + astats.multivariate_normal.logpdf(b, anp.zeros(2), PRIOR_COV)
+    rates = anp.exp(b[1] + 0.1 * anp.arange(6))
+    return likelihood + prior + anp.sum(astats.poisson.logpmf(COUNTS, rates))
+
+
+def test_bayesian_model_end_to_end():
+    args = (np.array([0.4, -0.8, 1.7]), -0.9, np.array([0.2, 0.5]))
+    np.testing.assert_allclose(log_joint(*args), log_joint_autograd(*args), rtol=1e-12)
+    grads = ssad.grad(log_joint, wrt=(0, 1, 2))(*args)
+    theirs = autograd.grad(log_joint_autograd, (0, 1, 2))(*args)
+    for i in range(3):
+        assert_close(f"argument {i}", grads[i], _central(log_joint, args, i), 1e-6, 1e-8)
+        np.testing.assert_allclose(grads[i], theirs[i], rtol=1e-9, atol=1e-12)
+    direction = (rng.uniform(-1, 1, 3), 0.6, rng.uniform(-1, 1, 2))
+    _, slope = ssad.jvp(log_joint, args, direction)
+    np.testing.assert_allclose(slope, sum(np.sum(g * d) for g, d in zip(grads, direction, strict=True)), rtol=1e-10)
+    for i in range(3):
+        hessian = ssad.hessian(log_joint, wrt=i)(*args)
+        expected = autograd.hessian(log_joint_autograd, i)(*args)
+        np.testing.assert_allclose(hessian, expected, rtol=1e-8, atol=1e-10)
+        numeric = _jacobian(lambda v, i=i: ssad.grad(log_joint, wrt=i)(*_with(args, i, v)), args[i])
+        np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-6)
+
+
+def _with(args, index, value):
+    moved = list(args)
+    moved[index] = value
+    return moved
+
+
+def _jacobian(function, x, eps=1e-6):
+    """Central differences of a vector-valued `function` at `x`: shape f(x).shape + x.shape."""
+    x = np.asarray(x, dtype=float)
+    columns = []
+    for k in range(x.size):
+        step = np.zeros(x.size)
+        step[k] = eps
+        step = step.reshape(x.shape)
+        up, down = function(x + step if x.ndim else float(x + step)), function(x - step if x.ndim else float(x - step))
+        columns.append((np.asarray(up) - np.asarray(down)) / (2 * eps))
+    return np.moveaxis(np.array(columns), 0, -1).reshape(np.shape(columns[0]) + x.shape)

@@ -37,6 +37,15 @@ def strided(*shape):
     return np.transpose(base)[(slice(None, None, -2),) * len(shape)]
 
 
+# inputs of the rules of logspace, geomspace and kaiser, from their own generator so that the
+# other samples stay as they were
+_spaces = np.random.default_rng(20261126)
+
+
+def positive(*shape):
+    return _spaces.uniform(0.5, 2.0, shape)
+
+
 CASES = [
     # ----- Reshaping -----
     Case(np.reshape, (rand(3, 4), (2, 6)), id="reshape"),
@@ -53,6 +62,9 @@ CASES = [
     Case(np.atleast_1d, (rand(3),), id="atleast_1d"),
     Case(np.atleast_2d, (rand(3),), id="atleast_2d"),
     Case(np.atleast_3d, (rand(3, 4),), id="atleast_3d"),
+    Case(np.atleast_1d, (0.7, rand(3)), id="atleast_1d-several"),
+    Case(np.atleast_2d, (rand(3), rand(2, 2), 0.5), id="atleast_2d-several"),
+    Case(np.atleast_3d, (rand(3, 4), rand(2), rand(2, 1, 3, 1)), id="atleast_3d-several"),
     Case(np.transpose, (rand(3, 4, 2),), id="transpose"),
     Case(np.transpose, (rand(3, 4, 2), (2, 0, 1)), id="transpose-axes"),
     Case(np.transpose, (rand(3, 4, 2),), {"axes": (1, -1, 0)}, id="transpose-negative-axes"),
@@ -172,6 +184,20 @@ CASES = [
     Case(np.linspace, (0.3, 1.7, 1), id="linspace-one"),
     Case(np.linspace, (rand(2), rand(3, 1), 4), {"axis": -1}, id="linspace-arrays"),
     Case(np.linspace, (0.3, 1.7, 5), {"retstep": True}, id="linspace-retstep"),
+    # base passed positionally: the rule returns an adjoint for it
+    Case(np.logspace, (0.3, 1.2, 5, True, 2.5), id="logspace"),
+    Case(np.logspace, (0.3, 1.2, 4, False, 10.0), id="logspace-no-endpoint"),
+    Case(np.logspace, (_spaces.standard_normal(2), _spaces.standard_normal((3, 1)), 4, True, 3.0), {"axis": -1},
+         id="logspace-arrays"),
+    Case(np.logspace, (_spaces.standard_normal(2), 0.7, 3, True, positive(3, 1)), {"axis": 1}, id="logspace-array-base"),
+    Case(np.logspace, (0.3, 1.2, 1, True, 2.0), id="logspace-one"),
+    Case(np.geomspace, (0.5, 4.0, 5), id="geomspace"),
+    Case(np.geomspace, (-0.5, -4.0, 4), {"endpoint": False}, id="geomspace-negative"),
+    Case(np.geomspace, (positive(2), positive(3, 1), 4), {"axis": -1}, id="geomspace-arrays"),
+    Case(np.geomspace, (1.5, positive(3), 3), {"axis": 1}, id="geomspace-axis"),
+    Case(np.geomspace, (0.7, 2.0, 1), id="geomspace-one"),
+    Case(np.kaiser, (6, 2.5), id="kaiser"),
+    Case(np.kaiser, (5, 0.7), id="kaiser-odd"),
 ]
 
 # Checked by the dedicated tests below rather than through CASES.
@@ -207,6 +233,50 @@ NONDIFFERENTIABLE = [
     np.triu_indices_from,
     np.result_type,
     np.isscalar,
+    np.ravel_multi_index,
+    np.unravel_index,
+    np.ix_,
+    np.broadcast_shapes,
+    np.einsum_path,
+    np.can_cast,
+    np.min_scalar_type,
+    np.mintypecode,
+    np.common_type,
+    np.promote_types,
+    np.isdtype,
+    np.issubdtype,
+    np.may_share_memory,
+    np.shares_memory,
+    np.hanning,
+    np.hamming,
+    np.blackman,
+    np.bartlett,
+    np.mask_indices,
+    np.isclose,
+    np.allclose,
+    np.array_equal,
+    np.array_equiv,
+    np.isin,
+    np.isreal,
+    np.iscomplex,
+    np.isrealobj,
+    np.iscomplexobj,
+    np.isneginf,
+    np.isposinf,
+    np.isnat,
+    np.gcd,
+    np.lcm,
+    np.bitwise_and,
+    np.bitwise_or,
+    np.bitwise_xor,
+    np.bitwise_not,
+    np.bitwise_invert,
+    np.invert,
+    np.bitwise_count,
+    np.bitwise_left_shift,
+    np.bitwise_right_shift,
+    np.left_shift,
+    np.right_shift,
 ]
 
 
@@ -817,3 +887,220 @@ def test_tangent_is_transpose_of_adjoint_on_random_inputs(name, seed):
     rng = np.random.default_rng(1000 * seed + RANDOM_RULES.index(name))
     primitive, args, kwargs = random_inputs(name, rng)
     assert_transposes(primitive, args, kwargs, seed)
+
+
+# ----- End to end: the rules as users call them, through ssad.grad, ssad.jvp and ssad.hessian -----
+
+import ssad  # noqa: E402
+
+_W4 = rand(4, 4)
+
+
+def taken(x):
+    return (
+        np.sum(np.sin(np.take(x, [0, 2, -1, 2], axis=1)) * np.arange(12.0).reshape(3, 4))
+        + np.sum(np.take(x, [5, -7, 13], mode="wrap") ** 2)
+        + np.sum(np.cos(np.take(x, np.array([[5, -7], [1, 13]]), axis=0, mode="clip")))
+        + np.sum(x.take([1, 1, 3], 1) ** 3)
+    )
+
+
+def triangles(x):
+    return np.sum(np.sin(np.tril(x, -1)) * _W4) + np.sum(np.triu(x, k=2) ** 2) + np.sum(np.tril(x * x, k=1) * _W4)
+
+
+def diagonals(x):
+    return (
+        np.sum(np.sin(np.diag(x, 1)))
+        + np.sum(np.diag(x, k=-2) ** 2)
+        + np.sum(np.diag(np.diag(x) * 2.0, -1) * _W4[:3, :3].sum())
+        + np.sum(np.sin(x.diagonal(1)) * x.diagonal(-1))
+    )
+
+
+def promoted(x):
+    a, b = np.atleast_2d(x, x[0])
+    c, d = np.atleast_1d(x[1], x)
+    e, f = np.atleast_3d(x, x[2])
+    return np.sum(a * a) + np.sum(np.sin(b)) + np.sum(c**3) + np.sum(np.sin(d) * x) + np.sum(e**2) + np.sum(np.atleast_1d(x) * f)
+
+
+def axes_moved(x):
+    return (
+        np.sum(np.sin(np.moveaxis(x, [0, 1], [-1, 0])) * np.arange(24.0).reshape(3, 4, 2))
+        + np.sum(np.swapaxes(x, 0, 2) * np.arange(24.0).reshape(4, 3, 2) ** 0.5)
+        + np.sum(np.sin(x.swapaxes(1, -1)) * x.swapaxes(1, -1))
+    )
+
+
+def flipped_and_rolled(x):
+    weights = np.arange(12.0).reshape(3, 4)
+    return (
+        np.sum(np.sin(np.flip(x)) * weights)
+        + np.sum(np.fliplr(x) ** 2 * weights)
+        + np.sum(np.flipud(x) ** 3)
+        + np.sum(np.flip(x, axis=1) * weights**2)
+        + np.sum(np.sin(np.roll(x, (1, -2), axis=(0, 1))) * weights)
+        + np.sum(np.roll(x, shift=5) ** 2 * weights)
+    )
+
+
+def joined_by_index(x):
+    return np.sum(np.sin(np.r_[x, x * 2.0])) + np.sum(np.c_[x, x[:, :1]] ** 2) + np.sum(np.sin(np.r_[x[0], 1.5, x[1]]))
+
+
+USER_FUNCTIONS = [
+    (taken, rand(3, 4)),
+    (triangles, rand(4, 4)),
+    (diagonals, rand(4, 4)),
+    (promoted, rand(4)),
+    (axes_moved, rand(2, 3, 4)),
+    (flipped_and_rolled, rand(3, 4)),
+    (joined_by_index, rand(3, 4)),
+]
+
+
+@pytest.mark.parametrize("f, x", USER_FUNCTIONS, ids=[f.__name__ for f, _ in USER_FUNCTIONS])
+def test_user_function_gradient_jvp_and_hessian(f, x):
+    assert_close(f"{f.__name__} gradient", ssad.grad(f)(x), numerical_gradient(f, x), rtol=1e-6, atol=1e-7)
+    v = _rng.uniform(0.5, 1.5, x.shape) * _rng.choice([-1.0, 1.0], x.shape)
+    value, slope = ssad.jvp(f, (x,), (v,))
+    assert value == pytest.approx(f(x), rel=1e-12)
+    assert_close(f"{f.__name__} jvp", slope, (f(x + EPS * v) - f(x - EPS * v)) / (2 * EPS), rtol=1e-6, atol=1e-7)
+    hessian = ssad.hessian(f)(x)
+    gradient = ssad.grad(f)
+    columns = [(gradient(x + e) - gradient(x - e)) / 2e-5 for e in np.reshape(np.eye(x.size) * 1e-5, (x.size,) + x.shape)]
+    assert_close(f"{f.__name__} hessian", hessian, np.reshape(np.array(columns), x.shape * 2), rtol=1e-5, atol=1e-6)
+
+
+agnp = pytest.importorskip("autograd.numpy")
+autograd = pytest.importorskip("autograd")
+
+
+def _programs(np_):
+    """(name, loss of one real array written with the namespace np_, input); autograd has
+    every function used here."""
+    weights = np.arange(12.0).reshape(3, 4)
+    return [
+        ("tril-triu-k", lambda x: np_.sum(np_.sin(np_.tril(x, -1)) * weights) + np_.sum(np_.triu(x, 2) ** 2), rand(3, 4)),
+        # autograd's diag takes square matrices, and roll one shift (not tuples)
+        ("diag-k", lambda x: np_.sum(np_.sin(np_.diag(x[:, :3], 1))) + np_.sum(np_.diag(x[0], -1) ** 2), rand(3, 4)),
+        ("roll-axis", lambda x: np_.sum(np_.sin(np_.roll(x, -2, axis=1)) * weights), rand(3, 4)),
+        ("fliplr-flipud", lambda x: np_.sum(np_.fliplr(x) ** 2 * weights + np_.flipud(x) ** 3), rand(3, 4)),
+        ("moveaxis-swapaxes", lambda x: np_.sum(np_.sin(np_.moveaxis(x, 0, -1)) * np_.swapaxes(x, 0, 1).sum()), rand(3, 4)),
+        ("atleast-3d", lambda x: np_.sum(np_.atleast_3d(x) ** 2 * weights[:, :, None]), rand(3, 4)),
+    ]
+
+
+NUMPY_PROGRAMS = _programs(np)
+AUTOGRAD_PROGRAMS = _programs(agnp)
+
+
+@pytest.mark.parametrize("k", range(len(NUMPY_PROGRAMS)), ids=[p[0] for p in NUMPY_PROGRAMS])
+def test_gradient_matches_autograd(k):
+    name, program, x = NUMPY_PROGRAMS[k]
+    theirs = autograd.grad(AUTOGRAD_PROGRAMS[k][1])(x)
+    assert_close(f"autograd {name}", theirs, numerical_gradient(program, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ssad.grad(program)(x), theirs, rtol=1e-9, atol=1e-10)
+
+
+# ----- logspace, geomspace and kaiser -----
+
+
+def test_logspace_is_a_power_of_linspace():
+    start, stop, base = 0.4, 1.3, 2.5
+    y = np.logspace(start, stop, 5, True, base)
+    dy = rand(5)
+    d_start, d_stop, _, _, d_base = REGISTRY.adjoint_rule(np.logspace)(dy, y, start, stop, 5, True, base)
+    e = np.linspace(start, stop, 5)
+    # d y_i = y_i (log(base) de_i + e_i / base dbase), e_i = start (1 - t_i) + stop t_i
+    t = np.linspace(0.0, 1.0, 5)
+    np.testing.assert_allclose(d_start, np.sum(dy * y * np.log(base) * (1 - t)), rtol=1e-13)
+    np.testing.assert_allclose(d_stop, np.sum(dy * y * np.log(base) * t), rtol=1e-13)
+    np.testing.assert_allclose(d_base, np.sum(dy * y * e / base), rtol=1e-13)
+
+
+def test_geomspace_endpoints_move_only_their_own_sample():
+    # the first sample is start and the last stop: their adjoints reach only that endpoint
+    y = np.geomspace(0.5, 8.0, 4)
+    d_start, d_stop = REGISTRY.adjoint_rule(np.geomspace)(np.array([1.0, 0.0, 0.0, 0.0]), y, 0.5, 8.0, 4)
+    assert (d_start, d_stop) == (pytest.approx(1.0, rel=1e-14), 0.0)
+    d_start, d_stop = REGISTRY.adjoint_rule(np.geomspace)(np.array([0.0, 0.0, 0.0, 1.0]), y, 0.5, 8.0, 4)
+    assert (d_start, d_stop) == (0.0, pytest.approx(1.0, rel=1e-14))
+
+
+def test_kaiser_length_one_has_zero_derivative():
+    (_, d_beta) = REGISTRY.adjoint_rule(np.kaiser)(np.array([2.0]), np.kaiser(1, 3.0), 1, 3.0)
+    assert d_beta == 0.0
+
+
+def test_integer_logspace_and_geomspace_have_zero_tangents():
+    y = np.logspace(0.0, 2.0, 3, True, 10.0, dtype=int)
+    got = REGISTRY.tangent_rule(np.logspace)((1.0, 1.0, None, None, 1.0), y, 0.0, 2.0, 3, True, 10.0, dtype=int)
+    np.testing.assert_array_equal(got, np.zeros(3))
+    y = np.geomspace(1.0, 100.0, 3, dtype=int)
+    got = REGISTRY.tangent_rule(np.geomspace)((1.0, 1.0, None), y, 1.0, 100.0, 3, dtype=int)
+    np.testing.assert_array_equal(got, np.zeros(3))
+
+
+def spaced(x):
+    return (
+        np.sum(np.sin(np.logspace(x[0], x[1], 5)) * np.arange(5.0))
+        + np.sum(np.logspace(x[2], x[3:5], num=3, base=x[0] + 2.0, axis=-1) ** 2)
+        + np.sum(np.cos(np.geomspace(x[1] + 2.0, x[2] + 3.0, 4, endpoint=False)))
+        + np.sum(np.geomspace(np.exp(x[3:5]), 1.5, num=3, axis=1) * x[0])
+        + np.sum(np.kaiser(7, x[4] ** 2 + 1.0) * np.arange(7.0))
+    )
+
+
+def test_spaced_user_function_gradient_jvp_and_hessian():
+    test_user_function_gradient_jvp_and_hessian(spaced, np.array([0.3, -0.4, 0.2, 0.5, -0.6]))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        Case(np.logspace, (_spaces.standard_normal(2), 0.7, 3, True, positive(3, 1)), {"axis": 1}, id="logspace-array-base"),
+        Case(np.geomspace, (positive(2), positive(3, 1), 4), {"axis": -1, "endpoint": False}, id="geomspace-arrays"),
+        Case(np.kaiser, (5, 0.7), id="kaiser-odd"),
+    ],
+    ids=case_id,
+)
+def test_spaces_second_order(case):
+    from ssad.testing import check_second_order
+
+    check_second_order(case.primitive, *case.args, **case.kwargs)
+
+
+_X = rand(3, 4)
+
+FLAG_CALLS = [
+    lambda x: np.isclose(x, 0.5), lambda x: np.allclose(x, x), lambda x: np.array_equal(x, x),
+    lambda x: np.array_equiv(x, x[0]), lambda x: np.isin(x, [0.5]), lambda x: np.isreal(x),
+    lambda x: np.iscomplex(x), lambda x: np.isrealobj(x), lambda x: np.iscomplexobj(x),
+    lambda x: np.isneginf(x), lambda x: np.isposinf(x), lambda x: np.may_share_memory(x, x),
+    lambda x: np.shares_memory(x, x), lambda x: np.can_cast(x.dtype, np.float32),
+    lambda x: np.issubdtype(x.dtype, np.floating), lambda x: np.isdtype(x.dtype, "real floating"),
+    lambda x: np.broadcast_shapes(x.shape, (1, 4)), lambda x: np.mintypecode([x.dtype.char]),
+    lambda x: np.common_type(x), lambda x: np.min_scalar_type(x[0, 0]), lambda x: np.promote_types(x.dtype, "f4"),
+    lambda x: np.mask_indices(x.shape[1], np.triu), lambda x: np.unravel_index(5, x.shape),
+    lambda x: np.ravel_multi_index(([0, 2], [1, 3]), x.shape), lambda x: np.ix_([0, 2], [1, 3]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(FLAG_CALLS)))
+def test_nondifferentiable_results_are_flags_indices_shapes_or_dtypes(k):
+    # a non-differentiable registration is a zero gradient: none of these results is a
+    # float computed from the values of x
+    result = FLAG_CALLS[k](_X)
+    for leaf in result if isinstance(result, tuple) else (result,):
+        assert not (isinstance(leaf, (np.ndarray, np.generic, float)) and np.asarray(leaf).dtype.kind in "fc"), leaf
+
+
+def test_gradient_beside_a_tolerance_test():
+    def f(x):
+        close = np.isclose(x, 1.0)
+        return np.sum(np.where(close, 0.0, x**2))
+
+    x = np.array([1.0, 0.5, -2.0])
+    np.testing.assert_array_equal(ssad.grad(f)(x), [0.0, 1.0, -4.0])

@@ -1,0 +1,56 @@
+"""Derivatives a rule cannot compute, refused when they are used rather than returned as a
+number: `no_derivative(function, parameter)` is the adjoint a rule gives a parameter whose
+derivative has no closed form (the shape parameter of a distribution's cdf, the continuous
+order of a Bessel function), and `refused_tangent` the matching tangent term.
+
+A rule returns one adjoint per argument whether or not the argument carries a gradient;
+the compiler drops the adjoints of arguments that carry none, so a `NoDerivative` is never
+touched unless the user differentiates with respect to that parameter. Then any use of it
+(adding it to another adjoint, returning it as a gradient, computing with it) raises
+`SsadError` naming the function and the parameter. Never a NaN, never a silent zero.
+"""
+
+import numpy as np
+
+from ..errors import SsadError
+
+
+class NoDerivative:
+    """The adjoint of a parameter a rule cannot differentiate; any use of it raises."""
+
+    __slots__ = ("function", "parameter")
+    # read by code that sizes adjoints before using them; any arithmetic on the value raises
+    shape = ()
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, function, parameter):
+        self.function = function
+        self.parameter = parameter
+
+    def error(self):
+        return SsadError(
+            f"{self.function} has no derivative ssad can compute in `{self.parameter}` (it has no closed "
+            f"form); keep `{self.parameter}` constant (wrap it with ssad.stop_gradient) or differentiate only "
+            "the other parameters"
+        )
+
+    def _refuse(self, *args, **kwargs):
+        raise self.error()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __neg__ = __float__ = __array__ = __array_ufunc__ = __array_function__ = __getitem__ = _refuse
+
+    def __repr__(self):
+        return f"NoDerivative({self.function!r}, {self.parameter!r})"
+
+
+def no_derivative(function, parameter):
+    """The adjoint of `parameter` of `function` (a readable name), which has no derivative."""
+    return NoDerivative(function, parameter)
+
+
+def refused_tangent(t, function, parameter):
+    """0.0 for a zero (or absent) tangent of a parameter with no derivative; raises for any other."""
+    if t is None or np.all(np.equal(t, 0.0)):
+        return 0.0
+    raise NoDerivative(function, parameter).error()
