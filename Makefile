@@ -37,7 +37,7 @@ fuzz: install
 	$(BIN)/python -m tests.fuzz 100000 $$((100000 + $(ORACLE_PROGRAMS))) --modes autograd \
 		-j $(FUZZ_JOBS) --failures fuzz-autograd-failures.txt --check; \
 	s3=$$?; \
-	SSAD_ORACLE_PROGRAMS=500 SSAD_ORACLE_SECOND=1 \
+	SSAD_ORACLE_PROGRAMS=500 SSAD_ORACLE_SECOND=1 SSAD_ORACLE_ALL_RULE_SAMPLES=1 \
 		$(BIN)/python -m pytest tests/test_autograd_oracle.py -q; \
 	s4=$$?; \
 	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0

@@ -312,6 +312,32 @@ def ndarray_flatten_tangent(tangents, y, a, order="C"):
     return np.copy(_reshape_tangent(tangents[0], a, np.shape(y), order))
 
 
+def _item_position(a, index):
+    """The flat position `a.item(*index)` reads: 0 for a one-element array, a flat index,
+    or the position of a tuple of indices (negative ones counted from the end)."""
+    shape = np.shape(a)
+    if len(index) == 0:
+        return 0
+    if len(index) == 1 and not isinstance(index[0], tuple):
+        return index[0] % max(np.size(a), 1)
+    indices = index[0] if len(index) == 1 else index
+    return int(np.ravel_multi_index(tuple(i % n for i, n in zip(indices, shape, strict=True)), shape))
+
+
+nondifferentiable(_item_position)  # a position, not a value
+
+
+@adjoint(np.ndarray.item)
+def ndarray_item_adjoint(dy, y, a, *index):
+    # the element read gets dy; a one-hot of a's shape, so it differentiates again
+    return (np.reshape((np.arange(np.size(a)) == _item_position(a, index)) * dy, np.shape(a)),)
+
+
+@tangent(np.ndarray.item)
+def ndarray_item_tangent(tangents, y, a, *index):
+    return np.ravel(broadcast_like(tangents[0], a))[_item_position(a, index)].item()
+
+
 @adjoint(np.ndarray.squeeze)
 def ndarray_squeeze_adjoint(dy, y, a, axis=None):
     return (np.reshape(dy, np.shape(a)),)

@@ -14,10 +14,10 @@ from .test_coverage import MODULES
 
 # Primitives whose second derivative is refused on purpose, with the reason the docs give.
 REFUSED = {
-    "scipy.integrate._odepack_py.odeint": "the gradient of an ODE solution is itself an ODE solution whose "
+    "scipy.integrate.odeint": "the gradient of an ODE solution is itself an ODE solution whose "
     "right-hand side is ssad's own vjp; second derivatives through it are refused with an SsadError "
     "(tests/rules/test_scipy_integrate.py checks the refusal)",
-    "scipy.integrate._ivp.ivp.solve_ivp": "as odeint: second derivatives through an ODE solution are refused",
+    "scipy.integrate.solve_ivp": "as odeint: second derivatives through an ODE solution are refused",
 }
 
 

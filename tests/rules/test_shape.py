@@ -116,6 +116,11 @@ CASES = [
     Case(np.ndarray.reshape, (rand(3, 4), (6, 2)), id="ndarray.reshape-tuple"),
     Case(np.ndarray.reshape, (rand(3, 4), 2, 6), {"order": "F"}, id="ndarray.reshape-F"),
     Case(np.ndarray.ravel, (rand(3, 4),), id="ndarray.ravel"),
+    Case(np.ndarray.item, (rand(3, 4), 5), id="ndarray.item-flat"),
+    Case(np.ndarray.item, (rand(1, 1),), id="ndarray.item-one-element"),
+    Case(np.ndarray.item, (rand(3, 4), (2, -1)), id="ndarray.item-tuple"),
+    Case(np.ndarray.item, (rand(3, 4), 1, 2), id="ndarray.item-indices"),
+    Case(np.ndarray.item, (rand(3, 4), -2), id="ndarray.item-negative"),
     Case(np.ndarray.flatten, (rand(3, 4),), id="ndarray.flatten"),
     Case(np.ndarray.flatten, (rand(3, 4), "F"), id="ndarray.flatten-F"),
     Case(np.ndarray.squeeze, (rand(1, 3, 1),), id="ndarray.squeeze"),
@@ -1104,3 +1109,14 @@ def test_gradient_beside_a_tolerance_test():
 
     x = np.array([1.0, 0.5, -2.0])
     np.testing.assert_array_equal(ssad.grad(f)(x), [0.0, 1.0, -4.0])
+
+
+def item_of_a_loss(x):
+    loss = np.sum(np.sin(x) * x)
+    return loss.item() * x.item(1, 0) + x.item(-1) ** 2
+
+
+def test_item_end_to_end():
+    x = rand(3, 2)
+    ssad.check_grads(item_of_a_loss, (x,), order=2)
+    np.testing.assert_allclose(ssad.grad(item_of_a_loss)(x), numerical_gradient(item_of_a_loss, x), rtol=1e-7)
