@@ -249,6 +249,7 @@ NOT_PROTOCOL_SAFE = {
     np.row_stack: "Dask's `vstack` rejects the `dtype` keyword NumPy's `row_stack` passes",
     np.select: "Dask cannot evaluate NumPy conditions against chunked choices",
     np.ndarray.compress: "dask arrays have no `.compress()` method",
+    np.ndarray.item: "dask arrays have no `.item()` method",
     np.fft.rfft2: "Dask transforms only along axes held in one chunk, and these samples split every axis",
     np.fft.rfftn: "Dask transforms only along axes held in one chunk, and these samples split every axis",
     np.fft.ihfft: "Dask transforms only along axes held in one chunk, and these samples split every axis",

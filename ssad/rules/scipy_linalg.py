@@ -45,7 +45,7 @@ from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like
 from .elementwise import _conj, _is_complex
-from .decompositions import _shaped
+from .decompositions import _shaped, _upper_right, _with_derivative_block
 from .linalg import _cholesky_adjoint, _cholesky_tangent, _transpose
 
 # ----- Helpers -----
@@ -164,18 +164,6 @@ def _permute_rows(m, perm):
 def _lu_parts(lu):
     """(L, U) of a packed LU factorization: L unit lower triangular, U upper triangular."""
     return np.tril(lu, -1) + np.eye(np.shape(lu)[-1]), np.triu(lu)
-
-
-def _with_derivative_block(a, e):
-    """The block matrix [[a, e], [0, a]]: a matrix function of it holds the function of
-    `a` on the diagonal and its derivative along `e` in the upper right block."""
-    upper = np.concatenate([a, e], axis=-1)
-    lower = np.concatenate([np.zeros_like(e), a], axis=-1)
-    return np.concatenate([upper, lower], axis=-2)
-
-
-def _upper_right(m, n):
-    return m[..., :n, n:]
 
 
 # ----- Triangular solves -----
