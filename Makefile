@@ -19,8 +19,10 @@ install: $(VENV)/.installed-test
 demo: install
 	$(BIN)/python examples/quickstart.py
 
+# The tests run on every core (pytest-xdist); TEST_JOBS=1 runs them in one process.
+TEST_JOBS ?= auto
 test: install
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests -n $(TEST_JOBS)
 
 # Random programs against finite differences and autograd; every wrong or crashed program
 # goes to fuzz-*.txt. Most of a day on 2 cores (1,000 programs in five modes: about 40 minutes);

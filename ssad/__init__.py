@@ -6,15 +6,18 @@
 """
 
 from . import rules as _rules  # noqa: F401  (registers the built-in rules)
-from .api import grad, jvp, value_and_grad, vjp
+from . import inner_jvp as _inner_jvp  # noqa: F401  (registers the rules of ssad.jvp called in differentiated code)
+from .api import elementwise_grad, grad, jvp, value_and_grad, vjp
 from .display import show, stages
-from .matrices import hessian, jacobian
+from .matrices import hessian, hvp, jacobian
 from .errors import MissingRuleError, SsadError, UnsupportedSyntaxError
 from .registry import adjoint, impure, nondifferentiable, tangent
 from .runtime import stop_gradient
+from .runtime.structure import aux_of
 from .checks import check_grads
+from .trees import flatten
 
-nondifferentiable(stop_gradient)
+nondifferentiable(stop_gradient, aux_of)
 
 __version__ = "0.1.0"
 
@@ -24,8 +27,11 @@ __all__ = [
     "UnsupportedSyntaxError",
     "adjoint",
     "check_grads",
+    "elementwise_grad",
+    "flatten",
     "grad",
     "hessian",
+    "hvp",
     "impure",
     "jacobian",
     "jvp",

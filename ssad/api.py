@@ -4,24 +4,66 @@
 
 The stages live in `frontend`, `analysis`, `transform`, `optimize` and `backend`;
 `backend.driver.compiled` runs them (`backend.pipeline`) once per function, wrt,
-variant and options. This module checks what the user passed, asks the driver for the
-generated code, and fits what that code returns to the structure of the inputs.
+variant and options. This module checks what the user passed, turns a callable that is
+not a `def` into one (`stand_ins`), asks the driver for the generated code, and fits
+what that code returns to the structure of the inputs.
 """
 
 import functools
 import inspect
 import threading
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 from .backend.driver import SCALAR_TYPES, Variants, compiled, globals_read
 from .errors import SsadError
-from .frontend import fence, parse
+from .frontend import anf, fence, parse
+from .frontend.arguments import entry_function
 from .registry import REGISTRY, adjoint, tangent
-from .runtime import unspent
-from .runtime.callables import parameters, tangent_parameter, unwrapped, varargs
-from .runtime.dynamic import call_forward
+from .runtime import seed, unspent
+from .runtime.callables import parameters, positions, tangent_parameter, unwrapped, varargs
+from .runtime.closures import Closure, gradient_closure
 from .runtime.handles import GRAD, JVP, VALUE_AND_GRAD, VJP
-from .runtime.structure import fit_gradient, zeros_like_value
+from .runtime.structure import fit_gradient
+from .stand_ins import as_function
+
+Wrt = int | str | tuple | list  # a parameter's position or name, or a tuple or list of them
+
+
+# ----- what can be differentiated -----
+
+
+def differentiable(f, api, how=None):
+    """The Python function ssad compiles for `f`, passed to `ssad.<api>`: f itself for a `def`
+    or lambda, the generated code of a gradient ssad made, a stand-in for any other callable
+    it can read or has a rule for (see `stand_ins`); SsadError for the rest."""
+    if not callable(f):
+        raise SsadError(f"ssad.{api} takes a function to differentiate; got {f!r}, which cannot be called")
+    f = unwrapped(f)
+    made_by = getattr(f, "_ssad_made_by", None)
+    if made_by is not None or getattr(f, "_ssad_matrix", False):
+        if made_by is None:
+            raise SsadError(
+                f"ssad.{api} of a function made by ssad.jacobian or ssad.hessian is not supported; take its "
+                "ssad.jacobian instead (a third derivative is ssad.jacobian(ssad.hessian(f)))"
+            )
+        raise SsadError(
+            f"ssad.{api} of a function made by {made_by} is not supported; differentiate the function "
+            f"{made_by} was given instead"
+        )
+    function = as_function(f, how)
+    parse.refuse_a_generator(function, api)
+    if function is not None:
+        function = entry_function(function, anf.to_anf)  # a twin copying the arguments it writes into
+    if function is None:
+        raise SsadError(
+            f"ssad.{api} differentiates a Python function (`def` or `lambda`) whose source it can read, "
+            f"a functools.partial or bound method of one, an object whose class defines __call__ in "
+            f"Python, or a function ssad has a rule for; got {f!r}, which is none of these. For a builtin "
+            f"or C function, register a rule with @ssad.adjoint (and @ssad.tangent for forward mode)."
+        )
+    return function
 
 
 # ----- wrt -----
@@ -59,15 +101,6 @@ def normalize_wrt(f, wrt):
     return tuple(names), is_tuple
 
 
-def _check_function(f, api):
-    if getattr(f, "_ssad_matrix", False):
-        raise SsadError(
-            f"ssad.{api} of a function made by ssad.jacobian or ssad.hessian is not supported; take its "
-            "ssad.jacobian instead (a third derivative is ssad.jacobian(ssad.hessian(f)))"
-        )
-    parse.require_python_function(f)
-
-
 def _argument_getter(f, name, position):
     """A fast accessor for one parameter's value from (args, kwargs)."""
     signature = inspect.signature(f)
@@ -88,38 +121,55 @@ def _argument_getter(f, name, position):
 # ----- public functions -----
 
 
-def grad(f, wrt=0, *, optimize=True):
+def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of scalar-valued `f` with respect to `wrt`, as a function with f's signature.
 
     `wrt` is a parameter index or name (the gradient is returned alone) or a tuple
     of them (a tuple of gradients is returned). Each gradient has the structure
     of its input: a float for a float, an array of the same shape and dtype for an
-    array. Raises SsadError at call time when `f` returns a non-scalar; use `vjp`.
+    array. `f` may return a scalar or an array of one element; anything larger raises
+    SsadError at call time (use `vjp`). With `has_aux=True`, `f` returns `(value, aux)`
+    and the function returns `(gradient, aux)`; aux carries no gradient.
     """
-    return _wrapper(f, wrt, optimize, with_value=False)
+    return _wrapper(f, wrt, optimize, with_value=False, has_aux=has_aux)
 
 
-def value_and_grad(f, wrt=0, *, optimize=True):
-    """Like `grad`, but the function returns `(f(...), gradient)`."""
-    return _wrapper(f, wrt, optimize, with_value=True)
+def value_and_grad(
+    f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False
+) -> Callable[..., Any]:
+    """Like `grad`, but the function returns `(f(...), gradient)`; with `has_aux=True`,
+    `((value, aux), gradient)`."""
+    return _wrapper(f, wrt, optimize, with_value=True, has_aux=has_aux)
 
 
-_wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_value, version): wrapper}
+def elementwise_grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True) -> Callable[..., Any]:
+    """The gradient of `np.sum(f(...))` with respect to `wrt`: for `f` acting elementwise, the
+    derivative of each output element by its input element, shaped like the input (the vjp
+    of `f` with a cotangent of ones, as autograd's `elementwise_grad`)."""
+    return grad(differentiable(f, "elementwise_grad", "summed"), wrt, optimize=optimize)
+
+
+_wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_value, version, globals): wrapper}
 _wrappers_lock = threading.Lock()
 
 
-def _wrapper(f, wrt, optimize, with_value):
+def _wrapper(f, wrt, optimize, with_value, has_aux):
     """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
-    f = unwrapped(f)
+    api = "value_and_grad" if with_value else "grad"
+    if isinstance(f, Closure) and not with_value and not has_aux:
+        return gradient_closure(f, wrt, grad)  # `ssad.grad(inner)` inside a differentiated function
+    f = differentiable(f, api, "aux" if has_aux else None)
     key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, globals_read(f))
     try:
         return _wrappers[f][key]
     except (KeyError, TypeError):
         pass
-    _check_function(f, "value_and_grad" if with_value else "grad")
     names, is_tuple = normalize_wrt(f, wrt)
-    variant = VALUE_AND_GRAD if with_value else GRAD
-    made = _gradient_wrapper(f, Variants(f, names, variant, optimize, is_tuple), is_tuple, with_value=with_value)
+    if has_aux:
+        made = _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value)
+    else:
+        variant = VALUE_AND_GRAD if with_value else GRAD
+        made = _gradient_wrapper(f, Variants(f, names, variant, optimize, is_tuple), is_tuple, with_value=with_value)
     # Threads that asked for the same gradient at once each made one; the first kept
     # wins, so every caller gets the same function (and the same variants).
     with _wrappers_lock:
@@ -168,17 +218,53 @@ def _gradient_wrapper(f, variants, is_tuple, with_value):
     return wrapper
 
 
-def vjp(f, *args, **kwargs):
-    """`(f(*args, **kwargs), pullback)`; `pullback(d_value)` returns one adjoint per positional argument."""
-    f = unwrapped(f)
-    _check_function(f, "vjp")
+def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value):
+    """`grad(f, has_aux=True)`: one forward sweep gives `(value, aux)`, one backward sweep from
+    the value alone (aux reaches the result only through `stop_gradient`: see
+    `backend.pipeline.aux_cut_off`) gives the gradients."""
+    positional = parameters(f)[0]
+    getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
+    by_mask = {}
+
+    def wrapper(*args, **kwargs):
+        mask = tuple([type(a) in SCALAR_TYPES for a in args])
+        entry = by_mask.get(mask)
+        if entry is None:
+            scalars = frozenset(n for n, m in zip(positional, mask, strict=False) if m)
+            entry = by_mask.setdefault(mask, compiled(f, names, VJP, optimize, scalars))
+        (value, aux), residuals = entry.function(*args, **kwargs)
+        adjoints = entry.backward((seed(value), None), residuals)
+        gradients = tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(adjoints, getters, strict=True))
+        gradient = gradients if is_tuple else gradients[0]
+        return ((value, aux), gradient) if with_value else (gradient, aux)
+
+    functools.update_wrapper(wrapper, f)
+    wrapper._ssad_made_by = f"ssad.{'value_and_grad' if with_value else 'grad'}(..., has_aux=True)"
+    return wrapper
+
+
+def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, **kwargs: Any) -> tuple:
+    """`(f(*args, **kwargs), pullback)`; `pullback(d_value)` returns the adjoints of the
+    arguments `wrt` names (an int or name: that adjoint alone; a tuple: a tuple of them in
+    its order), by default one adjoint per positional argument, as a tuple.
+
+    `wrt` is taken by vjp itself, never passed on to `f`.
+    """
+    f = differentiable(f, "vjp")
     positional, _ = parameters(f)
     rest = varargs(f)
     if len(args) > len(positional) and rest is None:
         raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(args)}")
-    names = tuple(positional[: len(args)]) + ((rest,) if rest is not None and len(args) > len(positional) else ())
-    if not names:
-        raise SsadError("vjp needs at least one positional argument to differentiate")
+    if wrt is None:
+        names = tuple(positional[: len(args)]) + ((rest,) if rest is not None and len(args) > len(positional) else ())
+        if not names:
+            raise SsadError("vjp needs at least one positional argument to differentiate, or wrt= naming one")
+        is_tuple = True
+        values = lambda: args  # noqa: E731 - one adjoint per positional argument
+    else:
+        names, is_tuple = normalize_wrt(f, wrt)
+        getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
+        values = lambda: tuple(get(args, kwargs) for get in getters)  # noqa: E731
     mask = [type(a) in SCALAR_TYPES for a in args]
     scalars = frozenset(n for n, m in zip(positional, mask, strict=False) if m)
     entry = compiled(f, names, VJP, True, scalars)
@@ -197,9 +283,10 @@ def vjp(f, *args, **kwargs):
             )
         runs.append(True)
         adjoints = backward(d_value, unspent(residuals))  # each run pops its own copy of the tapes
-        if rest is not None and len(args) > len(positional):  # one adjoint per argument *args took
+        if wrt is None and rest is not None and len(args) > len(positional):  # one adjoint per argument *args took
             adjoints = tuple(adjoints[:-1]) + tuple(adjoints[-1])
-        return tuple(fit_gradient(g, x) for g, x in zip(adjoints, args, strict=True))
+        fitted = tuple(fit_gradient(g, x) for g, x in zip(adjoints, values(), strict=True))
+        return fitted if is_tuple else fitted[0]
 
     return value, pullback
 
@@ -223,7 +310,7 @@ def _writes_in_place_anywhere(entry):
     return False
 
 
-def jvp(f, primals, tangents):
+def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple:
     """`(f(*primals), tangent of the output)` by forward mode (not by reverse mode).
 
     `tangents` has one tangent per primal, shaped like it (None for an argument
@@ -240,8 +327,7 @@ def _jvp_entry(f, primals, tangents):
     variants = getattr(f, "variants", None)
     # a gradient's code specialized on the arguments that are scalars here (the code
     # `f(*primals)` runs), so a Hessian-vector product differentiates that code
-    f = variants.for_args(primals).function if isinstance(variants, Variants) else unwrapped(f)
-    _check_function(f, "jvp")
+    f = variants.for_args(primals).function if isinstance(variants, Variants) else differentiable(f, "jvp")
     if len(primals) != len(tangents):
         raise SsadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents")
     positional, _ = parameters(f)
@@ -253,38 +339,32 @@ def _jvp_entry(f, primals, tangents):
     return compiled(f, wrt, JVP, True, scalars), keywords
 
 
-# ----- ssad.jvp called inside a function being differentiated -----
+# ----- ssad.grad called inside a function being differentiated -----
 
 
-@adjoint(jvp)
-def _jvp_adjoint(dy, y, f, primals, tangents):
-    """Reverse over forward: the pullback of the generated jvp of `f` gives the adjoints of
-    the primals and of the tangents."""
-    primals, tangents = tuple(primals), tuple(tangents)
-    entry, keywords = _jvp_entry(f, primals, tangents)
-    _, pullback = call_forward(entry.function, *primals, **keywords)
-    adjoints = pullback(tuple(zeros_like_value(v) if d is None else d for d, v in zip(dy, y, strict=True)))
-    d_keywords = adjoints[-1]
-    positional = parameters(entry.function)[0]  # the jvp's positional parameters are f's
-    d_tangents = tuple(
-        d_keywords.get(tangent_parameter(n)) if t is not None else None
-        for n, t in zip(positional, tangents, strict=False)
-    )
-    return None, tuple(adjoints[1:-1]), d_tangents
+@adjoint(grad)
+def _grad_adjoint(dy, y, f, *rest, **options):
+    """`g = ssad.grad(inner)` of a closure `inner` made in the function: `g` closes over what
+    `inner` captured (see `runtime.closures.gradient_closure`), so g's adjoint, the dict of the
+    adjoints of those values, is inner's."""
+    if not isinstance(f, Closure):
+        raise SsadError(
+            f"ssad.grad of {f!r}, inside a differentiated function, with values that carry gradients bound into "
+            "it: ssad differentiates through ssad.grad of a nested `def` or `lambda` only; write one"
+        )
+    return (dy,) + (None,) * len(rest)
 
 
-@tangent(jvp)
-def _jvp_tangent(tangents, y, f, primals, tangents_of_f):
-    raise SsadError(
-        "forward mode over ssad.jvp (the jvp of a function that calls ssad.jvp) is not supported; take "
-        "ssad.grad of it (reverse over forward), or ssad.hessian of the function"
-    )
+@tangent(grad)
+def _grad_tangent(tangents, y, f, *rest, **options):
+    return tangents[0]
 
 
-@adjoint(_jvp_adjoint)
-@tangent(_jvp_adjoint)
-def _third_order_through_jvp(*args, **kwargs):
-    raise SsadError(
-        "a third derivative through ssad.jvp called inside differentiated code is not supported; "
-        "take ssad.jacobian(ssad.hessian(f)) of the function instead"
-    )
+@adjoint(_grad_adjoint)
+def _grad_adjoint_adjoint(d_adjoints, adjoints, dy, y, f, *rest, **options):
+    return (d_adjoints[0], None, None) + (None,) * len(rest)
+
+
+@tangent(_grad_adjoint)
+def _grad_adjoint_tangent(tangents, adjoints, dy, y, f, *rest, **options):
+    return (tangents[0],) + (None,) * len(rest)

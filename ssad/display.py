@@ -16,13 +16,14 @@ import inspect
 import os
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from .api import _check_function, normalize_wrt
+from .api import Wrt, differentiable, normalize_wrt
 from .backend.driver import compiled
 from .backend.pipeline import STAGES, build
 from .errors import SsadError, display_filename
-from .runtime.callables import unwrapped
 from .runtime.handles import GRAD, JVP, VJP
 
 _COMMENT = re.compile(r"^(\s*)# (grad|tangent) of: (.*)$")
@@ -243,7 +244,9 @@ class Shown:
         return to_html(self.title or "generated source", self._sections)
 
 
-def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
+def show(
+    f: Callable[..., Any], wrt: Wrt = 0, *, mode: str = "reverse", optimize: bool = True, stage: str | None = None
+) -> Shown:
     """The generated gradient source of `f` (what `grad(f, wrt)` runs).
 
     `mode="forward"` shows the jvp instead. `stage` (one of "parse", "fence",
@@ -252,8 +255,7 @@ def show(f, wrt=0, *, mode="reverse", optimize=True, stage=None):
     names the tangent code before the optimizer and there is no "tape". The result prints as the source and renders in
     Jupyter as the original function beside the generated code.
     """
-    f = unwrapped(f)
-    _check_function(f, "show")
+    f = differentiable(f, "show")
     if mode not in ("reverse", "forward"):
         raise SsadError(f"show(mode={mode!r}): mode is 'reverse' or 'forward'")
     if stage is not None and stage not in STAGES:

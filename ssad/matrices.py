@@ -1,19 +1,22 @@
 """Whole derivative matrices: `jacobian` (by forward or reverse mode) and `hessian`
-(forward over reverse), assembled from the jvp and vjp of the generated code."""
+(forward over reverse), assembled from the jvp and vjp of the generated code; and `hvp`,
+the Hessian-vector product, without the matrix."""
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .api import _argument_getter, _check_function, grad, normalize_wrt
+from .api import SCALAR_TYPES, Wrt, _argument_getter, differentiable, grad, normalize_wrt
 from .backend.driver import compiled
 from .errors import SsadError
-from .runtime.callables import positions, tangent_parameter, unwrapped
+from .runtime.callables import parameters, positions, tangent_parameter
 from .runtime.handles import JVP, VJP
 from .runtime.structure import fit_gradient
 
 
-def jacobian(f, wrt=0, *, mode=None):
+def jacobian(f: Callable[..., Any], wrt: Wrt = 0, *, mode: str | None = None) -> Callable[..., Any]:
     """A function returning the Jacobian of `f` with respect to `wrt`.
 
     The result has shape ``np.shape(output) + np.shape(input)`` (a tuple of them for
@@ -24,8 +27,7 @@ def jacobian(f, wrt=0, *, mode=None):
     inner = getattr(f, "_ssad_jacobian", None)
     if inner is not None:  # a third derivative: jacobian(hessian(f)), jacobian(jacobian(g))
         return _jacobian_of_a_jacobian(*inner, wrt)
-    f = unwrapped(f)
-    _check_function(f, "jacobian")
+    f = differentiable(f, "jacobian")
     names, is_tuple = normalize_wrt(f, wrt)
     places = positions(f, names)
     getters = [_argument_getter(f, n, p) for n, p in zip(names, places, strict=True)]
@@ -75,11 +77,16 @@ def _jacobian_of_a_jacobian(g, inner_names, wrt):
                 seed[i] = 1.0
                 adjoints = entry.backward((np.zeros_like(value), seed if i else 1.0), residuals)
                 for block, adjoint, y in zip(blocks, adjoints, inputs, strict=True):
-                    block[i + j] = np.asarray(fit_gradient(adjoint, y), dtype=np.float64)
+                    block[i + j] = _dense(fit_gradient(adjoint, y), y)
         return tuple(blocks) if is_tuple else blocks[0]
 
     jacobian_of_jacobian._ssad_matrix = True
     return jacobian_of_jacobian
+
+
+def _dense(g, x):
+    """A derivative block as float64 (zeros for an input without a gradient: a bool)."""
+    return np.zeros(np.shape(x)) if g is None else np.asarray(g, dtype=np.float64)
 
 
 def _jacobian_reverse(f, names, args, kwargs, inputs, value):
@@ -91,7 +98,7 @@ def _jacobian_reverse(f, names, args, kwargs, inputs, value):
         seed[index] = 1.0
         adjoints = entry.backward(seed if value.shape else 1.0, residuals)
         for row, adjoint, x in zip(rows, adjoints, inputs, strict=True):
-            row.append(np.asarray(fit_gradient(adjoint, x), dtype=np.float64))
+            row.append(_dense(fit_gradient(adjoint, x), x))
     return tuple(np.stack(row).reshape(value.shape + np.shape(x)) for row, x in zip(rows, inputs, strict=True))
 
 
@@ -112,18 +119,79 @@ def _jacobian_forward(f, names, args, kwargs, inputs, value):
     return tuple(blocks)
 
 
-def hessian(f, wrt=0):
+def hessian(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     """A function returning the Hessian of scalar-valued `f` with respect to `wrt`.
 
     Forward over reverse: the forward mode of `f`'s generated gradient, one jvp per
-    input element; the result has shape ``np.shape(x) + np.shape(x)``. For a
-    Hessian-vector product without the full matrix, use
-    ``ssad.jvp(ssad.grad(f), (x,), (v,))[1]``.
+    input element. For one parameter the result has shape ``np.shape(x) + np.shape(x)``;
+    for a tuple `wrt` it is the blocks as nested tuples, ``H[i][j]`` of shape
+    ``np.shape(x_i) + np.shape(x_j)`` (as JAX's ``hessian(f, argnums=(0, 1))``). For a
+    Hessian-vector product without the matrix, use `hvp`.
     """
-    f = unwrapped(f)
-    _check_function(f, "hessian")
+    f = differentiable(f, "hessian")
     names, is_tuple = normalize_wrt(f, wrt)
-    if is_tuple and len(names) != 1:
-        raise SsadError("hessian takes one parameter in wrt; for several, take jacobian(grad(f, wrt=(...)))")
-    gradient = grad(f, wrt=names[0])
-    return jacobian(gradient.generated, wrt=names[0], mode="forward")
+    if not is_tuple:
+        gradient = grad(f, wrt=names[0])
+        return jacobian(gradient.generated, wrt=names[0], mode="forward")
+    gradient = grad(f, wrt=names).generated
+    getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
+
+    @functools.wraps(f)
+    def hessian_blocks(*args, **kwargs):
+        inputs = [get(args, kwargs) for get in getters]
+        blocks = [[None] * len(names) for _ in names]
+        for j, (name, x) in enumerate(zip(names, inputs, strict=True)):
+            entry = compiled(gradient, (name,), JVP)
+            columns = [[] for _ in names]
+            for index in np.ndindex(np.shape(x)):  # one jvp of the gradient per element of x_j
+                direction = np.zeros(np.shape(x))
+                direction[index] = 1.0
+                _, tangent = entry.function(*args, **kwargs, **{tangent_parameter(name): direction if index else 1.0})
+                for column, t, y in zip(columns, tangent, inputs, strict=True):
+                    column.append(_dense(fit_gradient(t, y), y))
+            for i, y in enumerate(inputs):
+                stacked = np.stack(columns[i], axis=-1) if columns[i] else np.zeros(np.shape(y) + (0,))
+                blocks[i][j] = stacked.reshape(np.shape(y) + np.shape(x))
+        return tuple(tuple(row) for row in blocks)
+
+    hessian_blocks._ssad_made_by = "ssad.hessian with a tuple wrt"
+    return hessian_blocks
+
+
+def hvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+    """A function `(*args, v, **kwargs)` returning the Hessian-vector product H·v of
+    scalar-valued `f` at `args`, the vector `v` shaped like the argument `wrt` names and
+    passed last (as autograd's ``hessian_tensor_product``). For a tuple `wrt`, `v` is a
+    tuple with one vector per parameter and the result the tuple of the blocks of H·v.
+
+    Forward over reverse, `ssad.jvp(ssad.grad(f, wrt), args, v)`: one forward sweep of
+    the gradient's code, never the Hessian itself.
+    """
+    f = differentiable(f, "hvp")
+    names, is_tuple = normalize_wrt(f, wrt)
+    gradient = grad(f, wrt=names if is_tuple else names[0])
+    positional = parameters(f)[0]
+    getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
+
+    def hessian_vector_product(*args_and_v, **kwargs):
+        if not args_and_v:
+            raise SsadError(f"hvp of {f.__qualname__} takes its arguments and then the vector v, last; got none")
+        *args, v = args_and_v
+        vectors = tuple(v) if is_tuple and isinstance(v, (tuple, list)) else (v,)
+        if len(vectors) != len(names):
+            raise SsadError(
+                f"hvp of {f.__qualname__} with respect to {', '.join(names)} takes v last: "
+                + (f"a tuple of {len(names)} vectors" if is_tuple else "one vector shaped like " + names[0])
+            )
+        code = gradient.variants.for_args(args).function  # the gradient's code for these arguments
+        scalars = frozenset(n for n, a in zip(positional, args, strict=False) if type(a) in SCALAR_TYPES)
+        given = {n: u for n, u in zip(names, vectors, strict=True) if u is not None}
+        entry = compiled(code, tuple(given), JVP, True, scalars)
+        _, tangent = entry.function(*args, **kwargs, **{tangent_parameter(n): u for n, u in given.items()})
+        tangents = tangent if is_tuple else (tangent,)
+        products = tuple(fit_gradient(t, get(args, kwargs)) for t, get in zip(tangents, getters, strict=True))
+        return products if is_tuple else products[0]
+
+    hessian_vector_product.__name__ = hessian_vector_product.__qualname__ = f"hvp_{f.__name__}"
+    hessian_vector_product._ssad_made_by = "ssad.hvp"
+    return hessian_vector_product

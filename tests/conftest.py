@@ -44,3 +44,16 @@ def case_ids(cases):
         seen[function.__name__] = k + 1
         ids.append(f"{function.__name__}-{k}")
     return ids
+
+
+def pytest_make_parametrize_id(config, val, argname):
+    """Test ids that name functions, not their addresses: the same in every process
+    (`pytest -n 2` collects the tests once per worker and compares the ids)."""
+    if isinstance(val, (str, int, float, bool, type(None))):
+        return None
+    name = getattr(val, "__qualname__", None) or getattr(val, "__name__", None)
+    if isinstance(name, str):
+        owner = getattr(val, "__objclass__", None)
+        return f"{owner.__name__}.{name}" if owner is not None and "." not in name else name
+    text = repr(val)
+    return None if " at 0x" in text else text

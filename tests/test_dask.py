@@ -31,7 +31,7 @@ distributed = pytest.importorskip("dask.distributed")
 import ssad  # noqa: E402
 import ssad.rules  # noqa: E402,F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name  # noqa: E402
-from ssad.runtime import add_at, c_, concat, pack_like, r_, unspent  # noqa: E402
+from ssad.runtime import add_at, c_, concat, iterated, merged, pack_like, r_, unspent, zipped  # noqa: E402
 from ssad.rules.linalg import einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
@@ -335,6 +335,11 @@ EXTRA_SAMPLES = [
     Sample(np.block, ([[_A, _C]],), id="block"),
     Sample(np.trim_zeros, (np.array([0.0, 1.5, -2.0, 0.0]),), id="trim_zeros"),
     Sample(np.row_stack, ([_A, _C],), id="row_stack"),
+    Sample(iterated, (_A,), id="iterated"),
+    Sample(merged, ({"a": _A, "b": _B}, {"b": _C}), id="merged", dy={"a": 2.0 * _A, "b": _C}),
+    Sample(zipped, ([_A, _B], [_C, _A]), id="zipped", dy=[(_C, 2.0 * _A), (_B, _C)]),
+    Sample(dict.get, ({"a": _A, "b": _B}, "a"), id="dict.get"),
+    Sample(sorted, ([_A[0, 0], _A[1, 2], _A[2, 1]],), id="sorted", dy=[0.5, -1.0, 2.0]),
 ]
 
 

@@ -42,8 +42,8 @@ def test_unsupported_construct_is_reported_where_it_stands(function):
 def test_the_message_says_what_to_do():
     with pytest.raises(ssad.UnsupportedSyntaxError, match="outside the differentiated function"):
         ssad.grad(unsupported.uses_try)
-    with pytest.raises(ssad.UnsupportedSyntaxError, match="import at module level"):
-        ssad.grad(unsupported.uses_import)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="validate inputs before calling"):
+        ssad.grad(unsupported.uses_raise)
 
 
 def test_undefined_name_is_reported_with_its_location():
@@ -145,14 +145,13 @@ def test_bad_wrt():
 
 def test_builtin_is_refused_clearly_and_a_lambda_is_differentiated():
     with pytest.raises(ssad.SsadError, match="register a rule"):
-        ssad.grad(math.sin)
+        ssad.grad(np.frompyfunc(math.sin, 1, 1))  # a C function without a rule (math.sin has one)
     assert ssad.grad(lambda x: x * 2.0 + np.sin(x))(0.5) == pytest.approx(2.0 + np.cos(0.5))
 
 
-def test_two_lambdas_on_one_line_are_refused_with_the_place():
+def test_two_lambdas_on_one_line_are_told_apart():
     pair = (lambda x: x * 2.0, lambda x: x * 3.0)  # noqa: E731
-    with pytest.raises(ssad.SsadError, match="which lambda"):
-        ssad.grad(pair[0])
+    assert (ssad.grad(pair[0])(1.0), ssad.grad(pair[1])(1.0)) == (2.0, 3.0)
 
 
 def test_function_without_source():
@@ -227,10 +226,10 @@ def writes_into_a_copy(x):
     return np.sum(x * x)
 
 
-def test_in_place_write_into_an_argument_is_refused_with_the_fix():
-    with pytest.raises(ssad.UnsupportedSyntaxError, match=r"x = x\.copy\(\)"):
-        ssad.grad(writes_into_argument)
+def test_in_place_write_into_an_argument_differentiates_a_copy():
     x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(ssad.grad(writes_into_argument)(x), [0.0, 3.0, 1.0])
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])  # the caller's array is unchanged
     before = x.copy()
     gradient = ssad.grad(writes_into_a_copy)(x)
     np.testing.assert_array_equal(x, before)
@@ -243,3 +242,29 @@ def test_pullback_of_a_function_writing_in_place_runs_once():
     np.testing.assert_allclose(first[0], [0.0, 20.0, 6.0])
     with pytest.raises(ssad.SsadError, match="already called"):
         pullback(1.0)
+
+
+OPAQUE = np.frompyfunc(lambda v: v * 2.0, 1, 1)
+
+
+def lambda_calling_an_opaque_function(x):
+    g = lambda v: OPAQUE(v) * x  # <- here  # noqa: E731
+    return g(x)
+
+
+def nested_def_calling_an_opaque_function(x):
+    def inner(v):
+        return np.sum(OPAQUE(v * x))  # <- here
+
+    return inner(x)
+
+
+@pytest.mark.parametrize("function", [lambda_calling_an_opaque_function, nested_def_calling_an_opaque_function])
+def test_errors_inside_nested_functions_point_at_the_users_line(function):
+    line, _ = marked_line(function)
+    for attempt in (lambda: ssad.grad(function)(1.5), lambda: ssad.jvp(function, (1.5,), (1.0,))):
+        with pytest.raises(ssad.MissingRuleError) as caught:
+            attempt()
+        error = caught.value
+        assert error.filename == __file__ and error.lineno == line, (error.filename, error.lineno)
+        assert "<ssad" not in str(error) and "_template" not in str(error)

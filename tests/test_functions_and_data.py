@@ -454,6 +454,6 @@ def test_calls_collecting_and_passing_on_varargs():
     ssad.check_grads(calls_with_many_arguments, args, modes=("reverse",))
 
 
-def test_unpacking_a_tuple_into_named_parameters_is_refused_with_advice():
-    with pytest.raises(ssad.SsadError, match="pass values one by one"):
-        ssad.grad(unpacks_into_named_parameters)
+def test_unpacking_a_tuple_into_named_parameters_spreads_it():
+    rng = np.random.default_rng(22)
+    ssad.check_grads(unpacks_into_named_parameters, (rng.standard_normal(3), rng.standard_normal(3)), order=2)

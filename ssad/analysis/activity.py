@@ -21,6 +21,7 @@ from ..frontend import primitives
 from ..errors import SourceError
 from .invariance import invariant_maxima
 from ..registry import REGISTRY, is_random_draw, primitive_name
+from ..frontend.builders import walk
 
 
 @dataclass
@@ -75,7 +76,7 @@ def flow(statement, program):
         return None
     target = statement.targets[0]
     if isinstance(target, gast.Tuple):
-        names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+        names = [n.id for n in walk(target) if isinstance(n, gast.Name)]
         return names, {statement.value.id}
     if isinstance(target, gast.Subscript):
         # x[i] = v: x's new contents come from v and from x's other elements.
@@ -229,7 +230,7 @@ def _write_into_parameters(function, seen, receiving=None):
     first = function.__code__.co_firstlineno
 
     def mentions(expr):
-        return any(isinstance(n, ast.Name) and n.id in reached for n in ast.walk(expr))
+        return any(isinstance(n, ast.Name) and n.id in reached for n in walk(expr))
 
     def base(target):
         while isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
@@ -239,7 +240,7 @@ def _write_into_parameters(function, seen, receiving=None):
     def where(statement):
         return f"{function.__qualname__} (line {first + statement.lineno - 1})"
 
-    for statement in ast.walk(node):
+    for statement in walk(node):
         if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
@@ -249,9 +250,9 @@ def _write_into_parameters(function, seen, receiving=None):
                     return where(statement)  # `y += v` on an array changes it in place
             if statement.value is not None and mentions(statement.value):
                 for target in targets:
-                    reached |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+                    reached |= {n.id for n in walk(target) if isinstance(n, ast.Name)}
         elif isinstance(statement, (ast.For, ast.comprehension)) and mentions(statement.iter):
-            reached |= {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
+            reached |= {n.id for n in walk(statement.target) if isinstance(n, ast.Name)}
         elif isinstance(statement, ast.Call):
             func = statement.func
             arguments_reach = any(mentions(a) for a in statement.args) or any(

@@ -40,6 +40,7 @@ import gast
 import numpy as np
 
 from ..frontend import primitives
+from ..frontend.builders import walk
 
 _MAXIMA = {np.max, np.amax, np.min, np.amin, np.ndarray.max, np.ndarray.min}
 _SUMS = {np.sum, np.mean, np.ndarray.sum, np.ndarray.mean}
@@ -71,9 +72,9 @@ def invariant_maxima(program):
 def _all_assignments(block):
     for statement in block:
         if isinstance(statement, gast.Assign):
-            yield [n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)]
+            yield [n.id for t in statement.targets for n in walk(t) if isinstance(n, gast.Name)]
         elif isinstance(statement, gast.For):
-            yield [n.id for n in gast.walk(statement.target) if isinstance(n, gast.Name)]
+            yield [n.id for n in walk(statement.target) if isinstance(n, gast.Name)]
         for field in ("body", "orelse"):
             yield from _all_assignments(getattr(statement, field, None) or [])
 
@@ -129,7 +130,7 @@ def _reads(statement):
         parts = [statement.iter]
     else:
         parts = [statement]
-    return {n.id for part in parts for n in gast.walk(part) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for part in parts for n in walk(part) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _walk(block):

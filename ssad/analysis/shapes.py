@@ -27,6 +27,7 @@ import numpy as np
 from ..frontend import primitives
 from ..runtime import Tape, seed, zeros_like_value
 from .activity import simple_statements
+from ..frontend.builders import walk
 
 _ELEMENTWISE_OPERATORS = {
     operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod,
@@ -86,7 +87,7 @@ def may_be_complex(program):
         except Exception:  # noqa: BLE001 - not a static path: not a maker this test knows
             return None
 
-    for node in gast.walk(gast.Module(body=program.body, type_ignores=[])):
+    for node in walk(gast.Module(body=program.body, type_ignores=[])):
         if isinstance(node, gast.Constant) and isinstance(node.value, complex):
             return True
         if not isinstance(node, gast.Call):
@@ -126,7 +127,7 @@ def scalar_names(program, scalar_params):
         changed = False
         for statement in statements:
             target = statement.targets[0]
-            names = [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+            names = [n.id for n in walk(target) if isinstance(n, gast.Name)]
             tape = _popped_tape(statement.value)
             if isinstance(target, gast.Name) and tape in pushed:
                 # a pop gives back one of the values pushed on that tape
@@ -159,7 +160,7 @@ def _pushed_on_tapes(program, statements):
     }
     pushed = {tape: [] for tape in tapes}
     module = gast.Module(body=program.body, type_ignores=[])
-    for parent in gast.walk(module):
+    for parent in walk(module):
         for child in gast.iter_child_nodes(parent):
             if not (isinstance(child, gast.Name) and child.id in pushed):
                 continue

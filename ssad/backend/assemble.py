@@ -17,7 +17,7 @@ import gast
 
 from ..errors import MissingRuleError, SsadError
 from ..frontend import parse
-from ..frontend.builders import blank, is_marker, param, store, stored_names
+from ..frontend.builders import blank, is_marker, param, store, stored_names, walk
 from ..frontend.builders import name as _name
 from ..optimize.cleanup import optimize as optimize_pass
 from ..registry import REGISTRY
@@ -105,11 +105,11 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
         n.id
         for s in backward_function.body
         if not is_marker(s)
-        for n in gast.walk(s)
+        for n in walk(s)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }
     order = list(program.params) + [
-        n.id for s in gradient.forward for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        n.id for s in gradient.forward for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     ]
     saved = sorted(read & primal, key=order.index)
     # backward_f(d_result, saved) unpacks what the forward half saved (one tuple, no *args,
@@ -133,7 +133,7 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
         n.id
         for s in gradient.forward
         if isinstance(s, gast.Assign)
-        for n in gast.walk(s.targets[0])
+        for n in walk(s.targets[0])
         if isinstance(n, gast.Name)
     }
     unbound = [

@@ -7,11 +7,16 @@ returns the source after that stage instead (how the compiler itself is debugged
 and what `ssad.show(f, stage=...)` prints).
 """
 
+import gast
+
 from ..analysis import activity
 from ..errors import SsadError
 from ..frontend import anf, fence, parse
+from ..frontend.builders import assign, call, name
 from ..optimize import cse
+from ..runtime import stop_gradient
 from ..runtime.handles import JVP
+from ..runtime.structure import aux_of
 from ..transform.forward import forward
 from ..transform.reverse import reverse
 from . import emit
@@ -31,6 +36,8 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
     `as_tuple`: the gradient function returns a tuple of gradients even for one `wrt`
     (as `grad(f, wrt=(0,))` does), so code that differentiates it sees that structure."""
     parsed = rule_caller(f, variant) or parse_or_missing_rule(f, variant)
+    if getattr(f, "_ssad_has_aux", False):  # made by `as_function(f, "aux")`: grad(f, has_aux=True)
+        aux_cut_off(parsed)
     if stage == "parse":
         return emit.to_source([parsed.node])
     fence.check(parsed)
@@ -59,6 +66,52 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
             if generated is not None:
                 _read_back(generated)
     return built
+
+
+def aux_cut_off(parsed):
+    """Read each `return value, aux` of a function that returns `(value, aux)` as
+    `return value, stop_gradient(aux)`, and any other `return pair` as `aux = aux_of(pair)`
+    (which checks it is a pair) then `return pair[0], aux`: aux reaches the result only
+    through a call without a gradient, so no code differentiates it."""
+    node = parsed.node
+    taken = parse.local_names(node) | parse.loaded_names(node) | set(parsed.namespace)
+    helpers = {}
+    for helper, value in (("stop_gradient", stop_gradient), ("aux_of", aux_of), ("value_and_aux", None), ("aux", None)):
+        fresh, n = helper, 1
+        while fresh in taken:
+            n += 1
+            fresh = f"{helper}_{n}"
+        taken.add(fresh)
+        helpers[helper] = fresh
+        if value is not None:
+            parsed.namespace[fresh] = value
+
+    class Returns(gast.NodeTransformer):
+        def visit_FunctionDef(self, inner):  # the returns of nested functions are theirs
+            return inner if inner is not node else self.generic_visit(inner)
+
+        def visit_Lambda(self, inner):
+            return inner
+
+        def visit_Return(self, statement):
+            value = statement.value
+            if isinstance(value, gast.Tuple) and len(value.elts) == 2 and not any(
+                isinstance(e, gast.Starred) for e in value.elts
+            ):
+                value.elts[1] = gast.copy_location(call(name(helpers["stop_gradient"]), value.elts[1]), value.elts[1])
+                return gast.fix_missing_locations(statement)
+            if value is None:
+                value = gast.Constant(value=None, kind=None)
+            pair, aux = helpers["value_and_aux"], helpers["aux"]
+            first = gast.Subscript(value=name(pair), slice=gast.Constant(value=0, kind=None), ctx=gast.Load())
+            made = [
+                assign(pair, value),
+                assign(aux, call(name(helpers["aux_of"]), name(pair))),
+                gast.Return(value=gast.Tuple(elts=[first, name(aux)], ctx=gast.Load())),
+            ]
+            return [gast.fix_missing_locations(gast.copy_location(m, statement)) for m in made]
+
+    Returns().visit(node)
 
 
 def _read_back(generated):

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import gast
 
-from .builders import name as _name
+from .builders import name as _name, walk
 from .builders import store as _store
 from .control import ControlFlowLowering
 from .expressions import ExpressionLowering, makes_sequence, reads_name
@@ -49,6 +49,8 @@ from .namespace import Namespace, index_aliases
 from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names
+from .arguments import WritesIntoArguments, lowered_copying_arguments
+from .spreads import changed_in_place
 from .sharing import AUGMENTED, Sharing, viewed_operand
 
 
@@ -76,15 +78,20 @@ def jumps_lowered(parsed):
     """A copy of the parsed function with `break`, `continue` and early `return` lowered
     to flags (the first step of `to_anf`), for showing that stage."""
     node = copy.deepcopy(parsed.node)
-    taken = local_names(node) | set(parsed.namespace) | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    taken = local_names(node) | set(parsed.namespace) | {n.id for n in walk(node) if isinstance(n, gast.Name)}
     lower_jumps(node, Namer(taken))
     return node
 
 
 def to_anf(parsed):
-    """Lower `parsed` (fenced, jumps lowered) to a Program in A-normal form."""
+    """Lower `parsed` (fenced, jumps lowered) to a Program in A-normal form; copying first
+    the arguments it writes into (see `arguments`)."""
+    return lowered_copying_arguments(parsed, _to_anf)
+
+
+def _to_anf(parsed):
     node = parsed.node
-    taken = local_names(node) | set(parsed.namespace) | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    taken = local_names(node) | set(parsed.namespace) | {n.id for n in walk(node) if isinstance(n, gast.Name)}
     namer = Namer(taken)
     early_result = lower_jumps(node, namer)
     namespace = Namespace(namer, parsed.namespace)
@@ -92,7 +99,7 @@ def to_anf(parsed):
     body, result = lowering.lower_function(node.body)
     args = node.args
     positional = [a.id for a in list(args.posonlyargs) + list(args.args)]
-    params = positional + [a.id for a in args.kwonlyargs] + ([args.vararg.id] if args.vararg is not None else [])
+    params = positional + [a.id for a in args.kwonlyargs] + [a.id for a in (args.vararg, args.kwarg) if a is not None]
     anf_node = gast.FunctionDef(
         name=node.name, args=node.args, body=body, decorator_list=[], returns=None, type_comment=None, type_params=[]
     )
@@ -125,16 +132,22 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         self.writes_in_place = False
         self.numbers = set()  # names known to hold Python numbers (never share memory)
         self.callers = set()  # names that may hold an array the caller passed in
+        self.roots = {}  # each of them -> the parameters whose arrays it may hold
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
+        # how many items a tuple or list holds, which keys a dict: `f(*args)`, `f(**options)` (see spreads)
+        self.lengths, self.keys, self.changed_sequences = {}, {}, changed_in_place(parsed.node)
         arguments = parsed.node.args
         parameters = [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
         if arguments.vararg is not None:
             parameters.append(arguments.vararg.id)  # `*rest` holds a tuple
+        if arguments.kwarg is not None:
+            parameters.append(arguments.kwarg.id)  # `**options` holds a dict
         self.sharing = Sharing(parameters)
         for name in parameters:
             self.current[name] = name
             self.defined.add(name)
             self.callers.add(name)
+            self.roots[name] = {name}
         self.index_aliases = index_aliases(parsed.node, self.is_static)
         self.in_place_names = self.written_in_place() if self.is_generated() else set()
 
@@ -294,11 +307,14 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         others = self.sharing.same_list(name) if list_change else self.sharing.others(name)
         sharing = [users[n] for n in others if n in users]
         if write and (name in self.callers or any(n in self.callers for n in self.sharing.others(name))):
-            raise self.parsed.unsupported(
+            holders = [n for n in [name, *self.sharing.others(name)] if n in self.callers]
+            parameters = set().union(*(self.roots.get(n, set()) for n in holders))
+            refusal = self.parsed.unsupported(
                 statement,
                 f"`{written}` would change an array or list the caller passed in; copy it first "
                 f"(`{user_name} = {user_name}.copy()`) so the gradient function leaves the input unchanged",
             )
+            raise WritesIntoArguments(parameters, refusal) if parameters and not self.is_generated() else refusal
         # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would
         # see the change, which the rebinding ssad makes of `x += v` would not show.
         later = [u for u in sharing if u != self.early_result and self.read_later(u)]
@@ -348,6 +364,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
             self.sequences.add(name)
         else:
             self.sequences.discard(name)
+        self.record_length(name, value)
         source = viewed_operand(value, lambda n: n in self.defined, self.is_static)
         if self.in_place_names and (self.owns_view(source) or (isinstance(value, gast.Name) and self.owns_view(name))):
             view = value.id if isinstance(value, gast.Name) else self.namer.fresh(f"{name}_view")
@@ -357,6 +374,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
             value, source = self.owned(view), None
         if source is not None and source in self.callers:
             self.callers.add(name)  # a view or a second name of the caller's array
+            self.roots[name] = self.roots.get(source, set())
         else:
             self.callers.discard(name)  # a new value: `y = y.copy()` frees y from the caller's array
         self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers, self.is_static)

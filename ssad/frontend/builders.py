@@ -3,9 +3,13 @@
 Builders: `name(id)`, `store(id)`, `param(id)`, `assign(target, value)`,
 `call(func, *args)`, `constant(value)`, and the marker statements `comment(text)`
 and `blank()` that `backend.emit` prints as a comment and an empty line.
-Questions: `assigned_names(statements)`, `stored_names(statements)`,
+Traversal: `walk(node)`, `ast.walk`'s order without its generator layers (every pass
+walks trees, often the same ones many times, and this is most of compile time).
+Questions: `local_names(function)`, `assigned_names(statements)`, `stored_names(statements)`,
 `loaded_names(statements)`, `is_loop_exit(statement)`.
 """
+
+from collections import deque
 
 import gast
 
@@ -67,6 +71,28 @@ def is_marker(statement):
     )
 
 
+# ----- traversal -----
+
+_AST = gast.AST
+
+
+def walk(node):
+    """Every node of the tree under `node` (itself included), in `ast.walk`'s order."""
+    todo = deque((node,))
+    pop, append = todo.popleft, todo.append
+    while todo:
+        node = pop()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, _AST):
+                append(value)
+            elif value.__class__ is list:
+                for item in value:
+                    if isinstance(item, _AST):
+                        append(item)
+        yield node
+
+
 # ----- questions -----
 
 
@@ -74,20 +100,42 @@ def assigned_names(statements):
     """The names `statements` assign anywhere, in the order they first appear."""
     names = []
     for statement in statements:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id not in names:
                 names.append(node.id)
     return names
 
 
+def local_names(node):
+    """Every name the function binds: parameters and assignment targets."""
+    names = set()
+    for arg in _all_args(node.args):
+        names.add(arg.id)
+    for child in walk(node):
+        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del, gast.Param)):
+            names.add(child.id)  # parameters of nested functions and lambdas too
+        elif isinstance(child, gast.FunctionDef) and child is not node:
+            names.add(child.name)  # a nested def binds its name; the function's own name is global
+    return names
+
+
+def _all_args(args):
+    out = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+    if args.vararg is not None:
+        out.append(args.vararg)
+    if args.kwarg is not None:
+        out.append(args.kwarg)
+    return out
+
+
 def stored_names(statements):
     """The set of names `statements` assign anywhere."""
-    return {n.id for s in statements for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {n.id for s in statements for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def loaded_names(statements):
     """The set of names `statements` read anywhere."""
-    return {n.id for s in statements for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for s in statements for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def is_loop_exit(statement):

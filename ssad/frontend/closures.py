@@ -19,6 +19,7 @@ transformation (late binding would read the new value).
 """
 
 import builtins
+import copy
 import itertools
 import linecache
 import threading
@@ -28,16 +29,20 @@ import gast
 
 _counter = itertools.count()
 _lock = threading.Lock()
+# template filename -> (its FunctionDef with the user's positions, the enclosing `Parsed`):
+# parsing a template reads these, so messages about it point into the user's file
+ORIGINS = {}
 
 
-def make_template(node, name, captured, namespace, filename):
+def make_template(node, name, captured, namespace, filename, enclosing=None):
     """A real function named `name` for the nested function `node` (a gast FunctionDef or Lambda).
 
-    Its source is registered in linecache under a filename of its own, so ssad reads
-    it like any other function; `captured` names become keyword-only parameters.
+    Its source is registered in linecache under a filename of its own, so ssad can run
+    it; `captured` names become keyword-only parameters. `enclosing` (the `Parsed`
+    function it is nested in) is where its nodes' positions come from.
     """
     if isinstance(node, gast.Lambda):
-        body = [gast.Return(value=node.body)]
+        body = [gast.copy_location(gast.Return(value=node.body), node.body)]
         args = node.args
     else:
         body = node.body
@@ -58,11 +63,15 @@ def make_template(node, name, captured, namespace, filename):
         name=name, args=arguments, body=body, decorator_list=[], returns=None,
         type_comment=None, type_params=[],
     )
+    gast.copy_location(function, node)
     module = gast.Module(body=[function], type_ignores=[])
+    positioned = copy.deepcopy(function) if enclosing is not None else None
     source = astor.to_source(gast.gast_to_ast(gast.fix_missing_locations(module)))
     with _lock:
         label = f"<ssad closure {name} from {filename} #{next(_counter)}>"
         linecache.cache[label] = (len(source), None, source.splitlines(True), label)
+        if positioned is not None:
+            ORIGINS[label] = (positioned, enclosing)
     scope = dict(namespace)
     scope.setdefault("__builtins__", builtins)
     exec(compile(source, label, "exec"), scope)  # noqa: S102 - source ssad generated itself

@@ -15,6 +15,7 @@ from .builders import is_loop_exit
 from .builders import name as _name
 from .builders import store as _store
 from .expressions import assigns_name, short_label
+from ..runtime import iterated
 
 
 class ControlFlowLowering:
@@ -116,6 +117,11 @@ class ControlFlowLowering:
         ):
             # dict views cannot be indexed: walk a list of them
             iterable = gast.Call(func=self.builtin("list"), args=[iterable], keywords=[])
+        elif not (self.is_builtin_call(iterable, "list") or self.is_builtin_call(iterable, "tuple")
+                  or isinstance(iterable, (gast.List, gast.Tuple, gast.ListComp))
+                  or (isinstance(iterable, gast.Name) and self.current.get(iterable.id) in self.sequences)):
+            # a dict walks its keys, a set or a generator its items: index what iterating gives
+            iterable = gast.Call(func=_name(self.namespace.bind("iterated", iterated)), args=[iterable], keywords=[])
         items = self.atom(iterable)
         users = {ssa: user for user, ssa in self.current.items()}
         if isinstance(items, gast.Name) and self.loops and assigns_name(self.loops[-1], users.get(items.id, items.id)):

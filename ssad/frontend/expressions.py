@@ -14,11 +14,13 @@ import numpy as np
 
 from ..runtime import closures as closures_module
 from ..runtime.closures import closure
-from .builders import call as _call
+from .builders import call as _call, walk
 from .builders import name as _name
 from .builders import store as _store
 from .closures import make_template
-from ..runtime import c_, concat, r_
+from ..runtime import concat, zipped
+from .joins import JoinLowering
+from .spreads import SpreadLowering
 
 
 _LIST_CHANGES = frozenset({"pop", "remove", "clear"})  # list methods that change the list and return a value
@@ -78,11 +80,11 @@ def short_label(atom):
 
 
 def reads_name(node, name):
-    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name for n in gast.walk(node))
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name for n in walk(node))
 
 
 def assigns_name(node, name):
-    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name for n in gast.walk(node))
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name for n in walk(node))
 
 
 def _is_negative_literal(expr):
@@ -95,7 +97,7 @@ def _is_negative_literal(expr):
     )
 
 
-class ExpressionLowering:
+class ExpressionLowering(JoinLowering, SpreadLowering):
     """Stage 3, A-normal form, expressions: each operand becomes a name or a constant."""
 
     def builtin(self, name):
@@ -172,7 +174,7 @@ class ExpressionLowering:
         name = self.namer.fresh(name_hint or ("mapping" if isinstance(expr, gast.DictComp) else "items"))
         renames = {}
         for generator in expr.generators:
-            for node in gast.walk(generator.target):
+            for node in walk(generator.target):
                 if isinstance(node, gast.Name):
                     renames[node.id] = self.namer.fresh(node.id)
         rename = _Rename(renames)
@@ -268,6 +270,14 @@ class ExpressionLowering:
                 left=self.atom(expr.left), ops=expr.ops, comparators=[self.atom(c) for c in expr.comparators]
             )
         if isinstance(expr, gast.Call):
+            if self.is_builtin_call(expr, "zip") and not expr.keywords:
+                # outside a loop's header (`a, b = zip(*rows)`): the list of its tuples
+                return _call(_name(self.namespace.bind("zipped", zipped)),
+                             *[atom for a in expr.args for atom in self.arguments(a)])
+            if self.is_builtin_call(expr, "dict") and not expr.args and all(k.arg for k in expr.keywords):
+                # `dict(a=a, b=b)` is the display `{'a': a, 'b': b}`: its values carry gradients
+                return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in expr.keywords],
+                                 values=[self.atom(k.value) for k in expr.keywords])
             if _pops_with_default(expr):
                 raise self.parsed.unsupported(
                     expr, "`d.pop(key, default)` is not supported (its undo cannot tell whether the key was there); "
@@ -275,11 +285,8 @@ class ExpressionLowering:
                 )
             return gast.Call(
                 func=self.callee(expr.func),
-                args=[
-                    gast.Starred(value=self.atom(a.value), ctx=gast.Load()) if isinstance(a, gast.Starred) else self.atom(a)
-                    for a in expr.args
-                ],
-                keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in expr.keywords],
+                args=[atom for a in expr.args for atom in self.arguments(a)],
+                keywords=[keyword for k in expr.keywords for keyword in self.keywords(k)],
             )
         if isinstance(expr, gast.Attribute):
             return gast.Attribute(value=self.atom(expr.value), attr=expr.attr, ctx=gast.Load())
@@ -292,44 +299,13 @@ class ExpressionLowering:
             return gast.Tuple(elts=[self.atom(e) for e in expr.elts], ctx=gast.Load())
         if isinstance(expr, gast.List):
             return gast.List(elts=[self.atom(e) for e in expr.elts], ctx=gast.Load())
+        if isinstance(expr, gast.Dict) and any(k is None for k in expr.keys):
+            return self.merged_dict(expr)
         if isinstance(expr, gast.Dict):
             return gast.Dict(
                 keys=[gast.Constant(value=k.value, kind=None) for k in expr.keys], values=[self.atom(v) for v in expr.values]
             )
         raise self.parsed.unsupported(expr, f"`{type(expr).__name__}` expressions are not supported")
-
-    def index_concatenation(self, expr):
-        """`np.r_[a, 0:3, b]` as the call `r_(a, r_0_3, b)` (likewise `np.c_`), so its pieces get
-        gradients by the rules of `r_` and `c_`; each slice piece becomes its array
-        (`np.r_[0:3]`, a constant). None for any other subscript, and for a string
-        directive (`np.r_['0,2', a]`), which stays a subscript ssad refuses to differentiate."""
-        source = expr.value
-        if isinstance(source, gast.Name) and source.id in self.index_aliases:
-            source = copy.deepcopy(self.index_aliases[source.id])  # `rr = np.r_` earlier: rr[a, b]
-        if not self.is_static(source):
-            return None
-        from .primitives import static_value
-
-        try:
-            holder = static_value(source, self)
-        except Exception:  # noqa: BLE001 - a path that does not resolve is reported elsewhere
-            return None
-        helper = {id(np.r_): r_, id(np.c_): c_}.get(id(holder))
-        elements = expr.slice.elts if isinstance(expr.slice, gast.Tuple) else [expr.slice]
-        if helper is None or all(isinstance(e, gast.Slice) for e in elements):
-            return None
-        if any(isinstance(e, gast.Constant) and isinstance(e.value, str) for e in elements):
-            return None
-        pieces = []
-        for element in elements:
-            if isinstance(element, gast.Slice):  # np.r_[start:stop:step]: an arange or a linspace
-                arange = copy.deepcopy(source) if helper is r_ else _name(self.namespace.bind("np_r", np.r_))
-                element = gast.Subscript(value=arange, slice=element, ctx=gast.Load())
-            elif isinstance(element, gast.Starred):
-                pieces.append(gast.Starred(value=self.atom(element.value), ctx=gast.Load()))
-                continue
-            pieces.append(self.atom(element))
-        return _call(_name(self.namespace.bind(helper.__name__, helper)), *pieces)
 
     def callee(self, func):
         if self.is_static(func):
@@ -352,12 +328,12 @@ class ExpressionLowering:
                 inner_locals.add(extra.id)
         body = [node.body] if isinstance(node, gast.Lambda) else node.body
         for statement in body:
-            for child in gast.walk(statement):
+            for child in walk(statement):
                 if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
                     inner_locals.add(child.id)
         loaded = []
         for statement in body:
-            for child in gast.walk(statement):
+            for child in walk(statement):
                 if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and child.id not in loaded:
                     loaded.append(child.id)
         captured = [n for n in loaded if n not in inner_locals and (n in self.current or n == name)]
@@ -373,7 +349,8 @@ class ExpressionLowering:
                     "captures values when the function is made: pass the value as an argument instead",
                 )
         template_name = self.namer.fresh(f"{name}_template")  # unique in this generated module
-        template = make_template(node, template_name, captured, self.namespace.values, self.parsed.filename)
+        template = make_template(node, template_name, captured, self.namespace.values, self.parsed.filename,
+                                 self.parsed)
         self.namespace.values[template_name] = template
         keywords = []
         for captured_name in captured:

@@ -24,6 +24,7 @@ import numpy as np
 from ..runtime.callables import callable_instance
 from ..errors import SourceError
 from .parse import local_names
+from .builders import walk
 
 # Statements and expressions a later issue of the project will add are rejected
 # with a message that says what to write instead today.
@@ -127,11 +128,7 @@ class _Fence:
             self._check_statement(statement)
 
     def _check_signature(self):
-        args = self.node.args
-        if args.kwarg is not None:
-            raise self.parsed.unsupported(
-                args.kwarg, "`**kwargs` parameters are not supported yet; name each parameter"
-            )
+        """`*args` and `**kwargs` of the function itself hold a tuple and a dict: nothing to refuse."""
 
     def _check_statement(self, statement):
         kind = type(statement)
@@ -205,13 +202,8 @@ class _Fence:
 
     def _check_nested_arguments(self, args, label):
         """Parameters of a nested `def` or a `lambda`: named ones, with defaults read from globals."""
-        for extra, kind in ((args.vararg, "*"), (args.kwarg, "**")):
-            if extra is not None:
-                raise self.parsed.unsupported(
-                    extra, f"`{kind}{extra.id}` parameters of {label} are not supported; name each parameter"
-                )
         for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
-            for node in gast.walk(default):
+            for node in walk(default):
                 if isinstance(node, gast.Name) and node.id in self.bound:
                     raise self.parsed.unsupported(
                         node,
@@ -282,10 +274,10 @@ class _Fence:
         # `*t` is allowed as the last argument of a call (passing *args through), nowhere else.
         passed_through = {
             id(node.args[-1])
-            for node in gast.walk(expression)
+            for node in walk(expression)
             if isinstance(node, gast.Call) and node.args and isinstance(node.args[-1], gast.Starred)
         }
-        for node in gast.walk(expression):
+        for node in walk(expression):
             kind = type(node)
             if kind in _EXPRESSION_MESSAGES:
                 raise self.parsed.unsupported(node, _EXPRESSION_MESSAGES[kind])
@@ -295,7 +287,7 @@ class _Fence:
                 )
             if isinstance(node, gast.Dict):
                 for key in node.keys:
-                    if not isinstance(key, gast.Constant):
+                    if key is not None and not isinstance(key, gast.Constant):  # None: `**d`
                         raise self.parsed.unsupported(
                             key if key is not None else node,
                             "a dict display needs constant keys (`{'W': W}`); build other dicts with d[k] = v",
@@ -308,11 +300,7 @@ class _Fence:
                 self._check_nested_arguments(node.args, "a lambda")
             if isinstance(node, gast.Call):
                 self._check_call(node, passed_through)
-                for keyword in node.keywords:
-                    if keyword.arg is None:
-                        raise self.parsed.unsupported(
-                            keyword.value, "`**kwargs` in a call is not supported yet; pass keywords by name"
-                        )
+                # `f(**options)`: spread by the lowering where the dict's keys are known (see anf)
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 self._check_defined(node)
 

@@ -23,7 +23,7 @@ from ..runtime import drop_last, insert_position, is_missing, owned, put_back, r
 from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import Handle
 from ..runtime.pullbacks import call_forward_packed, method_forward_packed
-from .builders import call, name
+from .builders import call, name, walk
 
 
 _LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
@@ -108,7 +108,7 @@ class GeneratedCodeLowering:
         """The names generated code changes in place: `x[i] = v`, `restore_part(x, i, old)`,
         `items.pop()` and the other changes of a list."""
         names = set()
-        for node in gast.walk(self.parsed.node):
+        for node in walk(self.parsed.node):
             if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
                 names.add(node.value.id)
             elif (self.is_restore_part(node) or self._calls(node, put_back, 3)) and isinstance(node.args[0], gast.Name):

@@ -11,6 +11,7 @@ import keyword
 import re
 
 import gast
+from .builders import walk
 
 _MISSING = object()
 
@@ -64,7 +65,7 @@ def index_aliases(function, is_static):
     """{name: `np.r_` or `np.c_`} for each local the function binds once, at its top level, to one
     of them (`rr = np.r_`), so `rr[a, b]` is the concatenation `np.r_[a, b]` is."""
     stores = collections.Counter(
-        n.id for n in gast.walk(function) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        n.id for n in walk(function) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     )
     aliases = {}
     for statement in function.body:

@@ -10,6 +10,7 @@ file, line, column and source text for error messages.
 """
 
 import builtins
+import copy
 import inspect
 import linecache
 import textwrap
@@ -18,6 +19,9 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import SsadError, UnsupportedSyntaxError
+from .builders import local_names, walk  # noqa: F401  (local_names: read from here by other stages)
+from .closures import ORIGINS
+from .desugar import lower_asserts, lower_generator, lower_imports
 
 
 @dataclass
@@ -63,9 +67,36 @@ def require_python_function(f):
         )
 
 
+def refuse_a_generator(f, api):
+    """Raise UnsupportedSyntaxError, at its first `yield`, when `f` (the function passed to
+    `ssad.<api>`) is a generator function: ssad differentiates a generator only where
+    the function it differentiates consumes it."""
+    if not (inspect.isfunction(f) and inspect.isgeneratorfunction(f)):
+        return
+    parsed = parse_function(f)
+    node = parsed.node
+    first = next((n for n in walk(node) if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                  and isinstance(n.func.value, gast.Name) and n.func.attr in ("append", "extend")
+                  and n.func.value.id.startswith("yielded")), node)
+    raise parsed.unsupported(
+        first,
+        f"{f.__qualname__} is a generator function, and ssad.{api} differentiates a function that returns a "
+        f"value; differentiate a function that consumes it (`sum({f.__name__}(...))`, `list({f.__name__}(...))`, "
+        "a `for` over it)",
+    )
+
+
 def parse_function(f):
     """Parse `f` into a `Parsed`, raising SsadError when its source is unavailable."""
     require_python_function(f)
+    if f.__name__ == "<lambda>":
+        parsed = _parse_lambda_in_its_file(f)
+        if parsed is not None:
+            return parsed
+    if f.__code__.co_filename in ORIGINS:  # a nested function: its nodes, at their places in the user's file
+        parsed = _parse_template(f)
+        if parsed is not None:
+            return parsed
     try:
         source_lines, first_line = inspect.getsourcelines(f)
     except (OSError, TypeError) as error:
@@ -109,8 +140,89 @@ def parse_function(f):
             f"{f.__qualname__} is an `async def` function, which ssad cannot differentiate; await "
             "the values outside and differentiate a plain `def` function of them",
         )
-    parsed.namespace = resolve_free_names(f, node)
+    return _finish(parsed)
+
+
+def _finish(parsed):
+    """`parsed` with its free names resolved, and its imports, asserts and yields lowered."""
+    parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
+    lower_asserts(parsed)
+    if inspect.isgeneratorfunction(parsed.function):
+        lower_generator(parsed)
     return parsed
+
+
+def _parse_template(f):
+    """The template of a nested function (or a `def` nested in one) from the nodes it was made
+    of, with the user's file and positions; None where it cannot be told which."""
+    template, enclosing = ORIGINS[f.__code__.co_filename]
+    if f.__code__.co_name == template.name:
+        node = template
+    else:
+        inner = [n for n in walk(template) if isinstance(n, gast.FunctionDef) and n is not template
+                 and n.name == f.__code__.co_name]
+        if len(inner) != 1:
+            return None
+        node = inner[0]
+    node = copy.deepcopy(node)
+    node.decorator_list = []
+    parsed = Parsed(function=f, node=node, filename=enclosing.filename, line_offset=enclosing.line_offset,
+                    col_offset=enclosing.col_offset, source_lines=enclosing.source_lines)
+    return _finish(parsed)
+
+
+def _parse_lambda_in_its_file(f):
+    """`f` (a lambda) found in its whole file by the positions of its code, or None.
+
+    Two lambdas on one line, or lambdas inside a multi-line literal or call, cannot be
+    told apart by their first line: the columns their instructions come from can."""
+    code = f.__code__
+    lines = linecache.getlines(code.co_filename)
+    # every instruction of the body (RESUME and the like come from nowhere: column 0 to 0)
+    spots = [(line, col) for line, _, col, end in code.co_positions()
+             if line is not None and col is not None and (col, end) != (0, 0)]
+    if not lines or not spots:
+        return None
+    module = _parsed_file(code.co_filename, "".join(lines))
+    if module is None:
+        return None
+    parameters = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+
+    def span(node):
+        return (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+
+    candidates = []
+    for node in walk(module):
+        if not isinstance(node, gast.Lambda) or getattr(node, "end_lineno", None) is None:
+            continue
+        if [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs] != parameters:
+            continue
+        start, end = span(node)
+        if all(start <= spot <= end for spot in spots):
+            candidates.append(node)
+    if not candidates:
+        return None
+    # nested lambdas: the innermost one that holds every instruction is `f`
+    lam = min(candidates, key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset))
+    node = _as_def(copy.deepcopy(lam), code)  # the cached tree stays as parsed
+    parsed = Parsed(function=f, node=node, filename=code.co_filename, line_offset=0, col_offset=0,
+                    source_lines=lines)
+    return _finish(parsed)
+
+
+_FILES = {}  # (filename, source) -> gast module, or None where the file does not parse
+
+
+def _parsed_file(filename, source):
+    key = (filename, source)
+    if key not in _FILES:
+        try:
+            _FILES[key] = gast.parse(source)
+        except (SyntaxError, ValueError):
+            _FILES[key] = None
+        while len(_FILES) > 32:
+            del _FILES[next(iter(_FILES))]
+    return _FILES[key]
 
 
 def _lambda_as_def(module, f):
@@ -119,7 +231,7 @@ def _lambda_as_def(module, f):
     parameters = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     candidates = [
         n
-        for n in gast.walk(module)
+        for n in walk(module)
         if isinstance(n, gast.Lambda)
         and [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == parameters
     ]
@@ -128,7 +240,11 @@ def _lambda_as_def(module, f):
             f"cannot tell which lambda at {code.co_filename}:{code.co_firstlineno} is being "
             "differentiated; define it with `def`"
         )
-    lam = candidates[0]
+    return _as_def(candidates[0], code)
+
+
+def _as_def(lam, code):
+    """`lam` as `def lambda_<line>(...): return ...`."""
     function = gast.FunctionDef(
         name=f"lambda_{code.co_firstlineno}",
         args=lam.args,
@@ -145,38 +261,18 @@ def _indent_width(line):
     return len(line) - len(line.lstrip())
 
 
-def local_names(node):
-    """Every name the function binds: parameters and assignment targets."""
-    names = set()
-    for arg in _all_args(node.args):
-        names.add(arg.id)
-    for child in gast.walk(node):
-        if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store, gast.Del, gast.Param)):
-            names.add(child.id)  # parameters of nested functions and lambdas too
-        elif isinstance(child, gast.FunctionDef) and child is not node:
-            names.add(child.name)  # a nested def binds its name; the function's own name is global
-    return names
-
-
-def _all_args(args):
-    out = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
-    if args.vararg is not None:
-        out.append(args.vararg)
-    if args.kwarg is not None:
-        out.append(args.kwarg)
-    return out
-
-
 def loaded_names(node):
     return {
         child.id
-        for child in gast.walk(node)
+        for child in walk(node)
         if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load)
     }
 
 
-def resolve_free_names(f, node):
-    """Map each free name of `node` to its live object (closure, globals, builtins)."""
+def resolve_free_names(f, node, imported=None):
+    """Map each free name of `node` to its live object (`imported` in the function, closure,
+    globals, builtins)."""
+    imported = imported or {}
     closure = {}
     if f.__closure__:
         for name, cell in zip(f.__code__.co_freevars, f.__closure__, strict=True):
@@ -187,7 +283,9 @@ def resolve_free_names(f, node):
     namespace = {}
     bound = local_names(node)
     for name in sorted(loaded_names(node) - bound):
-        if name in closure:
+        if name in imported:
+            namespace[name] = imported[name]
+        elif name in closure:
             namespace[name] = closure[name]
         elif name in f.__globals__:
             namespace[name] = f.__globals__[name]

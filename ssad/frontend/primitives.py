@@ -22,6 +22,7 @@ from ..errors import MissingRuleError, SourceError
 from ..runtime.callables import callable_instance, transformable, unwrapped
 from ..runtime.closures import Closure, closure
 from ..registry import REGISTRY, primitive_name
+from .builders import walk
 
 BINARY = {
     gast.Add: operator.add,
@@ -185,7 +186,7 @@ _INDEX_MAKER = type(np.s_)  # the class of np.s_ and np.index_exp, which return 
 
 
 def _names(node):
-    return (n for n in gast.walk(node) if isinstance(n, gast.Name))
+    return (n for n in walk(node) if isinstance(n, gast.Name))
 
 
 def _names_outside_slices(index):

@@ -8,6 +8,7 @@ depend on aliasing, with a message that says how to write them instead.
 """
 
 import gast
+from .builders import walk
 
 # Methods and NumPy functions whose result may be a view of (or be) their first operand.
 VIEW_METHODS = {
@@ -18,6 +19,7 @@ VIEW_FUNCTIONS = {
     "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
     "broadcast_to", "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "diagonal",
     "flip", "fliplr", "flipud", "real", "imag", "asarray_chkfinite", "require", "stop_gradient",
+    "iterated",  # what a `for` loop walks: the array or list itself
 }
 
 AUGMENTED = {
@@ -103,7 +105,7 @@ def reads_after(statements, position, names, enclosing_loops):
     """Whether any of `names` is read by statements[position + 1:] or in an enclosing loop."""
     later = statements[position + 1 :] + list(enclosing_loops)
     for statement in later:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in names:
                 return True
     return False

@@ -6,7 +6,7 @@ transformation that breaks the form fails loudly where it happens.
 
 import gast
 
-from .builders import is_loop_exit
+from .builders import is_loop_exit, walk
 
 
 
@@ -127,7 +127,7 @@ class _Validator:
                 self.atom(statement.test, statement)
                 if isinstance(statement.test, gast.Name):
                     for child in statement.body + statement.orelse:
-                        for node in gast.walk(child):
+                        for node in walk(child):
                             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id == statement.test.id:
                                 self.fail(statement, f"the `if` assigns its own test `{node.id}`")
                 if isinstance(statement.test, gast.Name) and is_loop_exit(statement):

@@ -20,6 +20,7 @@ a different `w`.
 
 import gast
 import numpy as np
+from ..frontend.builders import walk
 
 _OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 _CONSTANT = "number"
@@ -179,7 +180,7 @@ class _Folder:
 def _assigned(block):
     return {n.id for s in block if isinstance(s, gast.Assign)
             for t in s.targets if not isinstance(t, gast.Subscript)
-            for n in gast.walk(t) if isinstance(n, gast.Name)}
+            for n in walk(t) if isinstance(n, gast.Name)}
 
 
 def _walk(statements):

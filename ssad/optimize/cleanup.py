@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import runtime
 from .broadcasts import fold_broadcasts
-from ..frontend.builders import is_marker
+from ..frontend.builders import is_marker, walk
 from ..frontend.naming import RenameLoads
 from ..registry import REGISTRY
 
@@ -45,7 +45,7 @@ def optimize(statements, namespace, copies_of=frozenset()):
     statements = fold_broadcasts(statements, namespace, _callee)
     # An array written into in place keeps one name: a copy of it read under another name
     # would be two names of one array to code that differentiates this code again.
-    written = {n for statement in statements for n in gast.walk(statement) for n in written_names(n)}
+    written = {n for statement in statements for n in walk(statement) for n in written_names(n)}
     statements = propagate_copies(statements, set(copies_of) - written, written)
     statements, _ = eliminate_dead_code(statements, namespace, set())
     return drop_empty_comments(statements)
@@ -118,7 +118,7 @@ def assigned_names(statement):
             n.id
             for t in statement.targets
             if not isinstance(t, gast.Subscript)
-            for n in gast.walk(t)
+            for n in walk(t)
             if isinstance(n, gast.Name)
         ]
     return []
@@ -134,7 +134,7 @@ def written_names(statement):
 
 
 def loaded_names(node):
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _callee(func, namespace):
@@ -152,7 +152,7 @@ def _callee(func, namespace):
 
 
 def is_pure(value, namespace):
-    for node in gast.walk(value):
+    for node in walk(value):
         if isinstance(node, gast.Call):
             callee, path = _callee(node.func, namespace)
             if callee is None:
@@ -172,8 +172,11 @@ def is_pure(value, namespace):
     return True
 
 
-def eliminate_dead_code(statements, namespace, live_out):
-    """(statements without dead pure assignments, names live before them)."""
+def eliminate_dead_code(statements, namespace, live_out, rewrite=True):
+    """(statements without dead pure assignments, names live before them).
+
+    With `rewrite=False` the statements are left as they are and only the names live
+    before them are computed (as if the dead ones were gone): a loop's fixed point."""
     live = set(live_out)
     kept = []
     for statement in reversed(statements):
@@ -181,12 +184,13 @@ def eliminate_dead_code(statements, namespace, live_out):
             kept.append(statement)
             continue
         if isinstance(statement, gast.If):
-            body, live_body = eliminate_dead_code(statement.body, namespace, live)
-            orelse, live_else = eliminate_dead_code(statement.orelse, namespace, live)
+            body, live_body = eliminate_dead_code(statement.body, namespace, live, rewrite)
+            orelse, live_else = eliminate_dead_code(statement.orelse, namespace, live, rewrite)
             if not _has_code(body) and not _has_code(orelse):
                 continue
-            statement.body = body if _has_code(body) else [gast.Pass()]
-            statement.orelse = orelse if _has_code(orelse) else []
+            if rewrite:
+                statement.body = body if _has_code(body) else [gast.Pass()]
+                statement.orelse = orelse if _has_code(orelse) else []
             live = live_body | live_else | loaded_names(statement.test)
             kept.append(statement)
             continue
@@ -194,12 +198,13 @@ def eliminate_dead_code(statements, namespace, live_out):
             header = statement.iter if isinstance(statement, gast.For) else statement.test
             loop_live = set(live) | loaded_names(header)
             while True:
-                _, live_body = eliminate_dead_code(_copy_block(statement.body), namespace, loop_live)
+                _, live_body = eliminate_dead_code(statement.body, namespace, loop_live, rewrite=False)
                 if live_body <= loop_live:
                     break
                 loop_live |= live_body
-            body, live_body = eliminate_dead_code(statement.body, namespace, loop_live)
-            statement.body = body if _has_code(body) else [gast.Pass()]
+            body, live_body = eliminate_dead_code(statement.body, namespace, loop_live, rewrite)
+            if rewrite:
+                statement.body = body if _has_code(body) else [gast.Pass()]
             live = loop_live | live_body
             kept.append(statement)
             continue
@@ -223,12 +228,6 @@ def eliminate_dead_code(statements, namespace, live_out):
         kept.append(statement)
     kept.reverse()
     return kept, live
-
-
-def _copy_block(block):
-    import copy
-
-    return copy.deepcopy(block)
 
 
 def _has_code(block):

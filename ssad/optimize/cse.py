@@ -20,6 +20,7 @@ import gast
 from ..frontend import primitives
 from ..frontend.naming import RenameLoads
 from ..registry import REGISTRY
+from ..frontend.builders import walk
 
 
 
@@ -63,10 +64,10 @@ def _key(statement, program, stable):
     value = statement.value
     op = primitives.operation(value, program)
     if op.kind == primitives.GETITEM:
-        operands = [n.id for n in gast.walk(value) if isinstance(n, gast.Name)]
+        operands = [n.id for n in walk(value) if isinstance(n, gast.Name)]
     elif op.kind == primitives.PRIMITIVE and _is_pure(op.primitive):
         # the callee's own path (np.linalg.norm) is static; its operands must not change
-        operands = [n.id for a in op.operands() for n in gast.walk(a) if isinstance(n, gast.Name)]
+        operands = [n.id for a in op.operands() for n in walk(a) if isinstance(n, gast.Name)]
     else:
         return None
     if not all(name in stable for name in operands):
@@ -75,7 +76,7 @@ def _key(statement, program, stable):
 
 
 def _loaded(block):
-    return {n.id for s in block for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for s in block for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _is_pure(primitive):
@@ -85,15 +86,15 @@ def _is_pure(primitive):
 def _stores(block):
     """(plain assignments per name, names changed any other way) anywhere in `block`."""
     stores, changed = {}, set()
-    for node in (n for statement in block for n in gast.walk(statement)):
+    for node in (n for statement in block for n in walk(statement)):
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 if isinstance(target, gast.Name):
                     stores[target.id] = stores.get(target.id, 0) + 1
                 else:
-                    changed.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
+                    changed.update(n.id for n in walk(target) if isinstance(n, gast.Name))
         elif isinstance(node, (gast.AugAssign, gast.For)):
-            changed.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
+            changed.update(n.id for n in walk(node.target) if isinstance(n, gast.Name))
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and isinstance(
             node.func.value, gast.Name
         ) and node.func.attr in ("append", "extend", "insert", "pop", "push", "update", "clear", "remove"):

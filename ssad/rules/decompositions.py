@@ -233,8 +233,8 @@ def _svd_adjoint(g_u, g_s, g_vh, u, s, vh):
     f = _inverse_gaps(s * s)
     row, col = np.expand_dims(s, -2), np.expand_dims(s, -1)
     inverse = _reciprocal_or_zero(s)
-    j, l = _h(u1) @ g_u1, _h(v1) @ g_v1
-    p = (f * (j - _h(j))) * row + col * (f * (l - _h(l))) + _diag(np.real(g_s))
+    j, m = _h(u1) @ g_u1, _h(v1) @ g_v1
+    p = (f * (j - _h(j))) * row + col * (f * (m - _h(m))) + _diag(np.real(g_s))
     if _is_complex(j):
         p = p + _diag(1j * np.imag(_diagonal(j)) * inverse)
     g = u1 @ p @ vh1

@@ -15,8 +15,8 @@ import functools
 import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import concat, pack_like
-from ..runtime.structure import zeros_like_value
+from ..runtime import concat, iterated, merged, pack_like, zipped
+from ..runtime.structure import is_other_array, zeros_like_value
 
 
 @adjoint(functools.partial)
@@ -81,6 +81,111 @@ def dict_values_tangent(tangents, y, d):
 
 
 nondifferentiable(dict.keys)
+
+
+@adjoint(zipped)
+def zipped_adjoint(dy, y, *sequences):
+    """Item k of sequence i went to tuple k, place i (items past the shortest sequence: none)."""
+    adjoints = []
+    for i, sequence in enumerate(sequences):
+        items = []
+        for k, item in enumerate(sequence):
+            items.append(dy[k][i] if k < len(dy) else zeros_like_value(item))
+        adjoints.append(pack_like(sequence, items))
+    return tuple(adjoints)
+
+
+@tangent(zipped)
+def zipped_tangent(tangents, y, *sequences):
+    columns = [_item_tangents(t, s) for t, s in zip(tangents, sequences, strict=True)]
+    return [tuple(column[k] for column in columns) for k in range(len(y))]
+
+
+@adjoint(iterated)
+def iterated_adjoint(dy, y, xs):
+    if walked_as_is(xs):
+        return (dy,)
+    return (zeros_like_value(xs),)  # a dict's keys, a set's items: they carry no gradient
+
+
+@tangent(iterated)
+def iterated_tangent(tangents, y, xs):
+    if walked_as_is(xs):
+        return tangents[0]
+    return None
+
+
+def walked_as_is(xs):
+    """Whether `iterated(xs)` is xs itself (never by identity: saved values may be copies)."""
+    return isinstance(xs, (list, tuple, np.ndarray, range, str)) or is_other_array(xs)
+
+
+nondifferentiable(walked_as_is)
+
+
+@adjoint(merged)
+def merged_adjoint(dy, y, a, b):
+    """`{**a, **b}`: each key's adjoint goes to the dict whose value the result holds."""
+    d_a, d_b = {}, {}
+    for k in a:
+        d_a[k] = zeros_like_value(a[k]) if k in b else dy[k]
+    for k in b:
+        d_b[k] = dy[k]
+    return (d_a, d_b)
+
+
+@tangent(merged)
+def merged_tangent(tangents, y, a, b):
+    return {**dict(zip(a, _value_tangents(tangents[0], a), strict=True)),
+            **dict(zip(b, _value_tangents(tangents[1], b), strict=True))}
+
+
+@adjoint(dict.get)
+def dict_get_adjoint(dy, y, d, key, default=None):
+    """`d.get(key, default)`: the value read (d's, or the default's where key is missing)."""
+    if key in d:
+        return ({k: (dy if k == key else zeros_like_value(v)) for k, v in d.items()}, None, zeros_like_value(default))
+    return ({k: zeros_like_value(v) for k, v in d.items()}, None, dy)
+
+
+@tangent(dict.get)
+def dict_get_tangent(tangents, y, d, key, default=None):
+    if key in d:
+        return _value_tangents(tangents[0], d)[list(d).index(key)]
+    return tangents[2] if len(tangents) > 2 else None
+
+
+# ----- sorted: a permutation of the items, chosen by values that carry no gradient -----
+
+
+def sort_order(items, key=None, reverse=False):
+    """The positions of `items` in the order `sorted(items, key=key, reverse=reverse)` puts them
+    (stable, as `sorted` is: equal items keep their order)."""
+    values = [key(item) for item in items] if key is not None else list(items)
+    return sorted(range(len(values)), key=values.__getitem__, reverse=reverse)
+
+
+def inverse_order(order):
+    """Where each item went: `inverse[order[j]] == j`."""
+    inverse = [0] * len(order)
+    for position, item in enumerate(order):
+        inverse[item] = position
+    return inverse
+
+
+nondifferentiable(sort_order, inverse_order)
+
+
+@adjoint(sorted)
+def sorted_adjoint(dy, y, iterable, key=None, reverse=False):
+    inverse = inverse_order(sort_order(iterable, key, reverse))
+    return (pack_like(iterable, [dy[k] for k in inverse]),)
+
+
+@tangent(sorted)
+def sorted_tangent(tangents, y, iterable, key=None, reverse=False):
+    items = _item_tangents(tangents[0], iterable)
+    return [items[k] for k in sort_order(iterable, key, reverse)]
 
 
 # ----- Helpers -----

@@ -41,11 +41,13 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
+from ..runtime.refusals import check_assertion
 from ..runtime.structure import add_adjoint, add_attr
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
 nondifferentiable(is_missing, insert_position)  # a test of a saved part, a list position
+nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where the function runs it
 
 
 @adjoint(saved_part)
@@ -135,7 +137,9 @@ def summed_at_tangent(tangents, y, positions, weights, size):
 
 @adjoint(getitem_adjoint)
 def getitem_adjoint_adjoint(dy, y, d_part, x, index):
-    return (unbroadcast(take_part(dy, index), d_part), None, None)
+    part = take_part(dy, index)
+    # an item of a list that is itself a sequence (a row of `zip`): no broadcasting to undo
+    return (part if isinstance(d_part, (list, tuple)) else unbroadcast(part, d_part), None, None)
 
 
 @tangent(getitem_adjoint)

@@ -86,8 +86,9 @@ def broadcast_like(t, y):
 
 
 def seed(result):
-    """The adjoint seed of a real scalar result: 1.0 (in its dtype). Non-scalars and
-    complex results are refused."""
+    """The adjoint seed of a real scalar result: 1.0 (in its dtype). A real array of one
+    element, shaped (1,) or (1, 1), is seeded with ones of its shape (as autograd does).
+    Larger arrays and complex results are refused."""
     if type(result) is float:
         return 1.0
     if isinstance(result, (np.generic, np.ndarray)) and result.ndim == 0:
@@ -95,6 +96,10 @@ def seed(result):
         if kind == "c":
             _refuse_complex(result)
         return result.dtype.type(1.0) if kind == "f" else 1.0
+    if isinstance(result, np.ndarray) and result.size == 1:
+        if result.dtype.kind == "c":
+            _refuse_complex(result)
+        return np.ones(result.shape, result.dtype if result.dtype.kind == "f" else np.float64)
     if isinstance(result, numbers.Number):
         if isinstance(result, complex):
             _refuse_complex(result)
@@ -104,7 +109,7 @@ def seed(result):
             _refuse_complex(result)
         return result.dtype.type(1.0) if result.dtype.kind == "f" else 1.0
     raise SsadError(
-        f"grad needs a function that returns a scalar, but it returned "
+        f"grad needs a function that returns a scalar (or an array of one element), but it returned "
         f"{_describe(result)}. Use ssad.vjp(f, *args) and pass the output's adjoint "
         f"to the pullback, or reduce the output to a scalar (np.sum(...))."
     )
@@ -220,6 +225,25 @@ def drop_last(items, count):
 def concat(a, b):
     """`a + b` for two lists or two tuples (sequence concatenation, not arithmetic)."""
     return a + b
+
+
+def iterated(xs):
+    """What `for x in xs` walks, as something indexable: `xs` itself when it is a list, a tuple,
+    an array or a range, else the list of what iterating it gives (a dict's keys, a set's items)."""
+    if isinstance(xs, (list, tuple, np.ndarray, range, str)) or is_other_array(xs):
+        return xs
+    return list(xs)
+
+
+def zipped(*sequences):
+    """`zip(*sequences)` as a list of tuples (how ssad lowers a `zip` that is not a loop's header:
+    `a, b = zip(*rows)`), so the items carry gradients by its rule."""
+    return list(zip(*sequences))  # noqa: B905  (zip stops at the shortest, as the user wrote it)
+
+
+def merged(a, b):
+    """`{**a, **b}`: a new dict with b's entries over a's (how ssad lowers `{**d, 'k': v}`)."""
+    return {**a, **b}
 
 
 def r_(*pieces):

@@ -77,7 +77,8 @@ def varargs(f):
 def parameter_order(function):
     """The names of `function`'s parameters in the order its signature lists them."""
     code = function.__code__
-    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+    count = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+             + bool(code.co_flags & inspect.CO_VARKEYWORDS))
     return code.co_varnames[:count]
 
 

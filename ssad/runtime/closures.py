@@ -37,3 +37,24 @@ def closure(template, **captured):
 
 
 SELF = _SELF
+
+
+def gradient_closure(f, wrt, grad):
+    """`ssad.grad(f, wrt)` of a closure `f` made inside a differentiated function: the closure
+    of the template's generated gradient over the same captured values.
+
+    The captured values stay inputs of the gradient (not constants baked into it), so code
+    that differentiates a function calling `ssad.grad(inner)`, where `inner` reads the
+    outer function's variables, differentiates through them too (nested differentiation
+    without perturbation confusion: each gradient has its own generated code)."""
+    template = f.template
+    code = template.__code__
+    positional = code.co_varnames[: code.co_argcount]
+    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
+    names = tuple(positional[w] if isinstance(w, int) else w for w in items)
+    if any(n not in positional for n in names):
+        from ..errors import SsadError
+
+        raise SsadError(f"wrt={wrt!r} names no parameter of {f.__name__}; its parameters are {', '.join(positional)}")
+    gradient = grad(template, wrt=names if isinstance(wrt, (tuple, list)) else names[0])
+    return Closure(gradient.generated, dict(f.captured), f"grad_{f.__name__}")

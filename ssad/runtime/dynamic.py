@@ -83,9 +83,14 @@ class VjpLayout:
 
     def __init__(self, function, args, kwargs, captured):
         self.names, self.rest = _bound_positional(function, len(args))
-        self.keywords = [k for k in kwargs if k in inspect.signature(function).parameters]
+        parameters = inspect.signature(function).parameters
+        self.keywords = [k for k in kwargs if k in parameters]
+        # the keywords a `**options` parameter collects: one dict, differentiated whole
+        self.options = next((p for p, v in parameters.items() if v.kind is inspect.Parameter.VAR_KEYWORD), None)
+        self.collected = [k for k in kwargs if k not in parameters] if self.options else []
         self.captured = list(captured)
-        self.wrt = tuple(self.names) + tuple(self.rest) + tuple(self.keywords) + tuple(self.captured)
+        self.wrt = (tuple(self.names) + tuple(self.rest) + tuple(self.keywords)
+                    + ((self.options,) if self.collected else ()) + tuple(self.captured))
 
     def pullback_adjoints(self, adjoints):
         """The adjoints of the vjp's backward half, as a pullback of `call_forward` gives them."""
@@ -94,7 +99,12 @@ class VjpLayout:
         if self.rest:  # one adjoint per argument `*args` took, as vjp gives them
             positional += tuple(adjoints[len(self.names)])
         keyword = dict(zip(self.keywords, adjoints[count : count + len(self.keywords)], strict=True))
-        captured = adjoints[count + len(self.keywords) :]
+        count += len(self.keywords)
+        if self.collected:
+            d_options = adjoints[count] or {}
+            keyword.update({k: d_options.get(k) for k in self.collected})
+            count += 1
+        captured = adjoints[count:]
         d_function = dict(zip(self.captured, captured, strict=True)) if self.captured else None
         return (d_function,) + positional + (keyword,)
 
@@ -105,8 +115,20 @@ class VjpLayout:
         flat = list(positional[: len(self.names)])
         if self.rest:
             flat.append(tuple(positional[len(self.names) :]))
-        flat += [keyword.get(k) for k in self.keywords] + [d_function.get(k) for k in self.captured]
-        return tuple(zeros_like_value(v) if a is None else a for a, v in zip(flat, like, strict=True))
+        flat += [keyword.get(k) for k in self.keywords]
+        if self.collected:
+            flat.append({k: keyword.get(k) for k in self.collected})
+        flat += [d_function.get(k) for k in self.captured]
+        return tuple(_filled(a, v) for a, v in zip(flat, like, strict=True))
+
+
+def _filled(adjoint, like):
+    """`adjoint` with None (also an entry of a dict of them) as zeros shaped like `like`."""
+    if adjoint is None:
+        return zeros_like_value(like)
+    if isinstance(adjoint, dict) and isinstance(like, dict):
+        return {k: zeros_like_value(like[k]) if adjoint.get(k) is None else adjoint[k] for k in like}
+    return adjoint
 
 
 def rule_adjoints(function, adjoints, count):
@@ -266,9 +288,16 @@ def _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, captu
             t if t is not None else zeros_like_value(p)
             for p, t in zip(primals[len(names) :], tangents[len(names) :], strict=True)
         )
-    given.update({k: t for k, t in keyword_tangents.items() if t is not None})
+    parameters = inspect.signature(function).parameters
+    given.update({k: t for k, t in keyword_tangents.items() if t is not None and k in parameters})
+    options = next((p for p, v in parameters.items() if v.kind is inspect.Parameter.VAR_KEYWORD), None)
+    collected = [k for k in keywords if k not in parameters] if options else []
+    if any(keyword_tangents.get(k) is not None for k in collected):
+        # the keywords `**options` collects take one dict of tangents, zeros where none is given
+        given[options] = {k: keyword_tangents[k] if keyword_tangents.get(k) is not None else
+                          zeros_like_value(keywords[k]) for k in collected}
     given.update({k: t for k, t in captured_tangents.items() if t is not None and k in captured})
-    order = list(inspect.signature(function).parameters)
+    order = list(parameters)
     entry = resolve(function, tuple(sorted(given, key=order.index)), JVP)
     tangent_keywords = {tangent_parameter(n): t for n, t in given.items()}
     return entry.function(*primals, **keywords, **captured, **tangent_keywords)

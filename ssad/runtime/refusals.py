@@ -54,3 +54,9 @@ def refused_tangent(t, function, parameter):
     if t is None or np.all(np.equal(t, 0.0)):
         return 0.0
     raise NoDerivative(function, parameter).error()
+
+
+def check_assertion(test, message):
+    """An `assert` of a differentiated function, as its forward sweep runs it."""
+    if not test:
+        raise AssertionError(message)

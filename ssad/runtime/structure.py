@@ -3,8 +3,9 @@
 Gradients have the structure of the inputs: a float for a float, an array of the same
 shape and (floating) dtype for an array, the same container for tuples, lists and
 dicts, the same type for namedtuples and dataclasses, and for other objects an object
-with the same attribute names (a `types.SimpleNamespace`). A leaf that is not a
-number or an array (a string, a function) has no gradient: `None`. A real input has
+with the same attribute names (a `types.SimpleNamespace`). An integer is a number: its
+gradient is a float (float64 for an integer array). A bool, None and a leaf that is not
+a number or an array (a string, a function) have no gradient: `None`. A real input has
 a real gradient: the real part of its adjoint (see `_real_part`).
 """
 
@@ -15,6 +16,7 @@ import types
 
 import numpy as np
 
+from ..errors import SsadError
 from .callables import callable_instance
 from .refusals import NoDerivative
 
@@ -143,8 +145,14 @@ def _real_part(g, dtype):
 
 
 def fit_gradient(g, x):
-    """The gradient `g` of input `x`, given x's structure and a user-facing type."""
+    """The gradient `g` of input `x`, given x's structure and a user-facing type.
+
+    A number is differentiated as the real number it is, an integer too (its gradient is a
+    float, 0.0 where it only indexes or counts); a bool (Python's or NumPy's, arrays
+    included), None and any other leaf that is not a number have no gradient: None."""
     if isinstance(x, np.ndarray):
+        if x.dtype.kind == "b":
+            return None
         dtype = _float_dtype(x.dtype)
         if type(g) is np.ndarray and g.shape == x.shape and g.dtype == dtype and g.flags.writeable:
             return g
@@ -154,9 +162,11 @@ def fit_gradient(g, x):
             return _fit_other_array(g, x, dtype)
         return np.array(np.broadcast_to(_real_part(g, dtype), x.shape), dtype=dtype)
     if isinstance(x, np.generic):
+        if x.dtype.kind == "b":
+            return None
         dtype = _float_dtype(x.dtype)
         return dtype.type(0.0 if g is None else _real_part(g, dtype))
-    if isinstance(x, bool):
+    if isinstance(x, bool) or x is None:
         return None
     if isinstance(x, numbers.Real):
         if g is None:
@@ -189,3 +199,22 @@ def _fit_other_array(g, x, dtype):
     if g is None or np.shape(g) != np.shape(x):  # a zero, a scalar, or a broadcast gradient
         g = np.zeros_like(x, dtype=dtype) + (0.0 if g is None else g)
     return g if g.dtype == dtype else g.astype(dtype)
+
+
+def aux_of(value_and_aux):
+    """The aux of what a function differentiated with `has_aux=True` returned, `(value, aux)`.
+
+    Generated code calls it where that function returns something other than a pair written
+    out (`return out`); it has no gradient, so nothing flows back into aux."""
+    if not isinstance(value_and_aux, (tuple, list)) or len(value_and_aux) != 2:
+        what = f"a {type(value_and_aux).__name__}"
+        if isinstance(value_and_aux, (tuple, list)):
+            what += f" of {len(value_and_aux)} items"
+        elif isinstance(value_and_aux, np.ndarray):
+            what = f"an array of shape {value_and_aux.shape}"
+        raise SsadError(
+            f"a function differentiated with has_aux=True returns a pair (value, aux), as in "
+            f"`return loss, {{'accuracy': accuracy}}`; this one returned {what}. Return the pair, "
+            "or leave out has_aux=True"
+        )
+    return value_and_aux[1]

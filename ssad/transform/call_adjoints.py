@@ -15,7 +15,7 @@ import textwrap
 import gast
 
 from ..frontend import primitives
-from ..frontend.builders import assign, call, constant, name
+from ..frontend.builders import assign, call, constant, name, walk
 from ..errors import MissingRuleError, SourceError
 from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
@@ -36,9 +36,9 @@ def _none_positions(rule):
     except (OSError, TypeError, SyntaxError):
         return set(), set(), None
     top = tree.body[0] if tree.body and isinstance(tree.body[0], gast.FunctionDef) else None
-    every = [node for node in gast.walk(top) if isinstance(node, gast.Return)] if top is not None else []
+    every = [node for node in walk(top) if isinstance(node, gast.Return)] if top is not None else []
     returns = [node.value for node in every if isinstance(node.value, gast.Tuple)]
-    nested = any(isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not top for node in gast.walk(top or tree))
+    nested = any(isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not top for node in walk(top or tree))
     shortest = None
     if every and len(returns) == len(every) and not nested and not any(
         isinstance(e, gast.Starred) for r in returns for e in r.elts
@@ -277,8 +277,11 @@ class CallAdjoints:
             )
         if library in ("numpy", "scipy"):
             hint = "It has no adjoint rule, and ssad does not transform NumPy's or SciPy's own source. Register one"
+        elif library == "ssad":
+            hint = ("ssad's own functions are not differentiated through, except `ssad.grad` of a function "
+                    "ssad reads; compute the value outside the differentiated function, or register one")
         elif has_source:
-            hint = "Calls to your own functions are not transformed yet: register an adjoint for it"
+            hint = "ssad does not transform its source here (a function made at run time); register one"
         else:
             hint = "It has no adjoint rule and no Python source ssad could transform. Register one"
         return MissingRuleError(

@@ -26,7 +26,8 @@ from ..errors import SourceError, SsadError
 def parameters_of_operands(f, n_args, keyword_names):
     """The parameter of `f` each operand of a call binds to: [name for each positional] + keywords.
 
-    An operand that `*args` collects binds to (name, index in the tuple).
+    An operand that `*args` collects binds to (name, index in the tuple); a keyword that
+    `**kwargs` collects, to (name, key in the dict).
     """
     signature = inspect.signature(f)
     placeholders = list(range(n_args))
@@ -44,11 +45,9 @@ def parameters_of_operands(f, n_args, keyword_names):
         elif signature.parameters[param].kind is inspect.Parameter.VAR_POSITIONAL:
             for index, operand in enumerate(value):
                 positional[operand] = (param, index)  # the index-th item of *param
-        else:  # **kwargs collected several operands
-            raise SsadError(
-                f"the call to {f.__qualname__} passes values through `*{param}` or `**{param}`; "
-                "name each parameter"
-            )
+        else:  # the keywords **param collected
+            for key, operand in value.items():
+                keywords[operand[1]] = (param, key)  # the item `key` of the dict **param
     return positional, keywords
 
 

@@ -21,7 +21,7 @@ import gast
 from ..frontend import primitives
 from ..analysis.activity import list_mutation, simple_statements
 from ..analysis.shapes import scalar_names
-from ..frontend.builders import assign, assigned_names, call, comment, constant, is_loop_exit, name, store
+from ..frontend.builders import assign, assigned_names, call, comment, constant, is_loop_exit, name, store, walk
 from .adjoints import index_value
 from .forward_calls import Before, Replace, TangentCalls
 from ..runtime import copy_adjoint, zeros_like_value
@@ -354,7 +354,7 @@ def _assigned(statements):
     """The names `statements` assign, loop variables last, in the order they appear."""
     names = assigned_names(simple_statements(statements))
     for statement in statements:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.For) and node.target.id not in names:
                 names.append(node.target.id)
     return names

@@ -113,12 +113,19 @@ class TangentCalls:
                 tangents.setdefault(param[0], []).append(operand)
             elif self.d(operand) is not None:
                 tangents[param] = self.d(operand)
+        keys = {}  # the keys of the keywords each `**param` collects, in order
+        for param, _ in bind_operands(op, self.program, statement):
+            if isinstance(param, tuple) and isinstance(param[1], str):
+                keys.setdefault(param[0], []).append(param[1])
         for param, items in list(tangents.items()):
             if isinstance(items, list):
-                if any(self.d(item) is not None for item in items):
-                    tangents[param] = gast.Tuple(elts=[self.d_or_zero(item) for item in items], ctx=gast.Load())
-                else:
+                if not any(self.d(item) is not None for item in items):
                     del tangents[param]
+                elif param in keys:  # the keywords `**param` collects take a dict of tangents
+                    tangents[param] = gast.Dict(keys=[constant(k) for k in keys[param]],
+                                                values=[self.d_or_zero(item) for item in items])
+                else:
+                    tangents[param] = gast.Tuple(elts=[self.d_or_zero(item) for item in items], ctx=gast.Load())
         wrt = tuple(p for p in parameter_order(function) if p in tangents)
         lazy = jvp_handle(function, wrt)
         try:

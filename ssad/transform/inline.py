@@ -19,6 +19,7 @@ import gast
 
 from ..errors import SsadError
 from .fold import fold
+from ..frontend.builders import walk
 
 _templates = {}
 _templates_lock = threading.Lock()
@@ -68,7 +69,7 @@ def _build_template(rule, single=False):
     # `*shape` / `**kwargs` parameters the body never reads (method signatures such
     # as `x.reshape(*shape)`) do not stop inlining: their arguments are dropped.
     ignored = {a.id for a in (args.vararg, args.kwarg) if a is not None}
-    if ignored & {n.id for n in gast.walk(gast.Module(body=node.body, type_ignores=[])) if isinstance(n, gast.Name)}:
+    if ignored & {n.id for n in walk(gast.Module(body=node.body, type_ignores=[])) if isinstance(n, gast.Name)}:
         return None
     params = [a.id for a in args.args + args.kwonlyargs]
     defaults = {}
@@ -102,7 +103,7 @@ def _build_template(rule, single=False):
             and isinstance(statement.targets[0], gast.Name)
         ):
             return None
-    for child in gast.walk(node):
+    for child in walk(node):
         if isinstance(child, (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp, gast.NamedExpr)):
             return None
     outputs = [body[-1].value] if single else list(body[-1].value.elts)
@@ -225,8 +226,8 @@ def instantiate(template, call, namespace, namer, needed):
 
 
 def _loaded_list(expr):
-    return [n.id for n in gast.walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    return [n.id for n in walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
 def _loaded(expr):
-    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}

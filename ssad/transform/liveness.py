@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import gast
 
-from ..frontend.builders import is_marker
+from ..frontend.builders import is_marker, walk
 from ..runtime import unbroadcast
 
 
@@ -62,7 +62,7 @@ def _read_only_for_shape(backward, namespace):
         elif isinstance(statement, gast.For):
             nodes = [statement.iter]
         for node in nodes:
-            for n in gast.walk(node):
+            for n in walk(node):
                 if (
                     isinstance(n, gast.Call)
                     and isinstance(n.func, gast.Name)
@@ -71,7 +71,7 @@ def _read_only_for_shape(backward, namespace):
                     and isinstance(n.args[1], gast.Name)
                 ):
                     shape_reads.add(id(n.args[1]))
-            for n in gast.walk(node):
+            for n in walk(node):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in shape_reads:
                     other_reads.add(n.id)
     return {n for n in _names_loaded(backward) if n not in other_reads}
@@ -82,7 +82,7 @@ def _names_loaded(block):
         n.id
         for statement in _all_statements(block)
         if not isinstance(statement, (Save, Restore)) and not is_marker(statement)
-        for n in gast.walk(statement)
+        for n in walk(statement)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }
 
@@ -166,7 +166,7 @@ class _PopLiveness:
             if (id(marker), array) in self.popped or (id(marker), array) in self.found:
                 live.add(array)
                 # ... and the index it restores at (`i` of `x[i] = v`) must be the one it had
-                live |= {n.id for n in gast.walk(marker.write.slice) if isinstance(n, gast.Name)} & self.primal
+                live |= {n.id for n in walk(marker.write.slice) if isinstance(n, gast.Name)} & self.primal
             return
         for n in marker.names:
             if n in live and n not in self.invariant:
@@ -183,5 +183,5 @@ def _loads(statement):
     elif isinstance(statement, gast.For):
         nodes = [statement.iter]
     return {
-        n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id for node in nodes for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }

@@ -30,7 +30,7 @@ import copy
 
 import gast
 
-from ..frontend.builders import MIRROR as _MIRROR
+from ..frontend.builders import MIRROR as _MIRROR, walk
 from ..frontend.builders import name as _name
 from .mirror_terms import _MAX_TRIPS, MirrorError, Terms, _Obj  # noqa: F401  (MirrorError: raised to the tests)
 from ..frontend.sharing import viewed_operand
@@ -78,7 +78,8 @@ def strip(block):
 
 def check(program, forward, backward, tape):
     """Run every scenario; raise MirrorError at the first stale read of the adjoint sweep."""
-    primal = set(program.params) | _stored(forward)
+    # Only the primal names the adjoint sweep reads are compared, so only they are snapshot.
+    primal = (set(program.params) | _stored(forward)) & _loaded(backward)
     primal.discard(tape)
     for seed in range(_SCENARIOS):
         _Run(program, primal, tape, seed).run(forward, backward)
@@ -87,9 +88,20 @@ def check(program, forward, backward, tape):
 def _stored(block):
     names = set()
     for statement in block:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 names.add(node.id)
+    return names
+
+
+def _loaded(block):
+    names = set()
+    for statement in block:
+        for node in walk(statement):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Store):
+                names.add(node.id)
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):  # reads it too
+                names.add(node.target.id)
     return names
 
 
@@ -136,7 +148,8 @@ class _Run(Terms):
                     raise MirrorError(f"the adjoint sweep reaches a point ({kind} {key}) the forward sweep did not")
                 self.mirror = stack.pop()
             else:
-                snapshot = {name: self.value(obj) for name, obj in self.env.items()}
+                env, value = self.env, self.value
+                snapshot = {name: value(env[name]) for name in self.primal if name in env}
                 self.snapshots.setdefault((kind, key), []).append(snapshot)
         elif _comment(s) is not None:
             self.comment = _comment(s)
@@ -363,7 +376,7 @@ def _comment(statement):
 
 def _load(target):
     node = copy.deepcopy(target)
-    for n in gast.walk(node):
+    for n in walk(node):
         if hasattr(n, "ctx"):
             n.ctx = gast.Load()
     return node

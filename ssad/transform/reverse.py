@@ -43,7 +43,8 @@ from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import vjp_handles
 from ..runtime.pullbacks import call_forward_packed, method_forward_packed
 from ..runtime import (
-    add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, owned, pack_like, unspent, zero_at,
+    add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, iterated, merged, owned, pack_like,
+    unspent, zero_at, zipped,
     zeros_like_value,
 )
 from ..analysis.shapes import may_be_complex, scalar_names
@@ -318,7 +319,8 @@ def _returns_one_number_or_array(primitive):
     return getattr(primitive, "__module__", None) in ("_operator", "operator", "math")
 
 
-_SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack}
+_SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack, sorted,
+                        iterated, zipped, merged}
 # Primitives whose operands and value may be containers or function values: the items
 # and values of a dict, and calls through function values read again (`pullbacks`).
 _PACKED_CALLS = {dict.items, dict.values, call_forward_packed, method_forward_packed}

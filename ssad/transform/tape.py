@@ -20,7 +20,7 @@ import gast
 from ..frontend import primitives
 from ..analysis.activity import list_mutation
 from .adjoints import index_value
-from ..frontend.builders import comment, is_marker
+from ..frontend.builders import comment, is_marker, walk
 from .liveness import Restore, Save, _all_statements, _loads, _popped, _read_only_for_shape
 from ..frontend.builders import name as _name
 from ..frontend.builders import store as _store
@@ -43,7 +43,7 @@ def _stores(block, writes=False):
                     if writes:
                         names.add(target.value.id)
                     continue
-                names |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+                names |= {n.id for n in walk(target) if isinstance(n, gast.Name)}
         elif isinstance(statement, gast.For):
             names.add(statement.target.id)
     return names
@@ -82,7 +82,7 @@ def loop_invariants(program, forward):
                 targets = [statement.target]
             else:
                 continue
-            for n in gast.walk(gast.Tuple(elts=list(targets), ctx=gast.Store())):
+            for n in walk(gast.Tuple(elts=list(targets), ctx=gast.Store())):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                     counts[n.id] = counts.get(n.id, 0) + 1
         # An array written in place in the loop (or one sharing its memory) holds another
@@ -126,7 +126,7 @@ def _stores_outside_loops(block):
         if isinstance(statement, gast.If):
             names |= _stores_outside_loops(statement.body) | _stores_outside_loops(statement.orelse)
         elif isinstance(statement, gast.Assign):
-            names |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+            names |= {n.id for t in statement.targets for n in walk(t) if isinstance(n, gast.Name)}
     return names
 
 
@@ -238,7 +238,7 @@ def _bound_at_top(statements, params):
     bound = set(params)
     for statement in statements:
         if isinstance(statement, gast.Assign):
-            bound |= {n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+            bound |= {n.id for t in statement.targets for n in walk(t) if isinstance(n, gast.Name)}
     return bound
 
 
@@ -261,9 +261,9 @@ def unbound_zero_reads(statements, params, namespace):
     them. `zeros_like_value(None)` is the zero of a value never computed.
     """
     bound = _bound_at_top(statements, params)
-    stored = {n.id for s in statements for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    stored = {n.id for s in statements for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     read = []
-    for node in (n for statement in statements for n in gast.walk(statement)):
+    for node in (n for statement in statements for n in walk(statement)):
         if (
             isinstance(node, gast.Call)
             and isinstance(node.func, gast.Name)

@@ -29,11 +29,6 @@ def uses_global(x):
     return x
 
 
-def uses_starred_call(x):
-    args = (x,)
-    return np.sum(*args)  # <- here
-
-
 def uses_walrus(x):
     y = (z := x * 2)  # <- here
     return y + z
@@ -46,11 +41,6 @@ def uses_yield(x):
 
 def uses_fstring(x):
     print(f"{x}")  # <- here
-    return x
-
-
-def uses_assert(x):
-    assert x > 0  # <- here
     return x
 
 
@@ -71,16 +61,6 @@ def uses_pop_with_default(x):
     return y * d["a"]
 
 
-def uses_import(x):
-    import math  # <- here
-
-    return math.sin(x)
-
-
-def uses_kwargs(x, **options):  # <- here
-    return x
-
-
 def uses_undefined_name(x):
     return x * UNDEFINED_THING  # <- here  # noqa: F821
 
@@ -90,16 +70,12 @@ CASES = [
     uses_with,
     uses_no_return,
     uses_global,
-    uses_starred_call,
     uses_walrus,
     uses_yield,
     uses_fstring,
-    uses_assert,
     uses_raise,
     uses_del,
     uses_pop_with_default,
-    uses_import,
-    uses_kwargs,
 ]
 
 

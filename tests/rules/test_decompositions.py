@@ -441,7 +441,7 @@ C55 = rand(5, 5)
 def test_extra_columns_of_full_factors_through_their_span(f, a):
     assert_close(f.__name__, ssad.grad(f)(a), numerical_gradient(f, a), rtol=1e-5, atol=1e-7)
     h = ssad.hessian(f)(a)
-    expected = np.stack([numerical_gradient(lambda s: ssad.grad(f)(s).ravel()[k], a) for k in range(a.size)])
+    expected = np.stack([numerical_gradient(lambda s, k=k: ssad.grad(f)(s).ravel()[k], a) for k in range(a.size)])
     np.testing.assert_allclose(h.reshape(a.size, a.size), expected.reshape(a.size, a.size), rtol=1e-5, atol=1e-6)
 
 
@@ -598,7 +598,7 @@ def powers_and_solutions(a, b):
 
 def _hessian_by_differences(f, a, *rest):
     gradient = ssad.grad(f)
-    return np.stack([numerical_gradient(lambda s: gradient(s, *rest).ravel()[k], a) for k in range(a.size)])
+    return np.stack([numerical_gradient(lambda s, k=k: gradient(s, *rest).ravel()[k], a) for k in range(a.size)])
 
 
 @pytest.mark.parametrize("f, args", [

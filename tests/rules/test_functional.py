@@ -6,13 +6,14 @@ import numpy as np
 
 import ssad
 from ssad.registry import REGISTRY
-from ssad.runtime import concat
+from ssad.runtime import concat, iterated, merged, zipped
 from ssad.testing import assert_close
 
 from ..conftest import assert_gradient_matches
 
 CASES = []
-CHECKED_ELSEWHERE = [functools.partial, concat, list, tuple, dict.items, dict.values]
+CHECKED_ELSEWHERE = [functools.partial, concat, list, tuple, dict.items, dict.values,
+                     iterated, merged, zipped, dict.get, sorted]  # the last five: test_dicts_sorted_and_iteration_rules
 
 
 def scaled_by_partial(x, w):
@@ -212,3 +213,85 @@ def test_every_functional_adjoint_rule_has_a_tangent_rule():
     assert set(mine) == set(CHECKED_ELSEWHERE)
     missing = [repr(p) for p in mine if REGISTRY.tangent_rule(p) is None]
     assert not missing, f"adjoint rules without a tangent rule: {missing}"
+
+
+def _dict_pairing(a, b):
+    if isinstance(a, dict):
+        return sum(_dict_pairing(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return sum(_dict_pairing(u, v) for u, v in zip(a, b, strict=True))
+    if a is None or b is None:
+        return 0.0
+    return float(np.sum(np.asarray(a) * np.asarray(b)))
+
+
+def _difference(f, args, tangents, step=1e-6):
+    """Central difference of f along tangents (dict and list arguments moved item by item)."""
+
+    def moved(sign):
+        out = []
+        for a, t in zip(args, tangents, strict=True):
+            if t is None:
+                out.append(a)
+            elif isinstance(a, dict):
+                out.append({k: a[k] + sign * step * t[k] for k in a})
+            elif isinstance(a, list):
+                out.append([u + sign * step * v for u, v in zip(a, t, strict=True)])
+            else:
+                out.append(a + sign * step * t)
+        return f(*out)
+
+    up, down = moved(1), moved(-1)
+    if isinstance(up, dict):
+        return {k: (up[k] - down[k]) / (2 * step) for k in up}
+    if isinstance(up, (list, tuple)):
+        return type(up)(_difference_of(u, d, step) for u, d in zip(up, down, strict=True))
+    return (up - down) / (2 * step)
+
+
+def _difference_of(up, down, step):
+    if isinstance(up, (list, tuple)):
+        return type(up)(_difference_of(u, d, step) for u, d in zip(up, down, strict=True))
+    return (up - down) / (2 * step)
+
+
+def test_dicts_sorted_and_iteration_rules():
+    """Each rule's tangent against central differences, and its adjoint against the tangent
+    (<adjoint(dy), t> == <dy, tangent(t)>)."""
+    rng = np.random.default_rng(7)
+    a = {"w": 0.4, "b": np.array([1.0, -2.0]), "c": -0.3}
+    b = {"b": np.array([0.5, 0.25]), "z": 2.0}
+    t_a = {"w": 0.7, "b": np.array([-0.2, 0.9]), "c": 1.1}
+    t_b = {"b": np.array([0.3, -0.6]), "z": -0.4}
+    values = [0.9, -1.2, 0.3, 2.5]
+    cases = [
+        (merged, (a, b), (t_a, t_b), {}),
+        (dict.get, (a, "b"), (t_a, None), {}),
+        (dict.get, (a, "missing", 1.5), (t_a, None, 0.8), {}),
+        (sorted, (values,), ([0.1, -0.4, 0.7, 0.2],), {}),
+        (sorted, (values,), ([0.1, -0.4, 0.7, 0.2],), {"reverse": True}),
+        (sorted, (values,), ([0.1, -0.4, 0.7, 0.2],), {"key": abs}),
+        (iterated, (np.array([1.0, 2.0, 3.0]),), (np.array([0.5, -1.0, 2.0]),), {}),
+        (iterated, (values,), ([0.1, -0.4, 0.7, 0.2],), {}),
+        (zipped, (values, [1.5, -0.5, 2.0]), ([0.1, -0.4, 0.7, 0.2], [0.3, 0.2, -0.1]), {}),
+    ]
+    for primitive, args, tangents, keywords in cases:
+        y = primitive(*args, **keywords)
+        t_y = REGISTRY.tangent_rule(primitive)(tangents, y, *args, **keywords)
+        expected = _difference(lambda *xs, p=primitive, kw=keywords: p(*xs, **kw), args, tangents)
+        assert _dict_pairing(t_y, t_y) > 0.0, primitive
+        assert abs(_dict_pairing(t_y, t_y) - _dict_pairing(expected, t_y)) <= 1e-6 * _dict_pairing(t_y, t_y), primitive
+        if isinstance(y, dict):
+            dy = {k: rng.standard_normal(np.shape(v)) if np.ndim(v) else float(rng.standard_normal()) for k, v in y.items()}
+        elif isinstance(y, list):
+            dy = [tuple(float(rng.standard_normal()) for _ in item) if isinstance(item, tuple)
+                  else float(rng.standard_normal()) for item in y]
+        else:
+            dy = rng.standard_normal(np.shape(y)) if np.ndim(y) else float(rng.standard_normal())
+        adjoints = REGISTRY.adjoint_rule(primitive)(dy, y, *args, **keywords)
+        left = sum(_dict_pairing(d, t) for d, t in zip(adjoints, tangents, strict=False) if t is not None)
+        right = _dict_pairing(dy, t_y)
+        assert abs(left - right) <= 1e-12 * max(1.0, abs(left)), (primitive, left, right)
+    # a dict walked by a `for` loop: its keys carry no gradient, so its adjoint is zero
+    (d_keys,) = REGISTRY.adjoint_rule(iterated)(["w", "b"], ["w", "b"], {"w": 1.0, "b": 2.0})
+    assert d_keys == {"w": 0.0, "b": 0.0}

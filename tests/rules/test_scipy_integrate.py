@@ -273,7 +273,7 @@ def test_neural_ode_gradient_and_jvp():
     rng = np.random.default_rng(6)
     directions = tuple(rng.standard_normal(np.shape(a)) for a in point)
     _, tangent = ssad.jvp(neural_ode_loss, point, directions)
-    assert_close("jvp of neural_ode_loss", tangent, sum(inner(e, d) for e, d in zip(expected, directions)), 1e-5, 1e-7)
+    assert_close("jvp of neural_ode_loss", tangent, sum(inner(e, d) for e, d in zip(expected, directions, strict=True)), 1e-5, 1e-7)
 
 
 def test_neural_ode_matches_autograd():

@@ -1,0 +1,185 @@
+"""Stage 1b, desugar: statements that run once and carry no gradient, lowered as the function
+is parsed, before the fence sees them.
+
+- `import m as n` inside the function binds the module once (`lower_imports`);
+- `assert test, message` becomes a call the forward sweep runs (`lower_asserts`);
+- a generator function becomes the function returning the list of what it yields
+  (`lower_generator`), which is what a caller that consumes it sees.
+
+Assumes: a `Parsed` function whose free names are not resolved yet.
+Guarantees: no `Import`, `ImportFrom` or `Assert` statement is left, and a generator's
+`yield` statements append to a list it returns.
+"""
+
+import importlib
+import inspect
+
+import gast
+
+from ..errors import SsadError
+from .builders import local_names, walk
+
+
+def lower_imports(parsed):
+    """Remove the `import` statements of the function; {name: module or object} they bind.
+
+    `import numpy as np` inside a function (a notebook cell's habit) binds a module: it
+    carries no gradient, and binding it once, here, is what running it does. A name an
+    import binds must not be assigned otherwise in the function."""
+    imported = {}
+
+    def lower(block):
+        out = []
+        for statement in block:
+            if isinstance(statement, (gast.Import, gast.ImportFrom)):
+                imported.update(_import(parsed, statement))
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(statement, field, None)
+                if isinstance(inner, list) and not isinstance(statement, (gast.FunctionDef, gast.Lambda)):
+                    setattr(statement, field, lower(inner) or ([gast.Pass()] if field == "body" else []))
+            out.append(statement)
+        return out
+
+    parsed.node.body = lower(parsed.node.body) or [gast.Pass()]
+    clash = sorted(set(imported) & local_names(parsed.node))
+    if clash:
+        raise SsadError(
+            f"{parsed.function.__qualname__} imports `{clash[0]}` and also assigns it; ssad binds an "
+            "imported name once for the whole function: use another name for one of them"
+        )
+    return imported
+
+
+def _import(parsed, statement):
+    package = getattr(inspect.getmodule(parsed.function), "__package__", None)
+    try:
+        if isinstance(statement, gast.Import):
+            bound = {}
+            for alias in statement.names:
+                module = importlib.import_module(alias.name)
+                if alias.asname:
+                    bound[alias.asname] = module
+                else:
+                    top = alias.name.split(".")[0]
+                    bound[top] = importlib.import_module(top)
+            return bound
+        base = "." * statement.level + (statement.module or "")
+        module = importlib.import_module(base, package if statement.level else None)
+        bound = {}
+        for alias in statement.names:
+            if alias.name == "*":
+                raise parsed.unsupported(statement, "`from ... import *` inside a differentiated function is not "
+                                                    "supported; import the names you use")
+            try:
+                value = getattr(module, alias.name)
+            except AttributeError:
+                value = importlib.import_module(f"{module.__name__}.{alias.name}")
+            bound[alias.asname or alias.name] = value
+        return bound
+    except ImportError as error:
+        raise parsed.unsupported(statement, f"this import fails: {error}") from None
+
+
+def lower_asserts(parsed):
+    """`assert test, message` to `check_assertion(test, text)`: the test runs in the forward
+    sweep, as Python runs it (none under `python -O`), and carries no gradient; a failing
+    one raises AssertionError with the message when it is a constant string, else the
+    assertion's own text and place."""
+    from ..runtime.refusals import check_assertion
+
+    def lower(block):
+        out = []
+        for statement in block:
+            if isinstance(statement, gast.Assert):
+                if not __debug__:
+                    continue
+                out.append(_assertion_call(parsed, statement))
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(statement, field, None)
+                if isinstance(inner, list) and not isinstance(statement, (gast.FunctionDef, gast.Lambda)):
+                    setattr(statement, field, lower(inner) or ([gast.Pass()] if field == "body" else []))
+            out.append(statement)
+        return out
+
+    before = parsed.node.body
+    parsed.node.body = lower(before) or [gast.Pass()]
+    if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == _ASSERTION
+           for n in walk(parsed.node)):
+        parsed.namespace[_ASSERTION] = check_assertion
+
+
+_ASSERTION = "check_assertion"
+
+
+def _assertion_call(parsed, statement):
+    message = statement.msg
+    if isinstance(message, gast.Constant) and isinstance(message.value, str):
+        text = message.value
+    else:
+        filename, line, _, source = parsed.where(statement)
+        text = f"{(source or 'assert').strip()} ({filename}, line {line})"
+    call = gast.Call(
+        func=gast.Name(id=_ASSERTION, ctx=gast.Load(), annotation=None, type_comment=None),
+        args=[statement.test, gast.Constant(value=text, kind=None)],
+        keywords=[],
+    )
+    return gast.copy_location(gast.Expr(value=gast.copy_location(call, statement)), statement)
+
+
+def lower_generator(parsed):
+    """A generator function as the function returning the list of what it yields.
+
+    ssad differentiates a generator where the function it calls consumes it (`list(gen())`,
+    `sum(gen())`, a `for` over it): running it to its end at once yields the same values
+    in the same order. `yield v` becomes `yielded.append(v)`, `yield from e`
+    `yielded.extend(e)`, and every `return` returns the list."""
+    node = parsed.node
+    taken = local_names(node) | set(parsed.namespace) | {n.id for n in walk(node) if isinstance(n, gast.Name)}
+    out = next(name for name in ("yielded", *(f"yielded_{k}" for k in range(1, 1000))) if name not in taken)
+
+    def collected():
+        return gast.Name(id=out, ctx=gast.Load(), annotation=None, type_comment=None)
+
+    def lower(block):
+        lowered = []
+        for statement in block:
+            if isinstance(statement, gast.Expr) and isinstance(statement.value, (gast.Yield, gast.YieldFrom)):
+                value = statement.value.value
+                if value is None:
+                    value = gast.Constant(value=None, kind=None)
+                method = "append" if isinstance(statement.value, gast.Yield) else "extend"
+                call = gast.Call(func=gast.Attribute(value=collected(), attr=method, ctx=gast.Load()),
+                                 args=[value], keywords=[])
+                lowered.append(gast.copy_location(gast.Expr(value=gast.copy_location(call, statement)), statement))
+                continue
+            if isinstance(statement, gast.Return):
+                lowered.append(gast.copy_location(gast.Return(value=collected()), statement))
+                continue
+            if not isinstance(statement, (gast.FunctionDef, gast.Lambda)):
+                for field in ("body", "orelse"):
+                    inner = getattr(statement, field, None)
+                    if isinstance(inner, list):
+                        setattr(statement, field, lower(inner) or ([gast.Pass()] if field == "body" else []))
+            lowered.append(statement)
+        return lowered
+
+    for child in walk(node):
+        if isinstance(child, (gast.Yield, gast.YieldFrom)) and not _is_yield_statement(node, child):
+            raise parsed.unsupported(
+                child, "a `yield` whose value is used (`x = yield v`, `send`) cannot be differentiated; "
+                       "yield values only, or build a list and return it")
+    start = gast.Assign(targets=[gast.Name(id=out, ctx=gast.Store(), annotation=None, type_comment=None)],
+                        value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)
+    body = lower(node.body)
+    first = node.body[0] if node.body else node
+    node.body = [gast.copy_location(start, first), *body, gast.copy_location(gast.Return(value=collected()), first)]
+
+
+def _is_yield_statement(function, node):
+    """Whether the yield `node` stands alone as a statement of `function` (not in a nested def)."""
+    for child in walk(function):
+        if isinstance(child, gast.Expr) and child.value is node:
+            return True
+    return False

@@ -1,0 +1,71 @@
+"""Stage 3, A-normal form: `f(*args)` and `f(**options)` spread into the items they pass.
+
+Where the code fixes what a tuple, list or dict holds (a display assigned outside control
+flow to a name nothing changes in place), `f(*args)` becomes `f(args[0], args[1])` and
+`f(**options)` becomes `f(scale=options['scale'])`: each value binds to a named parameter
+and carries its own gradient, as if written out. Methods of the lowering (see `anf`).
+"""
+
+import gast
+
+from .builders import name as _name
+from .builders import walk
+
+
+def changed_in_place(function):
+    """The names whose list the function may change in place (`xs.append(v)`, `xs[i] = v`, `xs += ys`)."""
+    changed = set()
+    for node in walk(function):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name):
+            changed.add(node.func.value.id)  # any method: it may change its object
+        elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
+            changed.add(node.value.id)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            changed.add(node.target.id)
+    return changed
+
+
+class SpreadLowering:
+    def record_length(self, name, value):
+        """Remember how many items `name` holds when the code says so for certain: a display
+        assigned outside control flow to a name whose list nothing changes in place."""
+        users = {ssa: user for user, ssa in self.current.items()}
+        self.lengths.pop(name, None)
+        self.keys.pop(name, None)
+        if self.depth or users.get(name) in self.changed_sequences:
+            return
+        if isinstance(value, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in value.elts):
+            self.lengths[name] = len(value.elts)
+        elif isinstance(value, gast.Dict) and all(isinstance(k, gast.Constant) for k in value.keys):
+            self.keys[name] = [k.value for k in value.keys]
+        elif isinstance(value, gast.Name):
+            for known in (self.lengths, self.keys):
+                if value.id in known:
+                    known[name] = known[value.id]
+
+    def arguments(self, argument):
+        """The atoms `argument` passes: `*args` of a tuple or list whose length is known is
+        spread into its items (`f(*args)` as `f(args[0], args[1])`), so each binds to a
+        named parameter and carries its own gradient."""
+        if not isinstance(argument, gast.Starred):
+            return [self.atom(argument)]
+        items = self.atom(argument.value)
+        count = self.lengths.get(items.id) if isinstance(items, gast.Name) else None
+        if count is None:
+            return [gast.Starred(value=items, ctx=gast.Load())]
+        return [self.atom(gast.Subscript(value=_name(items.id), slice=gast.Constant(value=k, kind=None),
+                                         ctx=gast.Load())) for k in range(count)]
+
+    def keywords(self, keyword):
+        """The keywords `keyword` passes: `**options` of a dict whose keys are known is spread
+        into them (`f(**options)` as `f(a=options['a'])`)."""
+        if keyword.arg is not None:
+            return [gast.keyword(arg=keyword.arg, value=self.atom(keyword.value))]
+        options = self.atom(keyword.value)
+        keys = self.keys.get(options.id) if isinstance(options, gast.Name) else None
+        if keys is None or not all(isinstance(k, str) for k in keys):
+            raise self.parsed.unsupported(
+                keyword.value, "`**options` in a call is supported for a dict display with constant keys assigned "
+                "outside control flow and not changed in place; pass the keywords by name")
+        return [gast.keyword(arg=k, value=self.atom(gast.Subscript(value=_name(options.id), slice=gast.Constant(
+            value=k, kind=None), ctx=gast.Load()))) for k in keys]
