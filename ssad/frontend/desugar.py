@@ -28,20 +28,13 @@ def lower_imports(parsed):
     import binds must not be assigned otherwise in the function."""
     imported = {}
 
-    def lower(block):
-        out = []
-        for statement in block:
-            if isinstance(statement, (gast.Import, gast.ImportFrom)):
-                imported.update(_import(parsed, statement))
-                continue
-            for field in ("body", "orelse"):
-                inner = getattr(statement, field, None)
-                if isinstance(inner, list) and not isinstance(statement, (gast.FunctionDef, gast.Lambda)):
-                    setattr(statement, field, lower(inner) or ([gast.Pass()] if field == "body" else []))
-            out.append(statement)
-        return out
+    def lower(statement):
+        if not isinstance(statement, (gast.Import, gast.ImportFrom)):
+            return None
+        imported.update(_import(parsed, statement))
+        return []
 
-    parsed.node.body = lower(parsed.node.body) or [gast.Pass()]
+    parsed.node.body = _rewritten(parsed.node.body, lower) or [gast.Pass()]
     clash = sorted(set(imported) & local_names(parsed.node))
     if clash:
         raise SsadError(
@@ -88,23 +81,12 @@ def lower_asserts(parsed):
     assertion's own text and place."""
     from ..runtime.refusals import check_assertion
 
-    def lower(block):
-        out = []
-        for statement in block:
-            if isinstance(statement, gast.Assert):
-                if not __debug__:
-                    continue
-                out.append(_assertion_call(parsed, statement))
-                continue
-            for field in ("body", "orelse"):
-                inner = getattr(statement, field, None)
-                if isinstance(inner, list) and not isinstance(statement, (gast.FunctionDef, gast.Lambda)):
-                    setattr(statement, field, lower(inner) or ([gast.Pass()] if field == "body" else []))
-            out.append(statement)
-        return out
+    def lower(statement):
+        if not isinstance(statement, gast.Assert):
+            return None
+        return [_assertion_call(parsed, statement)] if __debug__ else []
 
-    before = parsed.node.body
-    parsed.node.body = lower(before) or [gast.Pass()]
+    parsed.node.body = _rewritten(parsed.node.body, lower) or [gast.Pass()]
     if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == _ASSERTION
            for n in walk(parsed.node)):
         parsed.namespace[_ASSERTION] = check_assertion
@@ -142,28 +124,18 @@ def lower_generator(parsed):
     def collected():
         return gast.Name(id=out, ctx=gast.Load(), annotation=None, type_comment=None)
 
-    def lower(block):
-        lowered = []
-        for statement in block:
-            if isinstance(statement, gast.Expr) and isinstance(statement.value, (gast.Yield, gast.YieldFrom)):
-                value = statement.value.value
-                if value is None:
-                    value = gast.Constant(value=None, kind=None)
-                method = "append" if isinstance(statement.value, gast.Yield) else "extend"
-                call = gast.Call(func=gast.Attribute(value=collected(), attr=method, ctx=gast.Load()),
-                                 args=[value], keywords=[])
-                lowered.append(gast.copy_location(gast.Expr(value=gast.copy_location(call, statement)), statement))
-                continue
-            if isinstance(statement, gast.Return):
-                lowered.append(gast.copy_location(gast.Return(value=collected()), statement))
-                continue
-            if not isinstance(statement, (gast.FunctionDef, gast.Lambda)):
-                for field in ("body", "orelse"):
-                    inner = getattr(statement, field, None)
-                    if isinstance(inner, list):
-                        setattr(statement, field, lower(inner) or ([gast.Pass()] if field == "body" else []))
-            lowered.append(statement)
-        return lowered
+    def lower(statement):
+        if isinstance(statement, gast.Expr) and isinstance(statement.value, (gast.Yield, gast.YieldFrom)):
+            value = statement.value.value
+            if value is None:
+                value = gast.Constant(value=None, kind=None)
+            method = "append" if isinstance(statement.value, gast.Yield) else "extend"
+            call = gast.Call(func=gast.Attribute(value=collected(), attr=method, ctx=gast.Load()),
+                             args=[value], keywords=[])
+            return [gast.copy_location(gast.Expr(value=gast.copy_location(call, statement)), statement)]
+        if isinstance(statement, gast.Return):
+            return [gast.copy_location(gast.Return(value=collected()), statement)]
+        return None
 
     for child in walk(node):
         if isinstance(child, (gast.Yield, gast.YieldFrom)) and not _is_yield_statement(node, child):
@@ -172,7 +144,7 @@ def lower_generator(parsed):
                        "yield values only, or build a list and return it")
     start = gast.Assign(targets=[gast.Name(id=out, ctx=gast.Store(), annotation=None, type_comment=None)],
                         value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)
-    body = lower(node.body)
+    body = _rewritten(node.body, lower)
     first = node.body[0] if node.body else node
     node.body = [gast.copy_location(start, first), *body, gast.copy_location(gast.Return(value=collected()), first)]
 
@@ -183,3 +155,21 @@ def _is_yield_statement(function, node):
         if isinstance(child, gast.Expr) and child.value is node:
             return True
     return False
+
+
+def _rewritten(block, rewrite):
+    """`block` with each statement for which `rewrite` returns a list replaced by that list,
+    and the blocks of the others (not those of nested functions) rewritten the same way."""
+    out = []
+    for statement in block:
+        replacement = rewrite(statement)
+        if replacement is not None:
+            out.extend(replacement)
+            continue
+        if not isinstance(statement, gast.FunctionDef):
+            for field in ("body", "orelse"):
+                inner = getattr(statement, field, None)
+                if isinstance(inner, list):
+                    setattr(statement, field, _rewritten(inner, rewrite) or ([gast.Pass()] if field == "body" else []))
+        out.append(statement)
+    return out
