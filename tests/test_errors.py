@@ -268,3 +268,88 @@ def test_errors_inside_nested_functions_point_at_the_users_line(function):
         error = caught.value
         assert error.filename == __file__ and error.lineno == line, (error.filename, error.lineno)
         assert "<ssad" not in str(error) and "_template" not in str(error)
+
+
+# ----- errors raised while the generated code runs -----
+
+
+def calls_an_opaque_function_value(x):
+    chosen = OPAQUE if np.sum(x) > 0 else np.sin
+    scaled = x * 2.0
+    return np.sum(chosen(scaled))  # <- here
+
+
+def uses_a_parameter_without_a_derivative(x, v):
+    y = np.sin(x)
+    return np.sum(scipy_special().jv(v, y))  # <- here
+
+
+def scipy_special():
+    import scipy.special
+
+    return scipy.special
+
+
+def returns_no_pair_for_has_aux(x):
+    y = np.sin(x)
+    return np.sum(y)  # <- here
+
+
+def _raised_at_the_marked_line(function, attempt, error_type=ssad.SsadError):
+    line, _ = marked_line(function)
+    with pytest.raises(error_type) as caught:
+        attempt()
+    error = caught.value
+    assert (error.filename, error.lineno) == (__file__, line), (error.filename, error.lineno)
+    assert "# <- here" in error.line
+    assert "<ssad" not in str(error) and "dynamic" not in str(error)
+
+
+def test_a_call_through_a_function_value_without_a_rule_names_the_users_line():
+    x = np.array([0.5, 1.5])
+    function = calls_an_opaque_function_value
+    _raised_at_the_marked_line(function, lambda: ssad.grad(function)(x), ssad.MissingRuleError)
+    _raised_at_the_marked_line(function, lambda: ssad.jvp(function, (x,), (x,)), ssad.MissingRuleError)
+    _raised_at_the_marked_line(function, lambda: ssad.vjp(function, x)[1](1.0), ssad.MissingRuleError)
+
+
+def test_a_parameter_without_a_derivative_names_the_users_line_where_it_is_used():
+    pytest.importorskip("scipy")
+    function = uses_a_parameter_without_a_derivative
+    _raised_at_the_marked_line(function, lambda: ssad.grad(function, wrt=1)(np.array([0.5, 1.5]), 2.0))
+
+
+def test_has_aux_without_a_pair_names_the_users_return():
+    function = returns_no_pair_for_has_aux
+    _raised_at_the_marked_line(function, lambda: ssad.grad(function, has_aux=True)(np.array([0.5, 1.5])))
+
+
+def loops_branches_and_calls_a_function_value(x, w):
+    total = 0.0
+    for k in range(3):
+        if x[k] > 0:
+            total = total + np.sin(x[k] * w)
+        else:
+            act = np.tanh
+            total = total + act(x[k]) ** 2
+    return total
+
+
+def test_every_located_line_of_generated_code_is_a_line_of_the_users_function():
+    """The map from generated lines to the user's: each names a line inside the function."""
+    from ssad.runtime.locations import ORIGINS
+
+    function = loops_branches_and_calls_a_function_value
+    x = np.array([0.5, -1.5, 2.0])
+    before = set(ORIGINS)
+    ssad.grad(function)(x, 2.0)
+    ssad.vjp(function, x, 2.0)
+    ssad.jvp(function, (x, 2.0), (x, 1.0))
+    made = [ORIGINS[f] for f in set(ORIGINS) - before]
+    assert len(made) >= 3, "each generated function records where its lines come from"
+    source, first = inspect.getsourcelines(function)
+    for origins in made:
+        assert len({lineno for _, lineno, _, _ in origins.values()}) >= 6
+        for filename, lineno, _, text in origins.values():
+            assert filename == __file__ and first <= lineno < first + len(source)
+            assert text == source[lineno - first].rstrip("\n")

@@ -81,7 +81,8 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
         source = emit.to_source([function])
         if stage is not None:
             return source
-        scope = emit.compile_module(name, source, namespace.values)
+        origins = emit.line_origins([function], source, program.parsed.where)
+        scope = emit.compile_module(name, source, namespace.values, origins)
         entry = _with_defaults(scope[name], f)
         return Compiled(source, entry, None, wrt, positions(f, wrt), program.writes_in_place, gradient.callees)
 
@@ -150,7 +151,8 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
     source = emit.to_source([forward_function, backward_function])
     if stage is not None:
         return source
-    scope = emit.compile_module(f"vjp_{base}", source, namespace.values)
+    origins = emit.line_origins([forward_function, backward_function], source, program.parsed.where)
+    scope = emit.compile_module(f"vjp_{base}", source, namespace.values, origins)
     entry = _with_defaults(scope[forward_name], f)
     return Compiled(
         source, entry, scope[backward_name], wrt, positions(f, wrt), program.writes_in_place,
@@ -191,7 +193,8 @@ def jvp_function(f, program, tangents, wrt, optimize, stage=None):
     source = emit.to_source([function])
     if stage is not None:
         return source
-    scope = emit.compile_module(name, source, namespace.values)
+    origins = emit.line_origins([function], source, program.parsed.where)
+    scope = emit.compile_module(name, source, namespace.values, origins)
     entry = _with_defaults(scope[name], f)
     return Compiled(source, entry, None, wrt, positions(f, wrt), program.writes_in_place, tangents.callees)
 

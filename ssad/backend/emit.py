@@ -17,6 +17,7 @@ import astor
 import gast
 
 from ..frontend.builders import BLANK, COMMENT, blank, comment, is_marker  # noqa: F401  (passes make markers)
+from ..runtime import locations
 
 _MARKER = re.compile(rf"^(\s*)(?:{COMMENT}\((.*)\)|{BLANK}\(\))\s*$")
 
@@ -84,9 +85,62 @@ def register_source(base_name, source):
     return filename
 
 
-def compile_module(base_name, source, namespace):
-    """Execute `source` in a copy of `namespace`; return that module namespace."""
+def line_origins(nodes, source, where):
+    """{line of `source`: where(statement)} for the statements of `nodes` (as printed
+    by `to_source`) that carry a location in the user's source. A statement with none
+    stands for the line of the last `# grad of: ...` comment before it in its block."""
+    located = []
+
+    def visit(block, current):
+        for statement in block:
+            place = where(statement) if getattr(statement, "lineno", None) is not None else None
+            if is_marker(statement):
+                current = place or current
+                continue
+            located.append(place or current)
+            for child in _blocks(statement):
+                visit(child, current)
+
+    visit(nodes, None)
+    printed = []
+
+    def collect(block):
+        for statement in block:
+            printed.append(statement)
+            for child in _blocks(statement):
+                collect(child)
+
+    collect(ast.parse(source).body)
+    if len(printed) != len(located):  # not the statements printed: no map rather than a wrong one
+        return {}
+    return {
+        line: place
+        for statement, place in zip(printed, located, strict=True)
+        if place is not None and place[1] is not None
+        for line in range(statement.lineno, _header_end(statement) + 1)
+    }
+
+
+def _header_end(statement):
+    """The last line of a simple statement, or of the header of a compound one."""
+    inner = [block[0].lineno for block in _blocks(statement) if block]
+    return min(inner) - 1 if inner else statement.end_lineno
+
+
+def _blocks(statement):
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(statement, field, None)
+        if isinstance(block, list):
+            yield block
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+
+
+def compile_module(base_name, source, namespace, origins=None):
+    """Execute `source` in a copy of `namespace`; return that module namespace.
+    `origins` maps its lines to the user's (see `line_origins`)."""
     filename = register_source(base_name, source)
+    locations.record(filename, origins)
     code = compile(source, filename, "exec")
     scope = dict(namespace)
     scope.setdefault("__name__", "ssad_generated")  # generated code can itself be differentiated

@@ -161,11 +161,13 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         return self.out, last.value
 
     def block(self, statements):
+        holder = self.origin  # the statement holding the block, emitted after it
         for position, statement in enumerate(statements):
             self.context.append((statements, position))
             self.origin = statement
             self.statement(statement)
             self.context.pop()
+        self.origin = holder
 
     def nested(self, statements):
         """Lower `statements` as a nested block; returns the ANF statements."""
@@ -383,9 +385,6 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
     def emit(self, statement):
         gast.copy_location(statement, self.origin)
         self.out.append(statement)
-
-    # ----- control flow -----
-
 
 
 def _read_by_next_iteration(loop, name):

@@ -17,7 +17,8 @@ import numbers
 
 import numpy as np
 
-from ..errors import SsadError
+from ..errors import SourceError, SsadError
+from .locations import caller_location
 from .scatter import add_at, added_at, copy_adjoint, getitem_adjoint, summed_at, zero_at  # noqa: F401  (generated code reads them)
 from .structure import add_adjoint, add_attr, is_namedtuple, is_other_array, zeros_like_value  # noqa: F401  (generated code reads them)
 
@@ -31,9 +32,10 @@ def unbroadcast(g, x):
     # getattr is several times faster than np.shape on Python numbers, the hot case
     # of scalar loops; lists and tuples here mean `+`/`*` concatenated sequences.
     if type(x) is list or type(x) is tuple:
-        raise SsadError(
+        raise SourceError(
             "`+` or `*` on a list or tuple of differentiated values (concatenation or "
-            "repetition) is not supported; build the sequence explicitly or use np.concatenate"
+            "repetition) is not supported; build the sequence explicitly or use np.concatenate",
+            *caller_location(),
         )
     shape = getattr(x, "shape", ())
     g_shape = getattr(g, "shape", ())

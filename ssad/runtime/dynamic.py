@@ -17,6 +17,7 @@ from ..registry import REGISTRY, primitive_name
 from .callables import callable_instance, parameters, tangent_parameter, transformable, unwrapped
 from .closures import Closure
 from .handles import JVP, VJP, resolve
+from .locations import caller_location
 from .structure import add_attr, zeros_like_value
 
 
@@ -30,7 +31,8 @@ class _RuleKeywords(dict):
     def __missing__(self, key):
         raise MissingRuleError(
             f"the adjoint rule of {primitive_name(self.function)} gives gradients to positional "
-            f"arguments only; pass `{key}` positionally"
+            f"arguments only; pass `{key}` positionally",
+            *caller_location(),
         )
 
 
@@ -70,7 +72,8 @@ def call_forward(function, *args, **kwargs):
         return value, lambda d_value: pullback(d_value)[1:]  # self stands for the object called
     raise MissingRuleError(
         f"no adjoint rule for {primitive_name(function)}, called through a variable with values "
-        f"that carry gradients; register one with @ssad.adjoint({getattr(function, '__name__', 'f')})"
+        f"that carry gradients; register one with @ssad.adjoint({getattr(function, '__name__', 'f')})",
+        *caller_location(),
     )
 
 
@@ -180,7 +183,8 @@ def method_forward(receiver, method, *args, **kwargs):
     if function is None and not hasattr(receiver, method):
         raise MissingRuleError(
             f"a {type(receiver).__name__} has no method `{method}`; with a NumPy array use a NumPy "
-            "function that has a rule, or register one with @ssad.adjoint"
+            "function that has a rule, or register one with @ssad.adjoint",
+            *caller_location(),
         )
     if function is None:
         bound = getattr(receiver, method)  # an attribute holding a function value
@@ -254,7 +258,8 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
         if any(t is not None for t in keyword_tangents.values()):
             raise MissingRuleError(
                 f"the tangent rule of {primitive_name(function)} differentiates positional arguments "
-                "only; pass the keyword argument positionally"
+                "only; pass the keyword argument positionally",
+                *caller_location(),
             )
         value = function(*primals, **keywords)
         filled = tuple(t if t is not None else zeros_like_value(p) for p, t in zip(primals, tangents, strict=True))
@@ -271,7 +276,8 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
         )
     raise MissingRuleError(
         f"no tangent rule for {primal_label(function)}, called through a variable with values that "
-        f"carry tangents; register one with @ssad.tangent({getattr(function, '__name__', 'f')})"
+        f"carry tangents; register one with @ssad.tangent({getattr(function, '__name__', 'f')})",
+        *caller_location(),
     )
 
 

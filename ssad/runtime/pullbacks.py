@@ -19,12 +19,13 @@ import inspect
 import numbers
 import types
 
-from ..errors import MissingRuleError, SsadError
+from ..errors import MissingRuleError, SourceError
 from ..registry import REGISTRY
 from .callables import callable_instance, transformable, unwrapped
 from .closures import Closure
 from .dynamic import VjpLayout, call_forward, call_jvp, partial_adjoints, primal_label, rule_adjoints
 from .handles import VJP, resolve
+from .locations import caller_location
 from .structure import add_adjoint, zeros_like_value
 
 
@@ -73,7 +74,8 @@ def method_forward_packed(receiver, method, args, kwargs):
     if function is None:
         raise MissingRuleError(
             f"a second derivative through `{type(receiver).__name__}.{method}(...)`, a function value "
-            "held in an attribute, is not supported; call it through a local name (`f = obj.attr; f(x)`)"
+            "held in an attribute, is not supported; call it through a local name (`f = obj.attr; f(x)`)",
+            *caller_location(),
         )
     return call_forward_packed(types.MethodType(function, receiver), args, kwargs)
 
@@ -262,9 +264,10 @@ def _method_of(function):
 
 
 def third_order_error():
-    return SsadError(
+    return SourceError(
         "a third derivative through a call of a function value (a closure, a partial, a method, a "
-        "function passed as an argument) is not supported; call the function by its name"
+        "function passed as an argument) is not supported; call the function by its name",
+        *caller_location(),
     )
 
 
@@ -273,5 +276,6 @@ def _no_second_derivative(function):
         return third_order_error()
     return MissingRuleError(
         f"no second derivative through {primal_label(function)}, called through a variable: it has "
-        "no adjoint rule and no source ssad reads"
+        "no adjoint rule and no source ssad reads",
+        *caller_location(),
     )

@@ -12,13 +12,14 @@ touched unless the user differentiates with respect to that parameter. Then any 
 
 import numpy as np
 
-from ..errors import SsadError
+from ..errors import SourceError
+from .locations import caller_location
 
 
 class NoDerivative:
     """The adjoint of a parameter a rule cannot differentiate; any use of it raises."""
 
-    __slots__ = ("function", "parameter")
+    __slots__ = ("function", "parameter", "where")
     # read by code that sizes adjoints before using them; any arithmetic on the value raises
     shape = ()
     dtype = np.dtype(np.float64)
@@ -26,12 +27,14 @@ class NoDerivative:
     def __init__(self, function, parameter):
         self.function = function
         self.parameter = parameter
+        self.where = caller_location()  # the user's line of the call, for the error when it is used
 
     def error(self):
-        return SsadError(
+        return SourceError(
             f"{self.function} has no derivative ssad can compute in `{self.parameter}` (it has no closed "
             f"form); keep `{self.parameter}` constant (wrap it with ssad.stop_gradient) or differentiate only "
-            "the other parameters"
+            "the other parameters",
+            *self.where,
         )
 
     def _refuse(self, *args, **kwargs):

@@ -16,7 +16,8 @@ import types
 
 import numpy as np
 
-from ..errors import SsadError
+from ..errors import SourceError
+from .locations import caller_location
 from .callables import callable_instance
 from .refusals import NoDerivative
 
@@ -212,9 +213,10 @@ def aux_of(value_and_aux):
             what += f" of {len(value_and_aux)} items"
         elif isinstance(value_and_aux, np.ndarray):
             what = f"an array of shape {value_and_aux.shape}"
-        raise SsadError(
+        raise SourceError(
             f"a function differentiated with has_aux=True returns a pair (value, aux), as in "
             f"`return loss, {{'accuracy': accuracy}}`; this one returned {what}. Return the pair, "
-            "or leave out has_aux=True"
+            "or leave out has_aux=True",
+            *caller_location(),
         )
     return value_and_aux[1]

@@ -286,7 +286,7 @@ class StatementAdjoints(CallAdjoints):
         parsed = self.program.parsed
         text = parsed.line_text(line + parsed.line_offset)
         if text is not None:
-            self.out.append(comment(f"grad of: {text.strip()}"))
+            self.out.append(gast.copy_location(comment(f"grad of: {text.strip()}"), statement))
 
 
 def index_value(index, namespace):

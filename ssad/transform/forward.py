@@ -209,7 +209,7 @@ class _Forward(TangentCalls):
         if text is None or statement.lineno == self.last_comment_line:
             return None
         self.last_comment_line = statement.lineno
-        return comment(f"tangent of: {text.strip()}")
+        return gast.copy_location(comment(f"tangent of: {text.strip()}"), statement)
 
     def d(self, operand):
         """The tangent of an operand, or None when it is zero."""
@@ -285,7 +285,7 @@ class _Forward(TangentCalls):
         if kind == primitives.USER_CALL:
             return self.user_call(statement, op, target)
         if kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
-            return self.dynamic_call(op, target)
+            return self.dynamic_call(statement, op, target)
         return self.primitive(statement, op, target)
 
     def pop_tangent(self, op):

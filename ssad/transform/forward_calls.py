@@ -151,7 +151,7 @@ class TangentCalls:
         statement_copy = gast.copy_location(split, statement)
         return [Replace(statement_copy)]
 
-    def dynamic_call(self, op, target):
+    def dynamic_call(self, statement, op, target):
         from ..runtime.dynamic import call_jvp, method_jvp
 
         if op.kind == primitives.DYNAMIC_CALL:
@@ -175,4 +175,4 @@ class TangentCalls:
             value=call_node,
             type_comment=None,
         )
-        return [Replace(split)]
+        return [Replace(gast.copy_location(split, statement))]
