@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dask]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dask,numba]'
 	touch $@
 
 install: $(VENV)/.installed-test
@@ -45,7 +45,7 @@ fuzz: install
 	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dask,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dask,numba,bench]'
 	touch $@
 
 # Every installed peer: autograd, PyTorch, JAX (a large download the first time).

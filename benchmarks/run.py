@@ -16,9 +16,12 @@ gradient against the hand-written one.
 import argparse
 import gc
 import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import timeit
 import tracemalloc
@@ -87,6 +90,39 @@ def _as_tuple(gradient, count):
 def ssad_system(workload):
     gradient = ssad.grad(workload.function, wrt=workload.wrt)
     return lambda *args: gradient(*args)
+
+
+def ssad_compiled_system(workload):
+    gradient = ssad.grad(workload.function, wrt=workload.wrt, compile="strict")
+    return lambda *args: gradient(*args)
+
+
+_FIRST_CALL = """
+import sys, time
+sys.path.insert(0, {here!r})
+import numpy as np
+import numba  # noqa: F401  (imported before the clock starts, as ssad is)
+import ssad, workloads
+workload = next(w for w in workloads.WORKLOADS if w.name == {name!r})
+args = workload.inputs(np.random.default_rng(0))
+start = time.perf_counter()
+ssad.grad(workload.function, wrt=workload.wrt, compile="strict")(*args)
+print(time.perf_counter() - start)
+"""
+
+
+def compiled_first_calls(workload):
+    """(seconds, seconds): `grad(f, compile="strict")` and its first call in a new process
+    with an empty disk cache, then in a second process that finds the first one's."""
+    script = _FIRST_CALL.format(here=str(HERE), name=workload.name)
+    with tempfile.TemporaryDirectory() as cache:
+        environment = dict(os.environ, SSAD_CACHE_DIR=cache)
+        times = []
+        for _ in range(2):
+            done = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True,
+                                  check=True)
+            times.append(float(done.stdout.split()[-1]))
+    return tuple(times)
 
 
 def autograd_system(workload):
@@ -289,10 +325,17 @@ def run(names, quick):
 def measure(workload, args, peers, target, repeats):
     """One workload's entry of the results: times, checks, transform, overhead, memory."""
     expected = workload.hand(*args)
-    entry = {"name": workload.name, "description": workload.description, "seconds": {}, "correct": {}, "notes": {}}
+    entry = {"name": workload.name, "description": workload.description, "seconds": {}, "correct": {}, "notes": {},
+             "first_call_seconds": {}}
+    if _has_numba():
+        cold, warm = compiled_first_calls(workload)
+        entry["first_call_seconds"].update({"ssad compiled": cold, "ssad compiled, second process": warm})
     entry["transform_seconds"] = transform_seconds(workload, args)
     calls = {"function": lambda: workload.function(*args), "hand": lambda: workload.hand(*args)}
-    for name, make in {"ssad": ssad_system, **peers}.items():
+    systems = {"ssad": ssad_system}
+    if _has_numba():
+        systems["ssad compiled"] = ssad_compiled_system
+    for name, make in {**systems, **peers}.items():
         start = time.perf_counter()
         try:
             call = make(workload)
@@ -304,6 +347,7 @@ def measure(workload, args, peers, target, repeats):
             continue
         if name == "jax.jit":
             entry["notes"][name] = f"compile {time.perf_counter() - start:.2f} s"
+            entry["first_call_seconds"]["jax.jit"] = time.perf_counter() - start
         entry["correct"][name] = bool(matches(got, expected))
         calls[name] = lambda call=call: call(*args)
     generated = ssad.grad(workload.function, wrt=workload.wrt).variants.for_args(args).function
@@ -376,6 +420,14 @@ def forward_sweep(workload, args):
     return compiled(workload.function, names, VJP, True, frozenset()).function
 
 
+def _has_numba():
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def format_entry(entry):
     seconds = entry["seconds"]
     hand = seconds["hand"]
@@ -399,6 +451,8 @@ def format_entry(entry):
         if name not in seconds:
             lines.append(f"  {name:<34}{'':>12}  {'-':>10}  ({note})")
     lines.append(f"  ssad transform (first grad(f) and call) {entry['transform_seconds'] * 1e3:.1f} ms")
+    for name, value in entry.get("first_call_seconds", {}).items():
+        lines.append(f"  first call with compilation, {name + ':':<30} {value * 1e3:.0f} ms")
     lines.append(f"  ssad cached-call overhead               {entry['cached_call_overhead_seconds'] * 1e6:.2f} us")
     if "peak_bytes" in entry:
         peak = entry["peak_bytes"]
@@ -424,7 +478,7 @@ def plot(results, path):
     except ImportError:
         print("matplotlib is not installed: no chart written")
         return
-    systems = ["ssad", "autograd", "torch", "jax", "jax.jit"]
+    systems = ["ssad", "ssad compiled", "autograd", "torch", "jax", "jax.jit"]
     names = [w["name"] for w in results["workloads"]]
     figure, axes = plt.subplots(figsize=(8, 4))
     width = 0.8 / len(systems)

@@ -10,7 +10,7 @@ from . import inner_jvp as _inner_jvp  # noqa: F401  (registers the rules of ssa
 from .api import elementwise_grad, grad, jvp, value_and_grad, vjp
 from .display import show, stages
 from .matrices import hessian, hvp, jacobian
-from .errors import MissingRuleError, SsadError, UnsupportedSyntaxError
+from .errors import MissingRuleError, NativeWarning, SsadError, UnsupportedSyntaxError
 from .registry import adjoint, impure, nondifferentiable, tangent
 from .runtime import stop_gradient
 from .runtime.structure import aux_of
@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MissingRuleError",
+    "NativeWarning",
     "SsadError",
     "UnsupportedSyntaxError",
     "adjoint",

@@ -29,6 +29,7 @@ from .runtime.structure import fit_gradient
 from .stand_ins import as_function
 
 Wrt = int | str | tuple | list  # a parameter's position or name, or a tuple or list of them
+Compile = bool | str  # False, True (Numba where it can, else NumPy after a warning) or "strict"
 
 
 # ----- what can be differentiated -----
@@ -121,7 +122,9 @@ def _argument_getter(f, name, position):
 # ----- public functions -----
 
 
-def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False) -> Callable[..., Any]:
+def grad(
+    f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False, compile: Compile = False
+) -> Callable[..., Any]:
     """The gradient of scalar-valued `f` with respect to `wrt`, as a function with f's signature.
 
     `wrt` is a parameter index or name (the gradient is returned alone) or a tuple
@@ -130,16 +133,20 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux:
     array. `f` may return a scalar or an array of one element; anything larger raises
     SsadError at call time (use `vjp`). With `has_aux=True`, `f` returns `(value, aux)`
     and the function returns `(gradient, aux)`; aux carries no gradient.
+
+    With `compile=True` the generated code is compiled with Numba for the types of
+    each call (docs/performance.md); what Numba cannot compile runs as NumPy code
+    after one `NativeWarning`, and with `compile="strict"` raises an SsadError.
     """
-    return _wrapper(f, wrt, optimize, with_value=False, has_aux=has_aux)
+    return _wrapper(f, wrt, optimize, with_value=False, has_aux=has_aux, native=compile)
 
 
 def value_and_grad(
-    f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False
+    f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False, compile: Compile = False
 ) -> Callable[..., Any]:
     """Like `grad`, but the function returns `(f(...), gradient)`; with `has_aux=True`,
     `((value, aux), gradient)`."""
-    return _wrapper(f, wrt, optimize, with_value=True, has_aux=has_aux)
+    return _wrapper(f, wrt, optimize, with_value=True, has_aux=has_aux, native=compile)
 
 
 def elementwise_grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True) -> Callable[..., Any]:
@@ -153,13 +160,16 @@ _wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_val
 _wrappers_lock = threading.Lock()
 
 
-def _wrapper(f, wrt, optimize, with_value, has_aux):
+def _wrapper(f, wrt, optimize, with_value, has_aux, native=False):
     """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
     api = "value_and_grad" if with_value else "grad"
+    native = _native_mode(native)
+    if native and has_aux:
+        raise SsadError(f"{api}(..., has_aux=True) is not compiled with Numba yet; leave out compile=")
     if isinstance(f, Closure) and not with_value and not has_aux:
         return gradient_closure(f, wrt, grad)  # `ssad.grad(inner)` inside a differentiated function
     f = differentiable(f, api, "aux" if has_aux else None)
-    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, globals_read(f))
+    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, globals_read(f), native)
     try:
         return _wrappers[f][key]
     except (KeyError, TypeError):
@@ -169,16 +179,31 @@ def _wrapper(f, wrt, optimize, with_value, has_aux):
         made = _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value)
     else:
         variant = VALUE_AND_GRAD if with_value else GRAD
-        made = _gradient_wrapper(f, Variants(f, names, variant, optimize, is_tuple), is_tuple, with_value=with_value)
+        variants = Variants(f, names, variant, optimize, is_tuple)
+        made = _gradient_wrapper(f, variants, is_tuple, with_value, native)
     # Threads that asked for the same gradient at once each made one; the first kept
     # wins, so every caller gets the same function (and the same variants).
     with _wrappers_lock:
         return _wrappers.setdefault(f, {}).setdefault(key, made)
 
 
-def _gradient_wrapper(f, variants, is_tuple, with_value):
+def _native_mode(native):
+    if native not in (False, True, "strict"):
+        raise SsadError(f"compile={native!r}: compile is True, False or 'strict'")
+    return native
+
+
+def _gradient_wrapper(f, variants, is_tuple, with_value, native=False):
     entry = variants.general
     for_args = variants.for_args
+    if native:
+        from .native import native_function
+
+        strict = native == "strict"
+
+        def for_args(args, for_args=for_args):
+            return native_function(for_args(args), strict)
+
     getters = [_argument_getter(f, n, p) for n, p in zip(entry.wrt, entry.positions, strict=True)]
     if not is_tuple:
         (get,) = getters
@@ -310,14 +335,19 @@ def _writes_in_place_anywhere(entry):
     return False
 
 
-def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple:
+def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple, *, compile: Compile = False) -> tuple:
     """`(f(*primals), tangent of the output)` by forward mode (not by reverse mode).
 
     `tangents` has one tangent per primal, shaped like it (None for an argument
-    that carries none).
+    that carries none). `compile` as for `grad`.
     """
     primals, tangents = tuple(primals), tuple(tangents)
     entry, keywords = _jvp_entry(f, primals, tangents)
+    if _native_mode(compile):
+        from .native import native_function
+
+        value, tangent = native_function(entry, compile == "strict").function(*primals, **keywords)
+        return value, tangent
     value, tangent = entry.function(*primals, **keywords)
     return value, tangent
 

@@ -152,6 +152,9 @@ def build_parser():
     show_parser.add_argument(
         "--stage", choices=SHOW_STAGES, help="show the code after this pipeline stage (see stages below)"
     )
+    show_parser.add_argument(
+        "--compile", action="store_true", help="show the code Numba compiles for grad(f, compile=True)"
+    )
     show_parser.add_argument("--no-color", action="store_true", help="never highlight (as does setting NO_COLOR)")
     commands.add_parser(
         "rules",
@@ -176,7 +179,8 @@ def main(argv=None):
     try:
         stage = _api_stage(args)
         function = _load_function(args.function)
-        shown = show(function, _parse_wrt(args.wrt), mode=args.mode, optimize=not args.no_optimize, stage=stage)
+        shown = show(function, _parse_wrt(args.wrt), mode=args.mode, optimize=not args.no_optimize, stage=stage,
+                     compile=args.compile)
     except (CliError, SsadError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"ssad: error: {message}", file=sys.stderr)

@@ -245,15 +245,18 @@ class Shown:
 
 
 def show(
-    f: Callable[..., Any], wrt: Wrt = 0, *, mode: str = "reverse", optimize: bool = True, stage: str | None = None
+    f: Callable[..., Any], wrt: Wrt = 0, *, mode: str = "reverse", optimize: bool = True, stage: str | None = None,
+    compile: bool = False,
 ) -> Shown:
     """The generated gradient source of `f` (what `grad(f, wrt)` runs).
 
     `mode="forward"` shows the jvp instead. `stage` (one of "parse", "fence",
     "jumps", "anf", "cse", "activity", "reverse", "tape", "optimized") shows the code
     after that pipeline stage, for debugging the compiler; in forward mode "reverse"
-    names the tangent code before the optimizer and there is no "tape". The result prints as the source and renders in
-    Jupyter as the original function beside the generated code.
+    names the tangent code before the optimizer and there is no "tape". With `compile=True`,
+    the code Numba compiles for `grad(f, wrt, compile=True)` (its tape as typed lists).
+    The result prints as the source and renders in Jupyter as the original function
+    beside the generated code.
     """
     f = differentiable(f, "show")
     if mode not in ("reverse", "forward"):
@@ -269,6 +272,12 @@ def show(
     if stage is not None:
         title += f", after the {stage} stage"
     originals = {}
+    if compile:
+        if stage is not None:
+            raise SsadError("show(compile=True) shows the code Numba compiles, after every stage; leave out stage=")
+        variant = JVP if mode == "forward" else GRAD
+        entry = compiled(f, names, variant, optimize, as_tuple=is_tuple and variant == GRAD)
+        return _shown(f, _native_source(entry), [], title + ", as Numba compiles it", originals)
     if mode == "forward":
         if stage is None:
             entry = compiled(f, names, JVP, optimize)
@@ -279,6 +288,16 @@ def show(
         source = entry.source if stage is None else build(f, names, GRAD, True, stage, as_tuple=is_tuple)
         return _shown(f, source, _callee_sections(entry, None, originals), title, originals)
     return _shown(f, build(f, names, GRAD, optimize, stage, as_tuple=is_tuple), [], title, originals)
+
+
+def _native_source(entry):
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        raise SsadError("show(compile=True) needs Numba: pip install 'ssad[numba]'") from None
+    from .native import native_source
+
+    return native_source(entry)
 
 
 def _shown(f, source, callee_sections, title, originals):

@@ -51,6 +51,11 @@ class MissingRuleError(SourceError):
     """A call whose active arguments reach a function with no rule and no source."""
 
 
+class NativeWarning(UserWarning):
+    """A gradient asked for with `compile=True` runs as NumPy code; the message says why
+    and names the user's line (`compile="strict"` raises an SsadError instead)."""
+
+
 def display_filename(filename):
     """`filename` as a reader knows it: `Cell In[3]` for an IPython or Jupyter cell."""
     ipython = sys.modules.get("IPython")  # never imported here: only a running shell has cells

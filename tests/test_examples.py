@@ -128,6 +128,16 @@ def test_bpr_training_improves_held_out_auc(capsys):
     assert "100 users, 300 items, 3000 interactions" in output and "epoch  5:" in output
 
 
+def test_bpr_compiled_with_numba_trains_as_the_numpy_gradient_does(capsys):
+    pytest.importorskip("numba")
+    example = load("bpr")
+    small = dict(users=100, items=300, interactions=3000, factors=8, epochs=3, batch=256)
+    numpy_history = example.main(**small)
+    compiled_history = example.main(**small, compile="strict")
+    np.testing.assert_allclose(compiled_history["loss"], numpy_history["loss"], rtol=1e-10)
+    assert compiled_history["auc"] == numpy_history["auc"]
+
+
 # ----- ODE fit -----
 
 

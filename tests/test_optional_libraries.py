@@ -1,5 +1,7 @@
 """ssad works without its optional libraries: with SciPy made unimportable, the package
-imports, differentiates NumPy code, and lists its rules without SciPy's."""
+imports, differentiates NumPy code, and lists its rules without SciPy's; with Numba
+made unimportable, `compile=True` runs the NumPy code after one warning saying how to
+install Numba, and `compile="strict"` raises."""
 
 import subprocess
 import sys
@@ -24,9 +26,41 @@ WITHOUT_SCIPY = textwrap.dedent(
 )
 
 
-def test_ssad_works_without_scipy(tmp_path):
-    script = tmp_path / "without_scipy.py"
-    script.write_text(WITHOUT_SCIPY)
+def _printed(tmp_path, source):
+    """What `source`, run as a script in a new interpreter, prints, split into words."""
+    script = tmp_path / "without.py"
+    script.write_text(source)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["True", "False", "True"]
+    return result.stdout.split()
+
+
+def test_ssad_works_without_scipy(tmp_path):
+    assert _printed(tmp_path, WITHOUT_SCIPY) == ["True", "False", "True"]
+
+
+WITHOUT_NUMBA = textwrap.dedent(
+    """
+    import sys, warnings
+    sys.modules["numba"] = None
+    import numpy as np
+    import ssad
+
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    x = np.array([0.3, -1.2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        print(np.allclose(ssad.grad(f, compile=True)(x), np.cos(x) * x + np.sin(x)))
+    print([str(w.message).count("pip install 'ssad[numba]'") for w in caught])
+    try:
+        ssad.grad(f, compile="strict")(x)
+    except ssad.SsadError as error:
+        print("numba" in str(error))
+    """
+)
+
+
+def test_ssad_works_without_numba(tmp_path):
+    assert _printed(tmp_path, WITHOUT_NUMBA) == ["True", "[1]", "True"]

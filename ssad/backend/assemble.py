@@ -11,7 +11,7 @@ compiled (stage 8) into a `Compiled`, or its source when a stage is named.
 import copy
 import inspect
 import linecache
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gast
 
@@ -39,6 +39,7 @@ class Compiled:
     positions: tuple  # their positions among the positional parameters (None if keyword-only)
     writes_in_place: bool = False  # x[i] = v restores arrays in place: a pullback runs once
     callees: list = None  # (function, wrt) of the user functions the code calls
+    natives: dict = field(default_factory=dict)  # its code compiled by Numba (`ssad.native`), once asked for
 
 
 def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, as_tuple=False):

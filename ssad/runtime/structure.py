@@ -151,6 +151,8 @@ def fit_gradient(g, x):
     A number is differentiated as the real number it is, an integer too (its gradient is a
     float, 0.0 where it only indexes or counts); a bool (Python's or NumPy's, arrays
     included), None and any other leaf that is not a number have no gradient: None."""
+    if type(x) is float and type(g) is float:  # the hot case of scalar code: nothing to fit
+        return g
     if isinstance(x, np.ndarray):
         if x.dtype.kind == "b":
             return None

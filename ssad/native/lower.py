@@ -1,0 +1,229 @@
+"""Generated code rewritten for Numba, line for line.
+
+Assumes: the source of one generated function (`backend.emit`), and its namespace.
+Guarantees: `for_numba(source, namespace)` returns source with the same number of
+lines, each line standing for the same line of the original (so the map from
+generated lines to the user's, `runtime.locations`, holds for it too), in which
+
+- the tape, one list of mixed values, becomes one list per value it records:
+  `tape.push(y)` is `tape_y.append(y)` and `y = tape.pop()` is `y = tape_y.pop()`.
+  The pushes and pops of one name nest as those of the tape do, so each list is a
+  stack of values of one type, which Numba can type;
+- `tape.push(shape_only(h))` keeps `h` itself: a compiled function holds typed values;
+- `restore_part(x, i, tape.pop())` pops from the list of the parts of `x`;
+- `for t in reversed(r)` (`r` a range) runs `range(...)` backward.
+
+Anything else of the tape (a copy of it, a push Numba cannot pair with its pop)
+raises `NotNative` naming the line; the caller then keeps the NumPy code.
+"""
+
+import ast
+
+import numpy as np
+
+from ..runtime import Tape, restore_part, saved_part, shape_only
+from ..runtime.scatter import add_at, getitem_adjoint
+
+
+class NotNative(Exception):
+    """Generated code that this stage cannot give to Numba: (message, generated line)."""
+
+    def __init__(self, message, line=None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def for_numba(source, namespace, reductions=None):
+    """(`source` rewritten as the module docstring says, {name: value} it reads besides
+    `namespace`). `reductions` maps (NumPy reduction, keepdims) to the function that
+    computes it along an axis in compiled code."""
+    tree = ast.parse(source)
+    bindings = {}
+    changed = _lower_reductions(tree, namespace, reductions or {}, bindings)
+    lowered = (Tape, restore_part, saved_part, shape_only, getitem_adjoint, add_at)
+    helpers = {name: value for name, value in namespace.items() if any(value is v for v in lowered)}
+    helper_name = {value: name for name, value in helpers.items()}
+    tapes = _tape_names(tree, helper_name.get(Tape))
+    numpy_names = {name for name, value in namespace.items() if value is np}
+    lines = source.splitlines()
+    stacks = []
+    rewritten = {}  # line number -> new text
+    creations = []
+
+    def stack_of(key):
+        name = f"{key}_stack"
+        while name in namespace or (name not in stacks and _is_bound(tree, name)):
+            name = "_" + name
+        if name not in stacks:
+            stacks.append(name)
+        return name
+
+    def is_tape_call(node, method):
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in tapes
+            and node.func.attr == method
+        )
+
+    def is_helper_call(node, helper):
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and helper_name.get(helper) == node.func.id
+        )
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and _is_reversed_range(node.iter):
+            # `for t in reversed(r)`, which Numba does not take, as a range running backward
+            r = node.iter.args[0].id
+            header = lines[node.lineno - 1]
+            indent = header[: len(header) - len(header.lstrip())]
+            backward = f"range({r}.start + (len({r}) - 1) * {r}.step, {r}.start - {r}.step, -{r}.step)"
+            rewritten[node.lineno] = f"{indent}for {ast.unparse(node.target)} in {backward}:"
+            continue
+        if not isinstance(node, ast.stmt) or isinstance(node, (ast.FunctionDef, ast.For, ast.While, ast.If)):
+            continue
+        text = None
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            if isinstance(node.targets[0], ast.Name) and node.targets[0].id in tapes:
+                creations.append(node.lineno)  # `tape = Tape()`: the lists are made here, once all are known
+                text = "pass"
+            elif is_tape_call(node.value, "pop") and isinstance(node.targets[0], ast.Name):
+                text = f"{node.targets[0].id} = {stack_of(node.targets[0].id)}.pop()"
+        elif isinstance(node, ast.Expr) and is_tape_call(node.value, "push") and len(node.value.args) == 1:
+            pushed = node.value.args[0]
+            if is_helper_call(pushed, shape_only):
+                pushed = pushed.args[0]
+            if isinstance(pushed, ast.Name):
+                text = f"{stack_of(pushed.id)}.append({pushed.id})"
+            elif is_helper_call(pushed, saved_part) and isinstance(pushed.args[0], ast.Name):
+                text = f"{stack_of(pushed.args[0].id + '_part')}.append({ast.unparse(pushed)})"
+        elif isinstance(node, ast.Expr) and is_helper_call(node.value, restore_part):
+            container, index, old = node.value.args
+            if isinstance(container, ast.Name) and is_tape_call(old, "pop"):
+                stack = stack_of(container.id + "_part")
+                text = f"{ast.unparse(node.value.func)}({container.id}, {ast.unparse(index)}, {stack}.pop())"
+        if text is None:
+            text = _basic_scatter(node, helper_name, numpy_names)
+        if text is None and node.lineno in changed:
+            text = ast.unparse(node)
+        if text is None:
+            if any(isinstance(n, ast.Name) and n.id in tapes for n in ast.walk(node)):
+                raise NotNative("a use of the tape this stage does not pair with a push and a pop", node.lineno)
+            continue
+        if node.end_lineno != node.lineno:
+            raise NotNative("a statement of the tape over several lines", node.lineno)
+        indent = lines[node.lineno - 1][: len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
+        rewritten[node.lineno] = indent + text
+    made = "; ".join(f"{stack} = []" for stack in stacks) or "pass"
+    for number in creations:
+        rewritten[number] = rewritten[number].replace("pass", made)
+    for number, text in rewritten.items():
+        lines[number - 1] = text
+    return "\n".join(lines) + "\n", bindings
+
+
+def _lower_reductions(tree, namespace, reductions, bindings):
+    """`np.max(x, axis=1, keepdims=True)` and the like, which Numba does not take, as calls
+    of `reductions`' functions (bound in `bindings`); the lines changed."""
+    numpy_names = {name for name, value in namespace.items() if value is np}
+    changed = set()
+
+    class Reductions(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            func = node.func
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                    and func.value.id in numpy_names and (func.attr, False) in reductions):
+                return node
+            keywords = {k.arg: k.value for k in node.keywords}
+            if set(keywords) - {"axis", "keepdims"} or len(node.args) > 2 or (len(node.args) == 2 and "axis" in keywords):
+                return node
+            keepdims = keywords.get("keepdims", ast.Constant(False))
+            axis = node.args[1] if len(node.args) == 2 else keywords.get("axis")
+            if axis is None or not isinstance(keepdims, ast.Constant) or not isinstance(keepdims.value, bool):
+                return node
+            if isinstance(axis, ast.Constant) and axis.value is None and not keepdims.value:
+                changed.add(node.lineno)  # over all elements: Numba's own, which takes no axis=None
+                return ast.copy_location(ast.Call(func=func, args=[node.args[0]], keywords=[]), node)
+            if func.attr == "sum" and not keepdims.value:
+                return node  # Numba's own
+            function = reductions[(func.attr, keepdims.value)]
+            name = function.__name__
+            while name in namespace and namespace[name] is not function:
+                name = "_" + name
+            bindings[name] = function
+            changed.add(node.lineno)
+            return ast.copy_location(ast.Call(func=ast.Name(name, ast.Load()), args=[node.args[0], axis], keywords=[]), node)
+
+    Reductions().visit(tree)
+    return changed
+
+
+def _tape_names(tree, tape_class):
+    """The names bound to `Tape()` in `tree`."""
+    if tape_class is None:
+        return set()
+    return {
+        node.targets[0].id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id == tape_class
+    }
+
+
+def _basic_scatter(statement, helper_name, numpy_names):
+    """`d_x = getitem_adjoint(g, x, np.s_[:, None])` and `d_x = add_at(d_x, np.s_[1:], g)`,
+    whose index Numba cannot hold as a value, written out on one line as a write into
+    zeros (or into the adjoint) at that index; None when `statement` is neither."""
+    if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
+            and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+        return None
+    call = statement.value
+    if not isinstance(call.func, ast.Name) or len(call.args) != 3 or call.keywords:
+        return None
+    reading = call.func.id == helper_name.get(getitem_adjoint)
+    if not reading and call.func.id != helper_name.get(add_at):
+        return None
+    index = call.args[2] if reading else call.args[1]
+    if not (isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute)
+            and isinstance(index.value.value, ast.Name) and index.value.value.id in numpy_names
+            and index.value.attr == "s_"):
+        return None
+    items = index.slice.elts if isinstance(index.slice, ast.Tuple) else [index.slice]
+    if not all(isinstance(i, ast.Slice) or (isinstance(i, ast.Constant) and i.value is None)
+               or isinstance(i, (ast.Name, ast.Constant)) for i in items):
+        return None
+    # x[items] has one axis per slice and per None (a name or number drops one): the
+    # values written are the adjoint with the None axes taken at 0
+    kept = [i for i in items if not (isinstance(i, ast.Constant) and i.value is None)]
+    read = [ast.Constant(0) if isinstance(i, ast.Constant) and i.value is None else ast.Slice()
+            for i in items if isinstance(i, ast.Slice) or (isinstance(i, ast.Constant) and i.value is None)]
+    target = statement.targets[0].id
+    written = ", ".join(ast.unparse(i) for i in kept) if kept else "..."
+    adjoint = ast.unparse(call.args[0] if reading else call.args[2])
+    part = f"{adjoint}[{', '.join(ast.unparse(i) for i in read)}]" if read else adjoint
+    if reading:
+        x, numpy = ast.unparse(call.args[1]), min(numpy_names)
+        return f"{target} = {numpy}.zeros({numpy}.shape({x})); {target}[{written}] = {part}"
+    return f"{target} = {ast.unparse(call.args[0])}; {target}[{written}] += {part}"
+
+
+def _is_reversed_range(node):
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "reversed"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+    )
+
+
+def _is_bound(tree, name):
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))

@@ -1,0 +1,180 @@
+"""`compile=True`: the generated gradient compiled with Numba (docs/performance.md).
+
+Each compiled gradient is checked against the NumPy code ssad generates for the same
+function (itself checked against finite differences elsewhere), against central
+finite differences, and on the benchmark workloads against the hand-written
+gradient. `compile="strict"` raises where Numba cannot compile, so a test that uses
+it proves the compiled code ran; the fallback is tested apart."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import ssad
+from ssad.testing import numerical_gradient
+
+numba = pytest.importorskip("numba")
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import workloads  # noqa: E402
+
+
+def _close(a, b, tol=1e-10):
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _close(x, y, tol)
+        return
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("workload", workloads.WORKLOADS, ids=lambda w: w.name)
+def test_benchmark_workloads_compile_and_match_the_hand_written_gradient(workload):
+    args = workload.inputs(np.random.default_rng(0))
+    compiled = ssad.grad(workload.function, wrt=workload.wrt, compile="strict")
+    got = compiled(*args)
+    _close(got, tuple(workload.hand(*args)), 1e-9)
+    _close(got, ssad.grad(workload.function, wrt=workload.wrt)(*args), 1e-12)
+    _close(compiled(*args), got, 0.0)  # the second call runs the same compiled code
+
+
+def scalar_while(x, a):
+    steps = 0
+    while x < 10.0 and steps < 50:
+        x = x * a + np.sin(x)
+        steps += 1
+    return x
+
+
+def branches_in_a_loop(x, w):
+    total = 0.0
+    for k in range(x.shape[0]):
+        if x[k] > 0:
+            total = total + np.tanh(x[k] * w)
+        else:
+            total = total - x[k] * x[k] * w
+    return total
+
+
+def rows_of_a_matrix(W, xs):
+    h = np.zeros(W.shape[0])
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t])
+    return np.sum(h * h)
+
+
+def broadcasts(a, b):
+    c = a[:, None] * b[None, :] + a[:, None]
+    return np.sum(np.exp(-c * c)) + np.mean(b * b)
+
+
+PROGRAMS = [
+    (scalar_while, (0.7, 1.3), (0, 1)),
+    (branches_in_a_loop, (np.array([0.5, -1.2, 0.9, -0.1]), 0.8), (0, 1)),
+    (rows_of_a_matrix, (0.3 * np.random.default_rng(1).standard_normal((4, 4)),
+                        np.random.default_rng(2).standard_normal((5, 4))), (0, 1)),
+    (broadcasts, (np.array([0.1, 0.4, -0.3]), np.array([0.2, -0.5])), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("function, args, wrt", PROGRAMS, ids=lambda p: getattr(p, "__name__", ""))
+def test_compiled_gradients_of_control_flow_match_finite_differences(function, args, wrt):
+    compiled = ssad.grad(function, wrt=wrt, compile="strict")(*args)
+    _close(compiled, ssad.grad(function, wrt=wrt)(*args), 1e-12)
+    for position, gradient in zip(wrt, compiled, strict=True):
+        expected = numerical_gradient(lambda v, p=position: function(*args[:p], v, *args[p + 1:]), args[position])
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("function, args, wrt", PROGRAMS, ids=lambda p: getattr(p, "__name__", ""))
+def test_value_and_grad_and_jvp_compile(function, args, wrt):
+    value, gradient = ssad.value_and_grad(function, wrt=wrt, compile="strict")(*args)
+    assert np.isclose(value, function(*args))
+    _close(gradient, ssad.grad(function, wrt=wrt)(*args), 1e-12)
+    tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
+    expected = ssad.jvp(function, args, tangents)
+    _close(ssad.jvp(function, args, tangents, compile="strict"), expected, 1e-12)
+
+
+def takes_a_dict(params, x):
+    return np.sum(np.tanh(params["w"] * x))
+
+
+def test_what_numba_cannot_compile_runs_as_numpy_code_after_one_warning():
+    params, x = {"w": np.array([0.5, -0.3])}, np.array([1.0, 2.0])
+    gradient = ssad.grad(takes_a_dict, compile=True)
+    with pytest.warns(ssad.NativeWarning, match="takes_a_dict|dict|Numba"):
+        got = gradient(params, x)
+    _close(got["w"], ssad.grad(takes_a_dict)(params, x)["w"], 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ssad.NativeWarning)
+        gradient(params, x)  # warned once
+
+
+def calls_a_function_value(x, smooth):
+    activation = np.tanh if smooth else np.abs
+    return np.sum(activation(x) * x)  # <- here
+
+
+def test_strict_compilation_raises_naming_the_construct_and_the_users_line():
+    from .test_errors import marked_line
+
+    line, _ = marked_line(calls_a_function_value)
+    x = np.array([1.0, -2.0])
+    with pytest.raises(ssad.SsadError, match=rf"{os.path.basename(__file__)}:{line} ") as caught:
+        ssad.grad(calls_a_function_value, compile="strict")(x, True)
+    assert "a call through a function value" in str(caught.value) and "compile='strict'" in str(caught.value)
+    with pytest.warns(ssad.NativeWarning, match=rf"{os.path.basename(__file__)}:{line} "):
+        got = ssad.grad(calls_a_function_value, compile=True)(x, True)
+    _close(got, ssad.grad(calls_a_function_value)(x, True), 0.0)
+
+
+def test_show_prints_the_code_numba_compiles():
+    shown = str(ssad.show(workloads.euler, wrt=(0, 1), compile=True))
+    assert "y_stack = []" in shown and "y_stack.append(y)" in shown and "y = y_stack.pop()" in shown
+    assert "Tape()" not in shown
+
+
+def test_a_second_process_loads_the_compiled_gradient_from_disk(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks")!r})
+        import ssad, workloads
+        gradient = ssad.grad(workloads.euler, wrt=(0, 1), compile="strict")
+        print(gradient(0.5, 0.3, 0.01))
+        entry = gradient.variants.for_args((0.5, 0.3, 0.01))
+        print(sum(entry.natives[True].dispatcher.stats.cache_hits.values()))
+        """
+    )
+    environment = dict(os.environ, SSAD_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True, check=True)
+    assert first.stdout.splitlines()[0] == second.stdout.splitlines()[0]
+    assert first.stdout.splitlines()[1] == "0" and int(second.stdout.splitlines()[1]) >= 1
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "min", "mean", "prod"])
+def test_reductions_along_an_axis_compute_what_numpy_computes(name):
+    from ssad.native.overloads import REDUCTIONS
+
+    along, keeping = REDUCTIONS[(name, False)], REDUCTIONS[(name, True)]
+
+    @numba.njit
+    def reduced(x, v):
+        return along(x, 0), along(x, 1), keeping(x, -1), keeping(x, None), keeping(v, 0), along(v, None)
+
+    x = np.random.default_rng(3).standard_normal((4, 3))
+    v = x[1]
+    numpy_function = getattr(np, name)
+    expected = (numpy_function(x, axis=0), numpy_function(x, axis=1), numpy_function(x, axis=-1, keepdims=True),
+                numpy_function(x, axis=None, keepdims=True), numpy_function(v, axis=0, keepdims=True),
+                numpy_function(v))
+    for got, wanted in zip(reduced(x, v), expected, strict=True):
+        assert np.shape(got) == np.shape(wanted)
+        np.testing.assert_allclose(got, wanted, rtol=1e-13)
