@@ -29,6 +29,7 @@ test: install
 # FUZZ_PROGRAMS=1000 for a shorter run.
 FUZZ_PROGRAMS ?= 10000
 ORACLE_PROGRAMS ?= 3000
+COMPILED_PROGRAMS ?= 500
 FUZZ_JOBS ?= 2
 fuzz: install
 	SSAD_FUZZ_EXAMPLES=3000 SSAD_FUZZ_WIDENED=1 SSAD_FUZZ_SECOND_ORDER=1 SSAD_FUZZ_SHRINK=0 $(BIN)/python -m pytest tests/fuzz -q; \
@@ -42,7 +43,10 @@ fuzz: install
 	SSAD_ORACLE_PROGRAMS=500 SSAD_ORACLE_SECOND=1 SSAD_ORACLE_ALL_RULE_SAMPLES=1 \
 		$(BIN)/python -m pytest tests/test_autograd_oracle.py -q; \
 	s4=$$?; \
-	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0
+	$(BIN)/python -m tests.fuzz 0 $(COMPILED_PROGRAMS) --modes compiled \
+		-j $(FUZZ_JOBS) --failures fuzz-compiled-failures.txt --check; \
+	s5=$$?; \
+	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0 -a $$s5 -eq 0
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dask,numba,bench]'

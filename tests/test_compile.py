@@ -178,3 +178,31 @@ def test_reductions_along_an_axis_compute_what_numpy_computes(name):
     for got, wanted in zip(reduced(x, v), expected, strict=True):
         assert np.shape(got) == np.shape(wanted)
         np.testing.assert_allclose(got, wanted, rtol=1e-13)
+
+
+def writes_in_place(x, w):
+    y = x.copy()
+    for _ in range(3):
+        y[1:] = y[1:] * w + np.sin(y[:-1])
+        y[0] = y[0] * w
+    return np.sum(y * y) + np.sum(y[::2])
+
+
+def scalar_loop_that_breaks(x, a):
+    for _ in range(20):
+        if x > 5.0:
+            break
+        x = x * a + np.sin(x)
+    return x
+
+
+@pytest.mark.parametrize("function, args", [
+    (writes_in_place, (np.array([0.3, -0.5, 0.8, 0.1]), 0.9)),
+    (scalar_loop_that_breaks, (0.4, 1.3)),
+], ids=["writes_in_place", "scalar_loop_that_breaks"])
+def test_in_place_writes_and_a_loop_that_breaks_compile(function, args):
+    compiled = ssad.grad(function, wrt=(0, 1), compile="strict")(*args)
+    _close(compiled, ssad.grad(function, wrt=(0, 1))(*args), 1e-12)
+    for position, gradient in zip((0, 1), compiled, strict=True):
+        moved = lambda v, p=position: function(*args[:p], v, *args[p + 1:])  # noqa: E731
+        np.testing.assert_allclose(gradient, numerical_gradient(moved, args[position]), rtol=1e-6, atol=1e-8)

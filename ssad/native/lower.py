@@ -51,13 +51,23 @@ def for_numba(source, namespace, reductions=None):
     rewritten = {}  # line number -> new text
     creations = []
 
-    def stack_of(key):
-        name = f"{key}_stack"
-        while name in namespace or (name not in stacks and _is_bound(tree, name)):
-            name = "_" + name
-        if name not in stacks:
+    named = {}  # key -> the name of its stack
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+    def stack_of(key, base=None):
+        if key not in named:
+            name = f"{base or key}_stack"
+            while name in namespace or name in bound or name in stacks:
+                name = "_" + name
+            named[key] = name
             stacks.append(name)
-        return name
+        return named[key]
+
+    def part_stack(container, index):
+        """The stack of the parts of `container` at `index`: parts at other indices differ in type."""
+        key = (container, ast.unparse(index))
+        count = sum(1 for k in named if isinstance(k, tuple) and k[0] == container and k != key)
+        return stack_of(key, f"{container}_parts{count or ''}")
 
     def is_tape_call(node, method):
         return (
@@ -78,10 +88,10 @@ def for_numba(source, namespace, reductions=None):
     for node in ast.walk(tree):
         if isinstance(node, ast.For) and _is_reversed_range(node.iter):
             # `for t in reversed(r)`, which Numba does not take, as a range running backward
-            r = node.iter.args[0].id
+            r, count = _range_and_count(node.iter.args[0])
             header = lines[node.lineno - 1]
             indent = header[: len(header) - len(header.lstrip())]
-            backward = f"range({r}.start + (len({r}) - 1) * {r}.step, {r}.start - {r}.step, -{r}.step)"
+            backward = f"range({r}.start + ({count} - 1) * {r}.step, {r}.start - {r}.step, -{r}.step)"
             rewritten[node.lineno] = f"{indent}for {ast.unparse(node.target)} in {backward}:"
             continue
         if not isinstance(node, ast.stmt) or isinstance(node, (ast.FunctionDef, ast.For, ast.While, ast.If)):
@@ -100,11 +110,11 @@ def for_numba(source, namespace, reductions=None):
             if isinstance(pushed, ast.Name):
                 text = f"{stack_of(pushed.id)}.append({pushed.id})"
             elif is_helper_call(pushed, saved_part) and isinstance(pushed.args[0], ast.Name):
-                text = f"{stack_of(pushed.args[0].id + '_part')}.append({ast.unparse(pushed)})"
+                text = f"{part_stack(pushed.args[0].id, pushed.args[1])}.append({ast.unparse(pushed)})"
         elif isinstance(node, ast.Expr) and is_helper_call(node.value, restore_part):
             container, index, old = node.value.args
             if isinstance(container, ast.Name) and is_tape_call(old, "pop"):
-                stack = stack_of(container.id + "_part")
+                stack = part_stack(container.id, index)
                 text = f"{ast.unparse(node.value.func)}({container.id}, {ast.unparse(index)}, {stack}.pop())"
         if text is None:
             text = _basic_scatter(node, helper_name, numpy_names)
@@ -160,7 +170,32 @@ def _lower_reductions(tree, namespace, reductions, bindings):
             return ast.copy_location(ast.Call(func=ast.Name(name, ast.Load()), args=[node.args[0], axis], keywords=[]), node)
 
     Reductions().visit(tree)
+
+    class Indices(ast.NodeTransformer):
+        """`np.s_[1:, k]`, an index passed as a value, as `(slice(1, None), k)`, which Numba
+        holds; one with `None` (a new axis) stays, for `_basic_scatter` or for Numba to refuse."""
+
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            if not (isinstance(node.value, ast.Attribute) and isinstance(node.value.value, ast.Name)
+                    and node.value.value.id in numpy_names and node.value.attr == "s_"):
+                return node
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(isinstance(i, ast.Constant) and i.value is None for i in items) or not all(
+                    isinstance(i, (ast.Slice, ast.Name, ast.Constant)) for i in items):
+                return node
+            changed.add(node.lineno)
+            values = [_slice_call(i) if isinstance(i, ast.Slice) else i for i in items]
+            made = ast.Tuple(values, ast.Load()) if isinstance(node.slice, ast.Tuple) else values[0]
+            return ast.copy_location(made, node)
+
+    Indices().visit(tree)
     return changed
+
+
+def _slice_call(piece):
+    parts = [piece.lower, piece.upper] + ([piece.step] if piece.step is not None else [])
+    return ast.Call(ast.Name("slice", ast.Load()), [p if p is not None else ast.Constant(None) for p in parts], [])
 
 
 def _tape_names(tree, tape_class):
@@ -221,9 +256,40 @@ def _is_reversed_range(node):
         and isinstance(node.func, ast.Name)
         and node.func.id == "reversed"
         and len(node.args) == 1
-        and isinstance(node.args[0], ast.Name)
+        and (isinstance(node.args[0], ast.Name) or _is_plain_range(node.args[0]) or _is_range_head(node.args[0]))
     )
 
 
-def _is_bound(tree, name):
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
+def _is_range_head(node):
+    """`r[:trips]`, the iterations a loop that breaks ran, `r` and `trips` names."""
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.lower is None
+        and node.slice.step is None
+        and isinstance(node.slice.upper, (ast.Name, ast.Constant))
+    )
+
+
+def _range_and_count(node):
+    """(the text of a range, the text of how many of its values `reversed(node)` runs over)."""
+    if _is_range_head(node):
+        r = node.value.id
+        return r, f"min(len({r}), {ast.unparse(node.slice.upper)})"
+    r = ast.unparse(node)
+    return r, f"len({r})"
+
+
+def _is_plain_range(node):
+    """`range(...)` of names and numbers: evaluating it again gives the same range."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "range"
+        and not node.keywords
+        and all(isinstance(a, (ast.Name, ast.Constant)) or (isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant))
+                for a in node.args)
+    )
+
+

@@ -5,17 +5,20 @@ chosen when the compiled gradient is typed: the number of dimensions and scalar
 versus array are known then, so `unbroadcast(g, x)` on two arrays of one shape is
 a shape test, on a scalar and an array a sum. A case these do not cover raises a
 Numba typing error, and the gradient falls back to its NumPy code (see `compile`).
-Importing this module registers the implementations; it needs Numba.
+Importing this module registers the implementations, with those of `parts` (parts of
+arrays and their adjoints) and `reductions` (NumPy reductions along an axis); it needs Numba.
 """
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import overload
 
 from ..rules.linalg import _trace_adjoint, matmul_left_adjoint, matmul_right_adjoint
-from ..runtime import broadcast_like, owned, seed, size, stop_gradient, unbroadcast
-from ..runtime.scatter import add_at, copy_adjoint, getitem_adjoint
-from ..runtime.structure import zeros_like_value
+from ..runtime import broadcast_like, iterated, owned, seed, size, stop_gradient, unbroadcast
+from ..runtime.scatter import copy_adjoint
+from ..runtime.structure import add_adjoint, zeros_like_value
+from .parts import HELPERS as PART_HELPERS
+from .reductions import REDUCTIONS
 
 _NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -80,6 +83,24 @@ def _copy_adjoint(d_x):
         return lambda d_x: d_x.copy()
     if _is_number(d_x):
         return lambda d_x: d_x
+    return None
+
+
+@overload(iterated)
+def _iterated(xs):
+    if isinstance(xs, (types.Array, types.BaseTuple, types.List, types.RangeType)):
+        return lambda xs: xs
+    return None
+
+
+@overload(add_adjoint)
+def _add_adjoint(a, b):
+    if isinstance(a, types.NoneType):
+        return lambda a, b: b
+    if isinstance(b, types.NoneType):
+        return lambda a, b: a
+    if (_is_number(a) or isinstance(a, types.Array)) and (_is_number(b) or isinstance(b, types.Array)):
+        return lambda a, b: a + b
     return None
 
 
@@ -183,167 +204,6 @@ def _matmul_right_adjoint(dy, a, b):
     return None
 
 
-def _scatter_add(index, x):
-    """The implementation of `out[index] += part` for an `index` of type `index`, repeated
-    integers accumulating (np.add.at), on an array of type `x`; None if not covered."""
-    if isinstance(index, types.Integer):
-        if x.ndim == 1:
-
-            def element(out, index, part):
-                out[index] += part
-
-            return element
-
-        def row(out, index, part):
-            out[index] += part
-
-        return row
-    if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer) and index.ndim == 1:
-        if x.ndim == 1:
-
-            def elements(out, index, part):
-                spread = np.broadcast_to(part, index.shape)
-                for k in range(index.shape[0]):
-                    out[index[k]] += spread[k]
-
-            return elements
-        if x.ndim == 2:
-
-            def rows(out, index, part):
-                spread = np.broadcast_to(part, (index.shape[0], out.shape[1]))
-                for k in range(index.shape[0]):
-                    out[index[k]] += spread[k]
-
-            return rows
-        return None
-    if (
-        isinstance(index, types.BaseTuple)
-        and len(index) == 2
-        and x.ndim == 2
-        and all(isinstance(i, types.Array) and isinstance(i.dtype, types.Integer) and i.ndim == 1 for i in index)
-    ):
-
-        def pairs(out, index, part):
-            first, second = index
-            spread = np.broadcast_to(part, first.shape)
-            for k in range(first.shape[0]):
-                out[first[k], second[k]] += spread[k]
-
-        return pairs
-    return None
-
-
-@overload(getitem_adjoint)
-def _getitem_adjoint(dy, x, index):
-    if not isinstance(x, types.Array):
-        return None
-    scatter = _scatter_add(index, x)
-    if scatter is None:
-        return None
-    scatter = njit(scatter)
-    dtype = x.dtype if isinstance(x.dtype, types.Float) else types.float64
-
-    def impl(dy, x, index):
-        out = np.zeros(x.shape, dtype)
-        scatter(out, index, dy)
-        return out
-
-    return impl
-
-
-@overload(add_at)
-def _add_at(d_x, index, d_part):
-    if not isinstance(d_x, types.Array):
-        return None
-    scatter = _scatter_add(index, d_x)
-    if scatter is None:
-        return None
-    scatter = njit(scatter)
-
-    def impl(d_x, index, d_part):
-        scatter(d_x, index, d_part)
-        return d_x
-
-    return impl
-
-
-# ----- NumPy reductions along an axis, which Numba takes only for np.sum without keepdims -----
-
-REDUCTIONS = {}  # (NumPy function name, keepdims) -> the function lowered code calls
-
-
-_COMBINE = {
-    "sum": lambda a, b: a + b, "mean": lambda a, b: a + b, "prod": lambda a, b: a * b,
-    "max": lambda a, b: a if a >= b else b, "amax": lambda a, b: a if a >= b else b,
-    "min": lambda a, b: a if a <= b else b, "amin": lambda a, b: a if a <= b else b,
-}
-
-
-def _reduction(name, keepdims):
-    numpy_function = getattr(np, name)
-    combine = njit(_COMBINE[name])  # plain loops: Numba compiles its axis reductions slowly
-    first = name in ("max", "min", "amax", "amin")  # start from the first value, not from 0 or 1
-    start = 1.0 if name == "prod" else 0.0
-    mean = name == "mean"
-
-    @njit
-    def line(x, k, along_rows, length):
-        """The reduction of row (or column) k of the matrix x."""
-        acc = (x[k, 0] if along_rows else x[0, k]) if first else start
-        for m in range(1 if first else 0, length):
-            acc = combine(acc, x[k, m] if along_rows else x[m, k])
-        return acc / length if mean else acc
-
-    @njit
-    def whole(x):
-        flat = x.ravel()
-        acc = flat[0] if first else start
-        for m in range(1 if first else 0, flat.size):
-            acc = combine(acc, flat[m])
-        return acc / flat.size if mean else acc
-
-    def reference(x, axis):  # what it computes, for a reader and for the NumPy code
-        return numpy_function(x, axis=axis, keepdims=keepdims)
-
-    reference.__name__ = f"{name}_keepdims" if keepdims else f"{name}_along"
-
-    @overload(reference)
-    def typed(x, axis):
-        if not isinstance(x, types.Array) or x.ndim > 2:
-            return None
-        dtype = types.float64 if mean else x.dtype
-        if isinstance(axis, (types.NoneType, types.Omitted)) or x.ndim == 1:
-            if not (isinstance(axis, (types.NoneType, types.Omitted, types.Integer))):
-                return None
-            if keepdims:
-                shape = (1,) * x.ndim
-                return lambda x, axis: np.full(shape, whole(np.ascontiguousarray(x)), dtype)
-            return lambda x, axis: whole(np.ascontiguousarray(x))
-        if not isinstance(axis, types.Integer):
-            return None
-
-        def matrix(x, axis):
-            along_rows = axis % 2 == 1
-            count = x.shape[0] if along_rows else x.shape[1]
-            length = x.shape[1] if along_rows else x.shape[0]
-            out = np.empty(count, dtype)
-            for k in range(count):
-                out[k] = line(x, k, along_rows, length)
-            if keepdims:
-                return out.reshape((count, 1)) if along_rows else out.reshape((1, count))
-            return out
-
-        return matrix
-
-    REDUCTIONS[(name, keepdims)] = reference
-    return reference
-
-
-for _name in ("sum", "max", "min", "amax", "amin", "mean", "prod"):
-    for _keepdims in (False, True):
-        _reduction(_name, _keepdims)
-
-
 @overload(_trace_adjoint)
 def _trace_adjoint_typed(dy, a, offset, axis1, axis2):
     if not isinstance(a, types.Array) or a.ndim != 2:
@@ -360,6 +220,6 @@ def _trace_adjoint_typed(dy, a, offset, axis1, axis2):
 
 # the helpers above: generated code that reads one of these from its namespace can be compiled
 HELPERS = (
-    seed, zeros_like_value, size, stop_gradient, owned, broadcast_like, unbroadcast, copy_adjoint,
-    matmul_left_adjoint, matmul_right_adjoint, getitem_adjoint, add_at, _trace_adjoint,
-) + tuple(REDUCTIONS.values())
+    seed, zeros_like_value, size, stop_gradient, owned, broadcast_like, unbroadcast, copy_adjoint, iterated,
+    add_adjoint, matmul_left_adjoint, matmul_right_adjoint, _trace_adjoint,
+) + PART_HELPERS + tuple(REDUCTIONS.values())

@@ -11,6 +11,8 @@ Modes (`--modes` takes a comma-separated list, or `all`):
     fwd_over_rev  ssad.jvp(ssad.grad(f)), against differences of ssad.grad(f)
     rev_over_rev  ssad.grad of <ssad.grad(f), t>, against differences of ssad.grad(f)
     grad_inside   ssad.grad of a function that calls ssad.grad(f), against finite differences
+    compiled      ssad.grad(f, compile=True), against finite differences (refused: it ran as
+                  NumPy code after a NativeWarning, whose gradient is compared all the same)
     autograd      ssad's gradient, jvp(grad) and grad(<grad, v>) against autograd's, where
                   autograd can run the program
 
@@ -29,7 +31,7 @@ import sys
 import time
 import warnings
 
-MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside", "autograd")
+MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside", "compiled", "autograd")
 STATUSES = ("correct", "refused", "wrong", "crashed", "unfair", "blocked")
 
 

