@@ -206,3 +206,27 @@ def test_in_place_writes_and_a_loop_that_breaks_compile(function, args):
     for position, gradient in zip((0, 1), compiled, strict=True):
         moved = lambda v, p=position: function(*args[:p], v, *args[p + 1:])  # noqa: E731
         np.testing.assert_allclose(gradient, numerical_gradient(moved, args[position]), rtol=1e-6, atol=1e-8)
+
+
+def _sigmoid(x):
+    return 0.5 * (np.tanh(x / 2.0) + 1.0)
+
+
+def _log_likelihood(weights, inputs, targets):
+    preds = _sigmoid(inputs @ weights)
+    return np.sum(np.log(preds * targets + (1 - preds) * (1 - targets)))
+
+
+def logistic_loss(weights, inputs, targets):
+    return -_log_likelihood(weights, inputs, targets) + 0.1 * np.sum(weights * weights)
+
+
+def test_functions_of_the_users_that_the_function_calls_are_compiled_with_it():
+    rng = np.random.default_rng(5)
+    args = (0.1 * rng.standard_normal(3), rng.standard_normal((20, 3)), (rng.random(20) > 0.5).astype(float))
+    compiled = ssad.grad(logistic_loss, compile="strict")
+    _close(compiled(*args), ssad.grad(logistic_loss)(*args), 1e-12)
+    moved = lambda w: logistic_loss(w, *args[1:])  # noqa: E731
+    np.testing.assert_allclose(compiled(*args), numerical_gradient(moved, args[0]), rtol=1e-6)
+    tangents = (np.ones(3), None, None)
+    _close(ssad.jvp(logistic_loss, args, tangents, compile="strict"), ssad.jvp(logistic_loss, args, tangents), 1e-12)

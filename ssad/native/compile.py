@@ -2,12 +2,13 @@
 
 Assumes: a `backend.assemble.Compiled` (its source, and the namespace its function
 runs in); Numba installed.
-Guarantees: `native(entry, strict)` returns a function with the signature of
-`entry.function` that runs the generated code compiled by Numba in nopython mode,
+Guarantees: `native_function(entry, strict).function` has the signature of
+`entry.function` and runs the generated code compiled by Numba in nopython mode,
 specialized by Numba on the types of each call (dtype, number of dimensions,
 scalar or array) and kept per type signature; on disk too (Numba's cache, beside
 a copy of the source under the cache directory), when everything the code reads
-from its namespace is a module or one of ssad's helpers. What Numba cannot compile
+from its namespace is a module or one of ssad's helpers. The generated code of the
+user's functions it calls (through `Handle`s) is compiled with it. What Numba cannot compile
 (a construct, a helper with no compiled form, an argument such as a dict) leaves
 the NumPy code running, after one `NativeWarning` naming it and the user's line;
 with `strict`, an `SsadError` saying the same.
@@ -28,6 +29,8 @@ import numpy as np
 
 from ..errors import NativeWarning, SsadError
 from ..runtime import locations
+from ..runtime.callables import function_label
+from ..runtime.handles import Handle
 from .lower import NotNative, for_numba
 
 
@@ -62,26 +65,14 @@ def _make(entry, strict):
         import numba
         from numba.core.errors import NumbaError
 
-        from .overloads import REDUCTIONS  # and registers the compiled forms of the helpers
+        from .overloads import REDUCTIONS  # noqa: F401  (registers the compiled forms of the helpers)
     except ImportError:
         return Native(_refused(entry, strict, "Numba is not installed (pip install 'ssad[numba]')", None))
-    scope = function.__globals__
     try:
-        source, bindings = for_numba(entry.source, scope, REDUCTIONS)
-        jitted = _compiled_reads(source, {**scope, **bindings}, numba)
+        dispatchers, source, path = _compiled_module(entry, numba, top_level=True)
     except NotNative as error:
         return Native(_refused(entry, strict, error.message, error.line))
-    cacheable = _cacheable(source, {**scope, **bindings})
-    path, module_name = _source_file(label, source, cacheable)
-    locations.record(path, locations.ORIGINS.get(function.__code__.co_filename))
-    # a module of its own, importable by name: Numba's disk cache finds the globals there
-    module = types.ModuleType(module_name)
-    module.__dict__.update(scope)
-    module.__dict__.update(bindings)
-    module.__dict__.update(jitted, __name__=module_name, __file__=path)
-    sys.modules[module_name] = module
-    exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - source ssad generated itself
-    compiled = numba.njit(cache=cacheable)(module.__dict__[label])
+    compiled = dispatchers[label]
     state = {"run": compiled}
 
     def run(*args, **kwargs):
@@ -98,6 +89,51 @@ def _make(entry, strict):
     run.__name__ = label
     run.__qualname__ = label
     return Native(run, compiled, source)
+
+
+def _compiled_module(entry, numba, top_level):
+    """({name: Numba's dispatcher} for each function of `entry`'s source, the source Numba
+    compiles, its file); NotNative, with the generated line, for what cannot be compiled.
+    Only a `top_level` entry that reads nothing but modules and ssad's helpers is kept on disk."""
+    from .overloads import REDUCTIONS
+
+    scope = entry.function.__globals__
+    source, bindings = for_numba(entry.source, scope, REDUCTIONS)
+    jitted = _compiled_reads(source, {**scope, **bindings}, numba)
+    cacheable = top_level and not jitted and _cacheable(source, {**scope, **bindings})
+    path, module_name = _source_file(entry.function.__name__, source, cacheable)
+    locations.record(path, locations.ORIGINS.get(entry.function.__code__.co_filename))
+    # a module of its own, importable by name: Numba's disk cache finds the globals there
+    module = types.ModuleType(module_name)
+    module.__dict__.update(scope)
+    module.__dict__.update(bindings)
+    module.__dict__.update(jitted, __name__=module_name, __file__=path)
+    sys.modules[module_name] = module
+    exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - source ssad generated itself
+    names = [node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
+    return {name: numba.njit(cache=cacheable)(module.__dict__[name]) for name in names}, source, path
+
+
+_building = set()  # ids of the entries whose callees' compiled forms are being made (recursion)
+
+
+def _callee(handle, numba, line):
+    """Numba's compiled form of the generated code a `Handle` stands for: the code of a
+    function of the user's that the code calls, compiled with it."""
+    entry = handle.entry()
+    made = entry.natives.get("callee")
+    if made is None:
+        label = function_label(handle.function)
+        if id(entry) in _building:
+            raise NotNative(f"`{label}` calls itself, which is not compiled", line)
+        _building.add(id(entry))
+        try:
+            made = entry.natives.setdefault("callee", _compiled_module(entry, numba, top_level=False)[0])
+        except NotNative as error:
+            raise NotNative(f"it calls `{label}`, whose code cannot be compiled: {error.message}", line) from None
+        finally:
+            _building.discard(id(entry))
+    return made[(entry.backward if handle.half == "backward" else entry.function).__name__]
 
 
 def _ran(dispatcher, args, kwargs):
@@ -140,17 +176,21 @@ def _compiled_reads(source, scope, numba):
     for a global it reads that Numba can neither call nor hold."""
     from .overloads import HELPERS
 
-    function = ast.parse(source).body[0]
-    local = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    local |= {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    module = ast.parse(source)
+    local = {n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local |= {a.arg for a in ast.walk(module) if isinstance(a, ast.arg)}
+    local |= {f.name for f in module.body if isinstance(f, ast.FunctionDef)}
     jitted = {}
-    for node in ast.walk(function):
+    for node in ast.walk(module):
         if not isinstance(node, ast.Name) or node.id in local or node.id not in scope or node.id in jitted:
             continue
         value = scope[node.id]
         if value is None or isinstance(value, (types.ModuleType, bool, int, float, complex, np.ndarray, np.generic)):
             continue
         if any(value is h for h in HELPERS) or _is_dispatcher(value) or _is_builtin(node.id, value):
+            continue
+        if isinstance(value, Handle):
+            jitted[node.id] = _callee(value, numba, node.lineno)
             continue
         if (isinstance(value, types.FunctionType) and not value.__code__.co_flags & inspect.CO_GENERATOR
                 and not value.__module__.startswith("ssad.runtime")):

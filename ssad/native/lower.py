@@ -86,6 +86,9 @@ def for_numba(source, namespace, reductions=None):
         )
 
     for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.args.kwonlyargs:
+            rewritten[node.lineno] = _without_keyword_only(node, lines[node.lineno - 1])
+            continue
         if isinstance(node, ast.For) and _is_reversed_range(node.iter):
             # `for t in reversed(r)`, which Numba does not take, as a range running backward
             r, count = _range_and_count(node.iter.args[0])
@@ -248,6 +251,23 @@ def _basic_scatter(statement, helper_name, numpy_names):
         x, numpy = ast.unparse(call.args[1]), min(numpy_names)
         return f"{target} = {numpy}.zeros({numpy}.shape({x})); {target}[{written}] = {part}"
     return f"{target} = {ast.unparse(call.args[0])}; {target}[{written}] += {part}"
+
+
+def _without_keyword_only(function, header):
+    """`def jvp_f(x, *, d_x):` as `def jvp_f(x, d_x=None):`: Numba binds no keyword-only
+    parameter, and callers pass these by keyword."""
+    if function.args.vararg is not None or function.args.kwarg is not None or not header.rstrip().endswith(":"):
+        raise NotNative("a signature with keyword-only parameters and *args or **kwargs", function.lineno)
+    given = function.args.kw_defaults
+    # after a parameter with a default, each needs one (None: callers pass them all)
+    needed = function.args.defaults or any(d is not None for d in given)
+    defaults = function.args.defaults + [d or ast.Constant(None) for d in given] if needed else []
+    arguments = ast.arguments(
+        posonlyargs=function.args.posonlyargs, args=function.args.args + function.args.kwonlyargs,
+        vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=defaults,
+    )
+    indent = header[: len(header) - len(header.lstrip())]
+    return f"{indent}def {function.name}({ast.unparse(arguments)}):"
 
 
 def _is_reversed_range(node):
