@@ -230,3 +230,50 @@ def test_functions_of_the_users_that_the_function_calls_are_compiled_with_it():
     np.testing.assert_allclose(compiled(*args), numerical_gradient(moved, args[0]), rtol=1e-6)
     tangents = (np.ones(3), None, None)
     _close(ssad.jvp(logistic_loss, args, tangents, compile="strict"), ssad.jvp(logistic_loss, args, tangents), 1e-12)
+
+
+def row_losses(W, X):
+    total = 0.0
+    for i in range(X.shape[0]):
+        total += np.sum(np.tanh(W @ X[i]) ** 2)
+    return total
+
+
+@pytest.mark.parametrize("rows", [5, 1, 0])
+def test_values_a_loop_first_assigns_are_recorded_with_one_type(rows):
+    # `X[i]` and what follows it are first bound inside the loop; the NumPy code records
+    # `None` before the first, which Numba would type as optional and refuse
+    rng = np.random.default_rng(rows)
+    W, X = 0.5 * rng.standard_normal((4, 3)), rng.standard_normal((rows, 3))
+    compiled = ssad.grad(row_losses, wrt=(0, 1), compile="strict")(W, X)
+    _close(compiled, ssad.grad(row_losses, wrt=(0, 1))(W, X), 1e-12)
+    for position, gradient in zip((0, 1), compiled, strict=True):
+        moved = lambda v, p=position: row_losses(*(W, X)[:p], v, *(W, X)[p + 1:])  # noqa: E731
+        np.testing.assert_allclose(gradient, numerical_gradient(moved, (W, X)[position]), rtol=1e-6, atol=1e-8)
+    assert "X_at_i = None" not in str(ssad.show(row_losses, compile=True))
+
+
+def dot_and_a_copy(x, W):
+    a = np.array(x)
+    return np.sum(np.tanh(np.dot(a, W))) + np.sum(a[1:] * a[:-1])
+
+
+def masked_write(x, W):
+    y = x.copy()
+    y[x > 0] = y[x > 0] ** 2
+    return np.sum(y * np.sin(y)) + np.sum(W)
+
+
+def extrema_and_moments(x, W):
+    return np.max(x) * np.mean(x ** 2) + np.var(x) + np.sum(np.max(W * x[:, None], axis=0)) + np.sum(np.abs(x))
+
+
+@pytest.mark.parametrize("function", [dot_and_a_copy, masked_write, extrema_and_moments], ids=lambda f: f.__name__)
+def test_rules_whose_helpers_have_compiled_forms(function):
+    rng = np.random.default_rng(7)
+    x, W = rng.standard_normal(4), rng.standard_normal((4, 3))
+    compiled = ssad.grad(function, wrt=(0, 1), compile="strict")(x, W)
+    _close(compiled, ssad.grad(function, wrt=(0, 1))(x, W), 1e-12)
+    for position, gradient in zip((0, 1), compiled, strict=True):
+        moved = lambda v, p=position: function(*(x, W)[:p], v, *(x, W)[p + 1:])  # noqa: E731
+        np.testing.assert_allclose(gradient, numerical_gradient(moved, (x, W)[position]), rtol=1e-6, atol=1e-8)

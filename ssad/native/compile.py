@@ -16,6 +16,7 @@ with `strict`, an `SsadError` saying the same.
 
 import ast
 import builtins
+import functools
 import hashlib
 import importlib.metadata
 import inspect
@@ -258,18 +259,29 @@ def cache_directory():
     return os.path.join(base, "ssad")
 
 
+@functools.cache
 def _versions():
-    names = ("ssad", "numba", "numpy")
+    """What the compiled code depends on besides its own source: the versions of ssad,
+    Numba and NumPy, and the source of ssad's helpers and rules, whose compiled forms
+    Numba's cache holds inlined (so an edited helper is never run in its old form)."""
     found = []
-    for name in names:
+    for name in ("ssad", "numba", "numpy"):
         try:
             found.append(importlib.metadata.version(name))
         except importlib.metadata.PackageNotFoundError:
             found.append("?")
-    return " ".join(found)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    digest = hashlib.sha256()
+    for folder in ("native", "rules", "runtime"):
+        for name in sorted(os.listdir(os.path.join(package, folder))):
+            if name.endswith(".py"):
+                with open(os.path.join(package, folder, name), "rb") as file:
+                    digest.update(file.read())
+    return " ".join(found) + " " + digest.hexdigest()[:16]
 
 
 _LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _numba_reason(error, path):
@@ -277,7 +289,11 @@ def _numba_reason(error, path):
     text = str(error)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     reason = next((line for line in lines if not line.startswith(("During:", "File", "Failed in"))), "")
-    reason = re.sub(r"\x1b\[[0-9;]*m", "", reason).rstrip(".")
+    reason = _COLOUR.sub("", reason).rstrip(".")
+    if reason.endswith("found for signature:"):  # the call's types follow, on a line of their own
+        called = next((line for line in lines if line.startswith(">>>")), None)
+        if called is not None:
+            reason = f"{reason} {_COLOUR.sub('', called[3:]).strip()}"
     line = None
     for found, number in _LOCATION.findall(text):
         if found == path:

@@ -11,7 +11,11 @@ generated lines to the user's, `runtime.locations`, holds for it too), in which
   stack of values of one type, which Numba can type;
 - `tape.push(shape_only(h))` keeps `h` itself: a compiled function holds typed values;
 - `restore_part(x, i, tape.pop())` pops from the list of the parts of `x`;
-- `for t in reversed(r)` (`r` a range) runs `range(...)` backward.
+- `for t in reversed(r)` (`r` a range) runs `range(...)` backward;
+- a name bound to `None` only so that its first push has a value to record (a name a
+  loop first assigns) is recorded after each assignment rather than before it, and
+  read back from the top of its stack: its stack then holds values of one type, not
+  `None` and arrays, which Numba would type as optional and refuse to compute with.
 
 Anything else of the tape (a copy of it, a push Numba cannot pair with its pop)
 raises `NotNative` naming the line; the caller then keeps the NumPy code.
@@ -23,6 +27,12 @@ import numpy as np
 
 from ..runtime import Tape, restore_part, saved_part, shape_only
 from ..runtime.scatter import add_at, getitem_adjoint
+
+
+def array_of(x):
+    """`np.array(x)` of a name, which Numba takes for a list but not for an array (see
+    `overloads`): lowered code calls this instead."""
+    return np.array(x)
 
 
 class NotNative(Exception):
@@ -131,12 +141,87 @@ def for_numba(source, namespace, reductions=None):
             raise NotNative("a statement of the tape over several lines", node.lineno)
         indent = lines[node.lineno - 1][: len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
         rewritten[node.lineno] = indent + text
+    _record_after_assignment(tree, tapes, helper_name.get(shape_only), named, lines, rewritten)
     made = "; ".join(f"{stack} = []" for stack in stacks) or "pass"
     for number in creations:
         rewritten[number] = rewritten[number].replace("pass", made)
     for number, text in rewritten.items():
         lines[number - 1] = text
     return "\n".join(lines) + "\n", bindings
+
+
+def _record_after_assignment(tree, tapes, shape_only_name, named, lines, rewritten):
+    """Rewrite, in `rewritten`, each name bound to `None` before its first push (the tape's
+    prologue) whose every push comes just before an assignment of it: the push moves after
+    the assignment, `v = tape.pop()` becomes a pop and a read of the new top, and the
+    `None` goes.
+
+    Both keep one invariant: the stack as the tape kept it, then the current value, is
+    `None` followed by the stack as rewritten. So a pop leaves the same value in `v`, but
+    for the last, which leaves the value `v` had (never read: `v` was the placeholder).
+    """
+
+    def pushed(statement):
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            return None
+        call = statement.value
+        if not (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                and call.func.value.id in tapes and call.func.attr == "push" and len(call.args) == 1):
+            return None
+        value = call.args[0]
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == shape_only_name and value.args):
+            value = value.args[0]
+        return value.id if isinstance(value, ast.Name) else None
+
+    def popped(statement):
+        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)
+                and isinstance(statement.value.func, ast.Attribute)
+                and isinstance(statement.value.func.value, ast.Name)
+                and statement.value.func.value.id in tapes and statement.value.func.attr == "pop"):
+            return statement.targets[0].id
+        return None
+
+    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        placeholders = {}
+        for statement in function.body:
+            if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Constant)
+                    and statement.value.value is None):
+                placeholders.setdefault(statement.targets[0].id, statement.lineno)
+        pushes, pops, fit = {}, {}, set(placeholders)
+        for node in ast.walk(function):
+            for field in ("body", "orelse"):
+                body = getattr(node, field, None)
+                if not isinstance(body, list):
+                    continue
+                for k, statement in enumerate(body):
+                    name = pushed(statement)
+                    if name in fit:
+                        after = body[k + 1] if k + 1 < len(body) else None
+                        if (isinstance(after, ast.Assign) and len(after.targets) == 1
+                                and isinstance(after.targets[0], ast.Name) and after.targets[0].id == name
+                                and after.lineno == after.end_lineno and statement.lineno == statement.end_lineno
+                                and sum(1 for s in body if s.lineno == after.lineno) == 1):
+                            pushes.setdefault(name, []).append((statement.lineno, after.lineno))
+                        else:
+                            fit.discard(name)
+                    name = popped(statement)
+                    if name in fit:
+                        pops.setdefault(name, []).append(statement.lineno)
+        for name in sorted(fit & set(pushes)):
+            stack = named[name]
+            line = lines[placeholders[name] - 1]
+            rewritten[placeholders[name]] = line[: len(line) - len(line.lstrip())] + "pass"
+            for push, assignment in pushes[name]:
+                line = lines[push - 1]
+                rewritten[push] = line[: len(line) - len(line.lstrip())] + "pass"
+                rewritten[assignment] = f"{rewritten.get(assignment, lines[assignment - 1])}; {stack}.append({name})"
+            for pop in pops.get(name, []):
+                line = lines[pop - 1]
+                indent = line[: len(line) - len(line.lstrip())]
+                rewritten[pop] = f"{indent}{stack}.pop(); {name} = {stack}[-1] if len({stack}) else {name}"
 
 
 def _lower_reductions(tree, namespace, reductions, bindings):
@@ -173,6 +258,25 @@ def _lower_reductions(tree, namespace, reductions, bindings):
             return ast.copy_location(ast.Call(func=ast.Name(name, ast.Load()), args=[node.args[0], axis], keywords=[]), node)
 
     Reductions().visit(tree)
+
+    class Arrays(ast.NodeTransformer):
+        """`np.array(x)` of a name as `array_of(x)`, which copies an array as NumPy does."""
+
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            func = node.func
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                    and func.value.id in numpy_names and func.attr == "array"
+                    and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name)):
+                return node
+            name = "array_of"
+            while name in namespace and namespace[name] is not array_of:
+                name = "_" + name
+            bindings[name] = array_of
+            changed.add(node.lineno)
+            return ast.copy_location(ast.Call(func=ast.Name(name, ast.Load()), args=node.args, keywords=[]), node)
+
+    Arrays().visit(tree)
 
     class Indices(ast.NodeTransformer):
         """`np.s_[1:, k]`, an index passed as a value, as `(slice(1, None), k)`, which Numba

@@ -13,12 +13,18 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ..rules.linalg import _trace_adjoint, matmul_left_adjoint, matmul_right_adjoint
+from ..rules.linalg import (
+    _trace_adjoint, dot_left_adjoint, dot_right_adjoint, matmul_left_adjoint, matmul_right_adjoint,
+)
+from ..rules.elementwise import _abs_adjoint, _is_complex
+from ..rules.shape import _unpack_like
 from ..runtime import broadcast_like, iterated, owned, seed, size, stop_gradient, unbroadcast
 from ..runtime.scatter import copy_adjoint
 from ..runtime.structure import add_adjoint, zeros_like_value
+from .lower import array_of
 from .parts import HELPERS as PART_HELPERS
-from .reductions import REDUCTIONS
+from .reductions import HELPERS as REDUCTION_HELPERS
+from .reductions import REDUCTIONS  # noqa: F401  (what lowered code calls; compile reads it here)
 
 _NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -204,6 +210,51 @@ def _matmul_right_adjoint(dy, a, b):
     return None
 
 
+@overload(dot_left_adjoint)
+def _dot_left_adjoint(dy, a, b):
+    # np.dot of vectors and matrices is their matmul; of more axes, a tensordot (not compiled)
+    if isinstance(a, types.Array) and isinstance(b, types.Array) and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2:
+        return lambda dy, a, b: matmul_left_adjoint(dy, a, b)
+    return None
+
+
+@overload(dot_right_adjoint)
+def _dot_right_adjoint(dy, a, b):
+    if isinstance(a, types.Array) and isinstance(b, types.Array) and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2:
+        return lambda dy, a, b: matmul_right_adjoint(dy, a, b)
+    return None
+
+
+@overload(array_of)
+def _array_of(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.copy()
+    if isinstance(x, (types.List, types.BaseTuple)):
+        return lambda x: np.array(x)
+    return None
+
+
+@overload(_is_complex)
+def _is_complex_typed(x):
+    dtype = x.dtype if isinstance(x, types.Array) else x
+    complex_ = isinstance(dtype, types.Complex)
+    return lambda x: complex_
+
+
+@overload(_abs_adjoint)
+def _abs_adjoint_typed(dy, x):
+    dtype = x.dtype if isinstance(x, types.Array) else x
+    return None if isinstance(dtype, types.Complex) else (lambda dy, x: dy * np.sign(x))
+
+
+@overload(_unpack_like)
+def _unpack_like_typed(g, x):
+    # the adjoint of an array read as an array (`np.array(x)`, `np.asarray(x)`) is one
+    if isinstance(g, types.Array) and isinstance(x, types.Array) and isinstance(g.dtype, types.Float):
+        return lambda g, x: np.ascontiguousarray(g).reshape(x.shape)
+    return None
+
+
 @overload(_trace_adjoint)
 def _trace_adjoint_typed(dy, a, offset, axis1, axis2):
     if not isinstance(a, types.Array) or a.ndim != 2:
@@ -221,5 +272,6 @@ def _trace_adjoint_typed(dy, a, offset, axis1, axis2):
 # the helpers above: generated code that reads one of these from its namespace can be compiled
 HELPERS = (
     seed, zeros_like_value, size, stop_gradient, owned, broadcast_like, unbroadcast, copy_adjoint, iterated,
-    add_adjoint, matmul_left_adjoint, matmul_right_adjoint, _trace_adjoint,
-) + PART_HELPERS + tuple(REDUCTIONS.values())
+    add_adjoint, matmul_left_adjoint, matmul_right_adjoint, dot_left_adjoint, dot_right_adjoint, _trace_adjoint,
+    array_of, _unpack_like, _is_complex, _abs_adjoint,
+) + PART_HELPERS + REDUCTION_HELPERS

@@ -2,7 +2,7 @@
 
 `x[index]` in generated code, its adjoint (`getitem_adjoint`, `add_at`) and the undoing
 of writes (`saved_part`, `restore_part`, `zero_at`, `take_part`), for indices Numba
-types: integers, slices, tuples of them, and integer arrays (whose repeated entries
+types: integers, slices, tuples of them, boolean masks of vectors, and integer arrays (whose repeated entries
 accumulate, as `np.add.at`). Importing this module registers them; it needs Numba.
 """
 
@@ -25,6 +25,12 @@ def _is_basic(index):
     return isinstance(index, types.BaseTuple) and all(isinstance(i, (types.Integer, types.SliceType)) for i in index)
 
 
+def _is_mask(index, x):
+    """Whether `index` is a boolean array picking elements of a vector `x` (each at most once)."""
+    return (isinstance(index, types.Array) and isinstance(index.dtype, types.Boolean) and index.ndim == 1
+            and isinstance(x, types.Array) and x.ndim == 1)
+
+
 def _part_is_number(x, index):
     """Whether `x[index]` is one element of `x` (every axis indexed by an integer)."""
     if isinstance(index, types.Integer):
@@ -37,7 +43,7 @@ def _part_is_number(x, index):
 def _saved_part(container, index):
     if _is_number(container):
         return lambda container, index: container
-    if not (isinstance(container, types.Array) and _is_basic(index)):
+    if not (isinstance(container, types.Array) and (_is_basic(index) or _is_mask(index, container))):
         return None
     if _part_is_number(container, index):
         return lambda container, index: container[index]
@@ -48,7 +54,7 @@ def _saved_part(container, index):
 def _take_part(d_x, index):
     if _is_number(d_x):
         return lambda d_x, index: d_x
-    if not (isinstance(d_x, types.Array) and _is_basic(index)):
+    if not (isinstance(d_x, types.Array) and (_is_basic(index) or _is_mask(index, d_x))):
         return None
     if _part_is_number(d_x, index):
         return lambda d_x, index: d_x[index]
@@ -57,7 +63,7 @@ def _take_part(d_x, index):
 
 @overload(restore_part)
 def _restore_part(container, index, old):
-    if isinstance(container, types.Array) and _is_basic(index):
+    if isinstance(container, types.Array) and (_is_basic(index) or _is_mask(index, container)):
 
         def restore(container, index, old):
             container[index] = old
@@ -70,7 +76,7 @@ def _restore_part(container, index, old):
 def _zero_at(d_x, index):
     if _is_number(d_x):
         return lambda d_x, index: d_x
-    if isinstance(d_x, types.Array) and _is_basic(index):
+    if isinstance(d_x, types.Array) and (_is_basic(index) or _is_mask(index, d_x)):
 
         def zeroed(d_x, index):
             copy = d_x.copy()
@@ -84,7 +90,7 @@ def _zero_at(d_x, index):
 def _scatter_add(index, x):
     """The implementation of `out[index] += part` for an `index` of type `index`, repeated
     integers accumulating (np.add.at), on an array of type `x`; None if not covered."""
-    if _is_basic(index) and not isinstance(index, types.Integer):
+    if (_is_basic(index) and not isinstance(index, types.Integer)) or _is_mask(index, x):
 
         def basic(out, index, part):
             out[index] += part

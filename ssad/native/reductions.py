@@ -11,6 +11,9 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from ..rules.elementwise import _conj
+from ..rules.reductions import _as_float, _expand, _share_among_ties
+
 REDUCTIONS = {}  # (NumPy function name, keepdims) -> the function lowered code calls
 
 
@@ -84,3 +87,66 @@ def _reduction(name, keepdims):
 for _name in ("sum", "max", "min", "amax", "amin", "mean", "prod"):
     for _keepdims in (False, True):
         _reduction(_name, _keepdims)
+
+
+# ----- the helpers of the reductions' rules, for what compiled code holds: numbers and
+# real arrays (a reduced adjoint is a number where the NumPy code has a 0-d array) -----
+
+
+def _real(t):
+    return isinstance(t, (types.Float, types.Integer, types.Boolean)) or (
+        isinstance(t, types.Array) and not isinstance(t.dtype, types.Complex))
+
+
+@overload(_as_float)
+def _as_float_typed(g, a):
+    if isinstance(g, (types.Float, types.Integer, types.Boolean)):
+        return lambda g, a: float(g)
+    if isinstance(g, types.Array) and isinstance(g.dtype, types.Float):
+        return lambda g, a: g
+    if isinstance(g, types.Array) and _real(g):
+        return lambda g, a: g.astype(np.float64)
+    return None
+
+
+@overload(_expand)
+def _expand_typed(g, a, axis, keepdims):
+    if not (_real(g) and isinstance(a, types.Array)):
+        return None
+    whole = isinstance(axis, (types.NoneType, types.Omitted))
+    kept = isinstance(keepdims, types.BooleanLiteral) and keepdims.literal_value
+    if whole or kept or not isinstance(g, types.Array):  # broadcasts against `a` as it is
+        return lambda g, a, axis, keepdims: _as_float(g, a)
+    if isinstance(axis, types.Integer) and isinstance(keepdims, types.BooleanLiteral):
+        return lambda g, a, axis, keepdims: np.expand_dims(_as_float(g, a), axis)
+    return None
+
+
+@overload(_conj)
+def _conj_typed(x):
+    return (lambda x: x) if _real(x) else None
+
+
+@overload(_share_among_ties)
+def _share_among_ties_typed(g, m, a, axis):
+    if not (isinstance(a, types.Array) and _real(a)):
+        return None
+    if isinstance(axis, (types.NoneType, types.Omitted)) and isinstance(m, (types.Float, types.Integer)):
+
+        def whole(g, m, a, axis):
+            hits = a != a if m != m else a == m  # a NaN extremum: the NaNs share the gradient
+            return hits * (g / max(hits.sum(), 1))
+
+        return whole
+    if isinstance(axis, types.Integer) and isinstance(m, types.Array) and m.ndim == a.ndim:
+
+        def along(g, m, a, axis):  # m has the reduced axis kept
+            hits = (a == m) | ((m != m) & (a != a))
+            count = np.expand_dims(np.sum(hits, axis), axis)
+            return hits * (g / np.maximum(count, 1))
+
+        return along
+    return None
+
+
+HELPERS = tuple(REDUCTIONS.values()) + (_as_float, _expand, _conj, _share_among_ties)
