@@ -7,12 +7,14 @@
 
 from . import rules as _rules  # noqa: F401  (registers the built-in rules)
 from . import inner_jvp as _inner_jvp  # noqa: F401  (registers the rules of ssad.jvp called in differentiated code)
+from . import inner_grad as _inner_grad  # noqa: F401  (registers the rules of ssad.grad called in differentiated code)
 from .api import elementwise_grad, grad, jvp, value_and_grad, vjp
 from .display import show, stages
 from .matrices import hessian, hvp, jacobian
 from .errors import MissingRuleError, NativeWarning, SsadError, UnsupportedSyntaxError
 from .registry import adjoint, impure, nondifferentiable, tangent
 from .runtime import stop_gradient
+from .runtime.rows import RowGradient
 from .runtime.structure import aux_of
 from .checks import check_grads
 from .trees import flatten
@@ -24,6 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "MissingRuleError",
     "NativeWarning",
+    "RowGradient",
     "SsadError",
     "UnsupportedSyntaxError",
     "adjoint",

@@ -16,20 +16,24 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from .analysis.row_reads import row_read_parameters
 from .backend.driver import SCALAR_TYPES, Variants, compiled, globals_read
+from .backend.sparse_rows import sparse_entry
 from .errors import SsadError
 from .frontend import anf, fence, parse
 from .frontend.arguments import entry_function
-from .registry import REGISTRY, adjoint, tangent
+from .registry import REGISTRY
 from .runtime import seed, unspent
 from .runtime.callables import parameters, positions, tangent_parameter, unwrapped, varargs
 from .runtime.closures import Closure, gradient_closure
 from .runtime.handles import GRAD, JVP, VALUE_AND_GRAD, VJP
+from .runtime.rows import gradient_fitter
 from .runtime.structure import fit_gradient
 from .stand_ins import as_function
 
 Wrt = int | str | tuple | list  # a parameter's position or name, or a tuple or list of them
 Compile = bool | str  # False, True (Numba where it can, else NumPy after a warning) or "strict"
+Sparse = bool | int | str | tuple  # False, True (the wrt parameters read by row gathers), or which of them
 
 
 # ----- what can be differentiated -----
@@ -123,7 +127,8 @@ def _argument_getter(f, name, position):
 
 
 def grad(
-    f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False, compile: Compile = False
+    f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False, compile: Compile = False,
+    sparse: Sparse = False,
 ) -> Callable[..., Any]:
     """The gradient of scalar-valued `f` with respect to `wrt`, as a function with f's signature.
 
@@ -137,16 +142,24 @@ def grad(
     With `compile=True` the generated code is compiled with Numba for the types of
     each call (docs/performance.md); what Numba cannot compile runs as NumPy code
     after one `NativeWarning`, and with `compile="strict"` raises an SsadError.
+
+    With `sparse=True` (or a tuple of the names or positions in `wrt` it applies to),
+    the gradient of a parameter the function reads only by row gathers (`V[rows]`,
+    `np.take(V, rows, axis=0)`) is a `ssad.RowGradient`: the rows read and their
+    gradients, not a dense array (docs/sparse.md). With a tuple `wrt`, `sparse=True`
+    applies to the parameters that are read so; a parameter named in `sparse` that is
+    read otherwise raises SsadError naming the line.
     """
-    return _wrapper(f, wrt, optimize, with_value=False, has_aux=has_aux, native=compile)
+    return _wrapper(f, wrt, optimize, with_value=False, has_aux=has_aux, native=compile, sparse=sparse)
 
 
 def value_and_grad(
-    f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False, compile: Compile = False
+    f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False, compile: Compile = False,
+    sparse: Sparse = False,
 ) -> Callable[..., Any]:
     """Like `grad`, but the function returns `(f(...), gradient)`; with `has_aux=True`,
     `((value, aux), gradient)`."""
-    return _wrapper(f, wrt, optimize, with_value=True, has_aux=has_aux, native=compile)
+    return _wrapper(f, wrt, optimize, with_value=True, has_aux=has_aux, native=compile, sparse=sparse)
 
 
 def elementwise_grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True) -> Callable[..., Any]:
@@ -160,16 +173,19 @@ _wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_val
 _wrappers_lock = threading.Lock()
 
 
-def _wrapper(f, wrt, optimize, with_value, has_aux, native=False):
+def _wrapper(f, wrt, optimize, with_value, has_aux, native=False, sparse=False):
     """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
     api = "value_and_grad" if with_value else "grad"
     native = _native_mode(native)
     if native and has_aux:
         raise SsadError(f"{api}(..., has_aux=True) is not compiled with Numba yet; leave out compile=")
-    if isinstance(f, Closure) and not with_value and not has_aux:
+    if sparse is not False and has_aux:
+        raise SsadError(f"{api}(..., has_aux=True) does not give sparse gradients yet; leave out sparse=")
+    if isinstance(f, Closure) and not with_value and not has_aux and sparse is False:
         return gradient_closure(f, wrt, grad)  # `ssad.grad(inner)` inside a differentiated function
     f = differentiable(f, api, "aux" if has_aux else None)
-    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, globals_read(f), native)
+    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, globals_read(f),
+           native, sparse if not isinstance(sparse, list) else tuple(sparse))
     try:
         return _wrappers[f][key]
     except (KeyError, TypeError):
@@ -180,7 +196,7 @@ def _wrapper(f, wrt, optimize, with_value, has_aux, native=False):
     else:
         variant = VALUE_AND_GRAD if with_value else GRAD
         variants = Variants(f, names, variant, optimize, is_tuple)
-        made = _gradient_wrapper(f, variants, is_tuple, with_value, native)
+        made = _gradient_wrapper(f, variants, is_tuple, with_value, native, sparse_names(f, names, sparse))
     # Threads that asked for the same gradient at once each made one; the first kept
     # wins, so every caller gets the same function (and the same variants).
     with _wrappers_lock:
@@ -193,9 +209,23 @@ def _native_mode(native):
     return native
 
 
-def _gradient_wrapper(f, variants, is_tuple, with_value, native=False):
+def sparse_names(f, names, sparse):
+    """The names among `names` whose gradient is a RowGradient, for `sparse=`."""
+    if sparse is False or sparse is None:
+        return ()
+    asked = names if sparse is True else normalize_wrt(f, sparse)[0]
+    return row_read_parameters(parse.parse_function(f), names, asked, explicit=sparse is not True or len(names) == 1)
+
+
+def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()):
     entry = variants.general
     for_args = variants.for_args
+    if sparse:
+        variant = VALUE_AND_GRAD if with_value else GRAD
+
+        def for_args(args, for_args=for_args):
+            return sparse_entry(for_args(args), f, sparse, variant)
+
     if native:
         from .native import native_function
 
@@ -207,21 +237,24 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False):
     getters = [_argument_getter(f, n, p) for n, p in zip(entry.wrt, entry.positions, strict=True)]
     if not is_tuple:
         (get,) = getters
+        fit = gradient_fitter(entry.wrt, sparse)
         if with_value:
 
             def wrapper(*args, **kwargs):
                 value, gradient = for_args(args).function(*args, **kwargs)
-                return value, fit_gradient(gradient, get(args, kwargs))
+                return value, fit(gradient, get(args, kwargs))
 
         else:
 
             def wrapper(*args, **kwargs):
-                return fit_gradient(for_args(args).function(*args, **kwargs), get(args, kwargs))
+                return fit(for_args(args).function(*args, **kwargs), get(args, kwargs))
 
     else:
 
+        fits = [gradient_fitter((n,), sparse) for n in entry.wrt]
+
         def fit_all(gradients, args, kwargs):
-            return tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(gradients, getters, strict=True))
+            return tuple(fit(g, get(args, kwargs)) for g, get, fit in zip(gradients, getters, fits, strict=True))
 
         if with_value:
 
@@ -268,12 +301,13 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value):
     return wrapper
 
 
-def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, **kwargs: Any) -> tuple:
+def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, sparse: Sparse = False, **kwargs: Any) -> tuple:
     """`(f(*args, **kwargs), pullback)`; `pullback(d_value)` returns the adjoints of the
     arguments `wrt` names (an int or name: that adjoint alone; a tuple: a tuple of them in
-    its order), by default one adjoint per positional argument, as a tuple.
+    its order), by default one adjoint per positional argument, as a tuple. `sparse`
+    makes the adjoints of parameters read only by row gathers `RowGradient`s, as for `grad`.
 
-    `wrt` is taken by vjp itself, never passed on to `f`.
+    `wrt` and `sparse` are taken by vjp itself, never passed on to `f`.
     """
     f = differentiable(f, "vjp")
     positional, _ = parameters(f)
@@ -293,6 +327,10 @@ def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, **kwargs: Any
     mask = [type(a) in SCALAR_TYPES for a in args]
     scalars = frozenset(n for n, m in zip(positional, mask, strict=False) if m)
     entry = compiled(f, names, VJP, True, scalars)
+    chosen = sparse_names(f, names, sparse)
+    if chosen:
+        entry = sparse_entry(entry, f, chosen, VJP)
+    fits = [gradient_fitter((n,), chosen) for n in names]
     value, residuals = entry.function(*args, **kwargs)
     backward = entry.backward
     runs = []
@@ -310,7 +348,7 @@ def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, **kwargs: Any
         adjoints = backward(d_value, unspent(residuals))  # each run pops its own copy of the tapes
         if wrt is None and rest is not None and len(args) > len(positional):  # one adjoint per argument *args took
             adjoints = tuple(adjoints[:-1]) + tuple(adjoints[-1])
-        fitted = tuple(fit_gradient(g, x) for g, x in zip(adjoints, values(), strict=True))
+        fitted = tuple(fit(g, x) for g, x, fit in zip(adjoints, values(), fits, strict=True))
         return fitted if is_tuple else fitted[0]
 
     return value, pullback
@@ -367,34 +405,3 @@ def _jvp_entry(f, primals, tangents):
     scalars = frozenset(n for n, a in zip(positional, primals, strict=False) if type(a) in SCALAR_TYPES)
     keywords = {tangent_parameter(n): t for n, t in zip(positional, tangents, strict=False) if t is not None}
     return compiled(f, wrt, JVP, True, scalars), keywords
-
-
-# ----- ssad.grad called inside a function being differentiated -----
-
-
-@adjoint(grad)
-def _grad_adjoint(dy, y, f, *rest, **options):
-    """`g = ssad.grad(inner)` of a closure `inner` made in the function: `g` closes over what
-    `inner` captured (see `runtime.closures.gradient_closure`), so g's adjoint, the dict of the
-    adjoints of those values, is inner's."""
-    if not isinstance(f, Closure):
-        raise SsadError(
-            f"ssad.grad of {f!r}, inside a differentiated function, with values that carry gradients bound into "
-            "it: ssad differentiates through ssad.grad of a nested `def` or `lambda` only; write one"
-        )
-    return (dy,) + (None,) * len(rest)
-
-
-@tangent(grad)
-def _grad_tangent(tangents, y, f, *rest, **options):
-    return tangents[0]
-
-
-@adjoint(_grad_adjoint)
-def _grad_adjoint_adjoint(d_adjoints, adjoints, dy, y, f, *rest, **options):
-    return (d_adjoints[0], None, None) + (None,) * len(rest)
-
-
-@tangent(_grad_adjoint)
-def _grad_adjoint_tangent(tangents, adjoints, dy, y, f, *rest, **options):
-    return (tangents[0],) + (None,) * len(rest)

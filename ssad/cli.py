@@ -155,6 +155,10 @@ def build_parser():
     show_parser.add_argument(
         "--compile", action="store_true", help="show the code Numba compiles for grad(f, compile=True)"
     )
+    show_parser.add_argument(
+        "--sparse", action="store_true",
+        help="show the code of grad(f, sparse=True): adjoints of parameters read by row gathers collect rows",
+    )
     show_parser.add_argument("--no-color", action="store_true", help="never highlight (as does setting NO_COLOR)")
     commands.add_parser(
         "rules",
@@ -180,7 +184,7 @@ def main(argv=None):
         stage = _api_stage(args)
         function = _load_function(args.function)
         shown = show(function, _parse_wrt(args.wrt), mode=args.mode, optimize=not args.no_optimize, stage=stage,
-                     compile=args.compile)
+                     compile=args.compile, sparse=args.sparse)
     except (CliError, SsadError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"ssad: error: {message}", file=sys.stderr)

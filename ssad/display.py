@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import Wrt, differentiable, normalize_wrt
+from .api import Wrt, differentiable, normalize_wrt, sparse_names
+from .backend.sparse_rows import sparse_entry
 from .backend.driver import compiled
 from .backend.pipeline import STAGES, build
 from .errors import SsadError, display_filename
@@ -246,7 +247,7 @@ class Shown:
 
 def show(
     f: Callable[..., Any], wrt: Wrt = 0, *, mode: str = "reverse", optimize: bool = True, stage: str | None = None,
-    compile: bool = False,
+    compile: bool = False, sparse: bool | int | str | tuple = False,
 ) -> Shown:
     """The generated gradient source of `f` (what `grad(f, wrt)` runs).
 
@@ -255,7 +256,8 @@ def show(
     after that pipeline stage, for debugging the compiler; in forward mode "reverse"
     names the tangent code before the optimizer and there is no "tape". With `compile=True`,
     the code Numba compiles for `grad(f, wrt, compile=True)` (its tape as typed lists).
-    The result prints as the source and renders in Jupyter as the original function
+    With `sparse=`, the code of `grad(f, wrt, sparse=...)`, whose adjoints of the
+    parameters read by row gathers collect rows. The result prints as the source and renders in Jupyter as the original function
     beside the generated code.
     """
     f = differentiable(f, "show")
@@ -272,12 +274,20 @@ def show(
     if stage is not None:
         title += f", after the {stage} stage"
     originals = {}
+    rows = sparse_names(f, names, sparse)
+    if rows and (mode == "forward" or stage is not None):
+        raise SsadError("show(sparse=...) shows the gradient code after every stage; leave out mode= and stage=")
     if compile:
         if stage is not None:
             raise SsadError("show(compile=True) shows the code Numba compiles, after every stage; leave out stage=")
         variant = JVP if mode == "forward" else GRAD
         entry = compiled(f, names, variant, optimize, as_tuple=is_tuple and variant == GRAD)
+        if rows:
+            entry = sparse_entry(entry, f, rows, GRAD)
         return _shown(f, _native_source(entry), [], title + ", as Numba compiles it", originals)
+    if rows:
+        entry = sparse_entry(compiled(f, names, GRAD, optimize, as_tuple=is_tuple), f, rows, GRAD)
+        return _shown(f, entry.source, _callee_sections(entry, None, originals), title + ", row-sparse", originals)
     if mode == "forward":
         if stage is None:
             entry = compiled(f, names, JVP, optimize)

@@ -205,8 +205,11 @@ class Page:
                     cli.main(argv)
             finally:
                 sys.path[:] = saved_path
+                # forget the page's files the command loaded, not the libraries it imported
+                # (a library imported anew would make new functions, which the rules do not know)
                 for added in set(sys.modules) - set(saved_modules):
-                    del sys.modules[added]
+                    if str(getattr(sys.modules[added], "__file__", None) or "").startswith(str(self.directory)):
+                        del sys.modules[added]
                 sys.modules.update(saved_modules)
         else:
             with contextlib.redirect_stdout(out):
@@ -254,8 +257,16 @@ class Page:
 @pytest.fixture(scope="module", autouse=True)
 def _registry_restored():
     """Rules the pages register (`@ssad.adjoint(np.interp)`) do not outlive this module."""
+    import importlib
+
     from ssad.registry import REGISTRY
 
+    # the rules of libraries the pages import (scipy.special) are ssad's own: register
+    # them before taking the snapshot, so that restoring it keeps them
+    for library in list(REGISTRY._deferred):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(library)
+    REGISTRY._load_deferred()
     saved = [dict(table) for table in (REGISTRY._adjoints, REGISTRY._tangents, REGISTRY._nondifferentiable)]
     yield
     with REGISTRY._lock:

@@ -128,6 +128,15 @@ def test_bpr_training_improves_held_out_auc(capsys):
     assert "100 users, 300 items, 3000 interactions" in output and "epoch  5:" in output
 
 
+def test_bpr_with_sparse_row_gradients_trains_as_with_dense_ones(capsys):
+    example = load("bpr")
+    small = dict(users=100, items=300, interactions=3000, factors=8, epochs=3, batch=256)
+    runs = example.compare(**small)
+    np.testing.assert_allclose(runs["sparse"]["loss"], runs["dense"]["loss"], rtol=1e-12)
+    assert runs["sparse"]["auc"] == runs["dense"]["auc"]
+    assert "median" in capsys.readouterr().out
+
+
 def test_bpr_compiled_with_numba_trains_as_the_numpy_gradient_does(capsys):
     pytest.importorskip("numba")
     example = load("bpr")

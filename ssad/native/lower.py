@@ -25,8 +25,9 @@ import ast
 
 import numpy as np
 
-from ..runtime import Tape, restore_part, saved_part, shape_only
+from ..runtime import Tape, broadcast_like, restore_part, saved_part, shape_only
 from ..runtime.scatter import add_at, getitem_adjoint
+from .stacks import record_after_assignment
 
 
 def array_of(x):
@@ -141,87 +142,13 @@ def for_numba(source, namespace, reductions=None):
             raise NotNative("a statement of the tape over several lines", node.lineno)
         indent = lines[node.lineno - 1][: len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
         rewritten[node.lineno] = indent + text
-    _record_after_assignment(tree, tapes, helper_name.get(shape_only), named, lines, rewritten)
+    record_after_assignment(tree, tapes, helper_name.get(shape_only), named, lines, rewritten)
     made = "; ".join(f"{stack} = []" for stack in stacks) or "pass"
     for number in creations:
         rewritten[number] = rewritten[number].replace("pass", made)
     for number, text in rewritten.items():
         lines[number - 1] = text
     return "\n".join(lines) + "\n", bindings
-
-
-def _record_after_assignment(tree, tapes, shape_only_name, named, lines, rewritten):
-    """Rewrite, in `rewritten`, each name bound to `None` before its first push (the tape's
-    prologue) whose every push comes just before an assignment of it: the push moves after
-    the assignment, `v = tape.pop()` becomes a pop and a read of the new top, and the
-    `None` goes.
-
-    Both keep one invariant: the stack as the tape kept it, then the current value, is
-    `None` followed by the stack as rewritten. So a pop leaves the same value in `v`, but
-    for the last, which leaves the value `v` had (never read: `v` was the placeholder).
-    """
-
-    def pushed(statement):
-        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-            return None
-        call = statement.value
-        if not (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
-                and call.func.value.id in tapes and call.func.attr == "push" and len(call.args) == 1):
-            return None
-        value = call.args[0]
-        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
-                and value.func.id == shape_only_name and value.args):
-            value = value.args[0]
-        return value.id if isinstance(value, ast.Name) else None
-
-    def popped(statement):
-        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)
-                and isinstance(statement.value.func, ast.Attribute)
-                and isinstance(statement.value.func.value, ast.Name)
-                and statement.value.func.value.id in tapes and statement.value.func.attr == "pop"):
-            return statement.targets[0].id
-        return None
-
-    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
-        placeholders = {}
-        for statement in function.body:
-            if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                    and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Constant)
-                    and statement.value.value is None):
-                placeholders.setdefault(statement.targets[0].id, statement.lineno)
-        pushes, pops, fit = {}, {}, set(placeholders)
-        for node in ast.walk(function):
-            for field in ("body", "orelse"):
-                body = getattr(node, field, None)
-                if not isinstance(body, list):
-                    continue
-                for k, statement in enumerate(body):
-                    name = pushed(statement)
-                    if name in fit:
-                        after = body[k + 1] if k + 1 < len(body) else None
-                        if (isinstance(after, ast.Assign) and len(after.targets) == 1
-                                and isinstance(after.targets[0], ast.Name) and after.targets[0].id == name
-                                and after.lineno == after.end_lineno and statement.lineno == statement.end_lineno
-                                and sum(1 for s in body if s.lineno == after.lineno) == 1):
-                            pushes.setdefault(name, []).append((statement.lineno, after.lineno))
-                        else:
-                            fit.discard(name)
-                    name = popped(statement)
-                    if name in fit:
-                        pops.setdefault(name, []).append(statement.lineno)
-        for name in sorted(fit & set(pushes)):
-            stack = named[name]
-            line = lines[placeholders[name] - 1]
-            rewritten[placeholders[name]] = line[: len(line) - len(line.lstrip())] + "pass"
-            for push, assignment in pushes[name]:
-                line = lines[push - 1]
-                rewritten[push] = line[: len(line) - len(line.lstrip())] + "pass"
-                rewritten[assignment] = f"{rewritten.get(assignment, lines[assignment - 1])}; {stack}.append({name})"
-            for pop in pops.get(name, []):
-                line = lines[pop - 1]
-                indent = line[: len(line) - len(line.lstrip())]
-                rewritten[pop] = f"{indent}{stack}.pop(); {name} = {stack}[-1] if len({stack}) else {name}"
 
 
 def _lower_reductions(tree, namespace, reductions, bindings):
@@ -259,22 +186,36 @@ def _lower_reductions(tree, namespace, reductions, bindings):
 
     Reductions().visit(tree)
 
+    def bound(function):
+        name = function.__name__
+        while name in namespace and namespace[name] is not function:
+            name = "_" + name
+        bindings[name] = function
+        return name
+
+    def numpy_call(node, attribute, count):
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in numpy_names
+                and node.func.attr == attribute and len(node.args) == count and not node.keywords)
+
     class Arrays(ast.NodeTransformer):
-        """`np.array(x)` of a name as `array_of(x)`, which copies an array as NumPy does."""
+        """`np.array(x)` of a name as `array_of(x)`, which copies an array as NumPy does;
+        `np.broadcast_to(t, np.shape(y))` as `broadcast_like(t, y)`, which Numba compiles
+        for a number `y` too (its `np.broadcast_to` fails on the empty shape)."""
 
         def visit_Call(self, node):
             self.generic_visit(node)
+            if numpy_call(node, "broadcast_to", 2) and numpy_call(node.args[1], "shape", 1):
+                changed.add(node.lineno)
+                call = ast.Call(ast.Name(bound(broadcast_like), ast.Load()), [node.args[0], node.args[1].args[0]], [])
+                return ast.copy_location(call, node)
             func = node.func
             if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                     and func.value.id in numpy_names and func.attr == "array"
                     and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name)):
                 return node
-            name = "array_of"
-            while name in namespace and namespace[name] is not array_of:
-                name = "_" + name
-            bindings[name] = array_of
             changed.add(node.lineno)
-            return ast.copy_location(ast.Call(func=ast.Name(name, ast.Load()), args=node.args, keywords=[]), node)
+            return ast.copy_location(ast.Call(ast.Name(bound(array_of), ast.Load()), node.args, []), node)
 
     Arrays().visit(tree)
 

@@ -23,6 +23,7 @@ from ..runtime.scatter import copy_adjoint
 from ..runtime.structure import add_adjoint, zeros_like_value
 from .lower import array_of
 from .parts import HELPERS as PART_HELPERS
+from .rows import HELPERS as ROW_HELPERS
 from .reductions import HELPERS as REDUCTION_HELPERS
 from .reductions import REDUCTIONS  # noqa: F401  (what lowered code calls; compile reads it here)
 
@@ -274,4 +275,4 @@ HELPERS = (
     seed, zeros_like_value, size, stop_gradient, owned, broadcast_like, unbroadcast, copy_adjoint, iterated,
     add_adjoint, matmul_left_adjoint, matmul_right_adjoint, dot_left_adjoint, dot_right_adjoint, _trace_adjoint,
     array_of, _unpack_like, _is_complex, _abs_adjoint,
-) + PART_HELPERS + REDUCTION_HELPERS
+) + PART_HELPERS + REDUCTION_HELPERS + ROW_HELPERS
