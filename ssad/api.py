@@ -301,13 +301,17 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value):
     return wrapper
 
 
-def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, sparse: Sparse = False, **kwargs: Any) -> tuple:
+def vjp(
+    f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, sparse: Sparse = False, compile: Compile = False,
+    **kwargs: Any,
+) -> tuple:
     """`(f(*args, **kwargs), pullback)`; `pullback(d_value)` returns the adjoints of the
     arguments `wrt` names (an int or name: that adjoint alone; a tuple: a tuple of them in
     its order), by default one adjoint per positional argument, as a tuple. `sparse`
-    makes the adjoints of parameters read only by row gathers `RowGradient`s, as for `grad`.
+    makes the adjoints of parameters read only by row gathers `RowGradient`s, and
+    `compile` compiles both halves with Numba, as for `grad`.
 
-    `wrt` and `sparse` are taken by vjp itself, never passed on to `f`.
+    `wrt`, `sparse` and `compile` are taken by vjp itself, never passed on to `f`.
     """
     f = differentiable(f, "vjp")
     positional, _ = parameters(f)
@@ -331,8 +335,17 @@ def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, sparse: Spars
     if chosen:
         entry = sparse_entry(entry, f, chosen, VJP)
     fits = [gradient_fitter((n,), chosen) for n in names]
-    value, residuals = entry.function(*args, **kwargs)
-    backward = entry.backward
+    if _native_mode(compile):
+        from .native import native_halves
+
+        forward, halves_backward = native_halves(entry, compile == "strict")
+
+        def backward(d_value, residuals):
+            return halves_backward(d_value, residuals, lambda: entry.function(*args, **kwargs))
+
+    else:
+        forward, backward = entry.function, entry.backward
+    value, residuals = forward(*args, **kwargs)
     runs = []
 
     once = _writes_in_place_anywhere(entry)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import SCALAR_TYPES, Wrt, _argument_getter, differentiable, grad, normalize_wrt
+from .api import SCALAR_TYPES, Compile, Wrt, _argument_getter, _native_mode, differentiable, grad, normalize_wrt
 from .backend.driver import compiled
 from .errors import SsadError
 from .runtime.callables import parameters, positions, tangent_parameter
@@ -16,18 +16,22 @@ from .runtime.handles import JVP, VJP
 from .runtime.structure import fit_gradient
 
 
-def jacobian(f: Callable[..., Any], wrt: Wrt = 0, *, mode: str | None = None) -> Callable[..., Any]:
+def jacobian(
+    f: Callable[..., Any], wrt: Wrt = 0, *, mode: str | None = None, compile: Compile = False
+) -> Callable[..., Any]:
     """A function returning the Jacobian of `f` with respect to `wrt`.
 
     The result has shape ``np.shape(output) + np.shape(input)`` (a tuple of them for
     a tuple `wrt`). It is built by forward mode, one jvp per input element, when the
     inputs are smaller than the output, else by reverse mode, one pullback per
-    output element; `mode="forward"` or `"reverse"` chooses.
+    output element; `mode="forward"` or `"reverse"` chooses. `compile` compiles the
+    jvp (or the vjp's halves) with Numba, as for `grad`.
     """
     inner = getattr(f, "_ssad_jacobian", None)
     if inner is not None:  # a third derivative: jacobian(hessian(f)), jacobian(jacobian(g))
         return _jacobian_of_a_jacobian(*inner, wrt)
     f = differentiable(f, "jacobian")
+    native = _native_mode(compile)
     names, is_tuple = normalize_wrt(f, wrt)
     places = positions(f, names)
     getters = [_argument_getter(f, n, p) for n, p in zip(names, places, strict=True)]
@@ -39,9 +43,9 @@ def jacobian(f: Callable[..., Any], wrt: Wrt = 0, *, mode: str | None = None) ->
         size_in = sum(int(np.size(x)) for x in inputs)
         chosen = mode or ("forward" if size_in < value.size else "reverse")
         if chosen == "forward":
-            blocks = _jacobian_forward(f, names, args, kwargs, inputs, value)
+            blocks = _jacobian_forward(f, names, args, kwargs, inputs, value, native)
         else:
-            blocks = _jacobian_reverse(f, names, args, kwargs, inputs, value)
+            blocks = _jacobian_reverse(f, names, args, kwargs, inputs, value, native)
         return blocks if is_tuple else blocks[0]
 
     jacobian_function._ssad_jacobian = (f, names)
@@ -89,21 +93,40 @@ def _dense(g, x):
     return np.zeros(np.shape(x)) if g is None else np.asarray(g, dtype=np.float64)
 
 
-def _jacobian_reverse(f, names, args, kwargs, inputs, value):
+def _jvp_function(entry, native):
+    """The jvp code of `entry`, compiled with Numba if `native` asks."""
+    if not native:
+        return entry.function
+    from .native import native_function
+
+    return native_function(entry, native == "strict").function
+
+
+def _jacobian_reverse(f, names, args, kwargs, inputs, value, native=False):
     entry = compiled(f, names, VJP)
+    forward, backward = entry.function, entry.backward
+    if native:
+        from .native import native_halves
+
+        forward, halves_backward = native_halves(entry, native == "strict")
+
+        def backward(seed, residuals):
+            return halves_backward(seed, residuals, lambda: entry.function(*args, **kwargs))
+
     rows = [[] for _ in inputs]
     for index in np.ndindex(value.shape):
-        _, residuals = entry.function(*args, **kwargs)  # a fresh forward sweep per row
+        _, residuals = forward(*args, **kwargs)  # a fresh forward sweep per row
         seed = np.zeros_like(value)
         seed[index] = 1.0
-        adjoints = entry.backward(seed if value.shape else 1.0, residuals)
+        adjoints = backward(seed if value.shape else 1.0, residuals)
         for row, adjoint, x in zip(rows, adjoints, inputs, strict=True):
             row.append(_dense(fit_gradient(adjoint, x), x))
     return tuple(np.stack(row).reshape(value.shape + np.shape(x)) for row, x in zip(rows, inputs, strict=True))
 
 
-def _jacobian_forward(f, names, args, kwargs, inputs, value):
+def _jacobian_forward(f, names, args, kwargs, inputs, value, native=False):
     entry = compiled(f, names, JVP)
+    jvp_function = _jvp_function(entry, native)
     blocks = []
     for name, x in zip(names, inputs, strict=True):
         columns = []
@@ -112,27 +135,29 @@ def _jacobian_forward(f, names, args, kwargs, inputs, value):
             direction = np.zeros(np.shape(x))
             direction[index] = 1.0
             tangents[tangent_parameter(name)] = direction if np.ndim(x) else 1.0
-            _, tangent = entry.function(*args, **kwargs, **tangents)
+            _, tangent = jvp_function(*args, **kwargs, **tangents)
             columns.append(np.broadcast_to(np.asarray(tangent, dtype=np.float64), value.shape))
         stacked = np.stack(columns, axis=-1) if columns else np.zeros(value.shape + (0,))
         blocks.append(stacked.reshape(value.shape + np.shape(x)))
     return tuple(blocks)
 
 
-def hessian(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def hessian(f: Callable[..., Any], wrt: Wrt = 0, *, compile: Compile = False) -> Callable[..., Any]:
     """A function returning the Hessian of scalar-valued `f` with respect to `wrt`.
 
     Forward over reverse: the forward mode of `f`'s generated gradient, one jvp per
     input element. For one parameter the result has shape ``np.shape(x) + np.shape(x)``;
     for a tuple `wrt` it is the blocks as nested tuples, ``H[i][j]`` of shape
     ``np.shape(x_i) + np.shape(x_j)`` (as JAX's ``hessian(f, argnums=(0, 1))``). For a
-    Hessian-vector product without the matrix, use `hvp`.
+    Hessian-vector product without the matrix, use `hvp`. `compile` compiles the jvp of
+    the gradient's code with Numba, as for `grad`.
     """
     f = differentiable(f, "hessian")
+    native = _native_mode(compile)
     names, is_tuple = normalize_wrt(f, wrt)
     if not is_tuple:
         gradient = grad(f, wrt=names[0])
-        return jacobian(gradient.generated, wrt=names[0], mode="forward")
+        return jacobian(gradient.generated, wrt=names[0], mode="forward", compile=native)
     gradient = grad(f, wrt=names).generated
     getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
 
@@ -141,12 +166,12 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
         inputs = [get(args, kwargs) for get in getters]
         blocks = [[None] * len(names) for _ in names]
         for j, (name, x) in enumerate(zip(names, inputs, strict=True)):
-            entry = compiled(gradient, (name,), JVP)
+            jvp_function = _jvp_function(compiled(gradient, (name,), JVP), native)
             columns = [[] for _ in names]
             for index in np.ndindex(np.shape(x)):  # one jvp of the gradient per element of x_j
                 direction = np.zeros(np.shape(x))
                 direction[index] = 1.0
-                _, tangent = entry.function(*args, **kwargs, **{tangent_parameter(name): direction if index else 1.0})
+                _, tangent = jvp_function(*args, **kwargs, **{tangent_parameter(name): direction if index else 1.0})
                 for column, t, y in zip(columns, tangent, inputs, strict=True):
                     column.append(_dense(fit_gradient(t, y), y))
             for i, y in enumerate(inputs):

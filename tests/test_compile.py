@@ -277,3 +277,43 @@ def test_rules_whose_helpers_have_compiled_forms(function):
     for position, gradient in zip((0, 1), compiled, strict=True):
         moved = lambda v, p=position: function(*(x, W)[:p], v, *(x, W)[p + 1:])  # noqa: E731
         np.testing.assert_allclose(gradient, numerical_gradient(moved, (x, W)[position]), rtol=1e-6, atol=1e-8)
+
+
+def wave(x):
+    return np.sum(np.sin(x) * x)
+
+
+def coupled(a, b):
+    return np.sin(a * b) + a * a * b
+
+
+def test_hessian_and_jacobian_compile():
+    x = np.array([0.3, -1.2, 0.7])
+    _close(ssad.hessian(wave, compile="strict")(x), ssad.hessian(wave)(x), 1e-13)
+    np.testing.assert_allclose(ssad.hessian(wave, compile="strict")(x), np.diag(2 * np.cos(x) - x * np.sin(x)),
+                               rtol=1e-12, atol=1e-15)
+    _close(ssad.hessian(coupled, wrt=(0, 1), compile="strict")(0.3, 0.8), ssad.hessian(coupled, wrt=(0, 1))(0.3, 0.8),
+           1e-13)
+    gradient = ssad.grad(wave)
+    for mode in ("forward", "reverse"):
+        _close(ssad.jacobian(gradient, mode=mode, compile="strict")(x), ssad.jacobian(gradient, mode=mode)(x), 1e-13)
+
+
+def test_vjp_compiles_both_halves_and_its_pullback_runs_again():
+    a, b = np.array([0.1, 0.4, -0.3]), np.array([0.2, -0.5])
+    value, pullback = ssad.vjp(broadcasts, a, b, compile="strict")
+    expected_value, expected = ssad.vjp(broadcasts, a, b)
+    assert value == pytest.approx(expected_value, rel=1e-14)
+    _close(pullback(1.0), expected(1.0), 1e-13)
+    _close(pullback(2.0), expected(2.0), 1e-13)
+
+
+def test_a_vjp_whose_loop_hands_a_tape_to_its_backward_half_runs_as_numpy_code():
+    W, xs = 0.3 * np.random.default_rng(1).standard_normal((4, 4)), np.random.default_rng(2).standard_normal((5, 4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ssad.NativeWarning)
+        value, pullback = ssad.vjp(rows_of_a_matrix, W, xs, compile=True)
+        got = pullback(1.0)
+    _close(got, ssad.vjp(rows_of_a_matrix, W, xs)[1](1.0), 1e-13)
+    messages = [str(w.message) for w in caught if issubclass(w.category, ssad.NativeWarning)]
+    assert len(messages) == 1 and "handed from the forward half to the backward half" in messages[0]

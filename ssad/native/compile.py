@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 from ..errors import NativeWarning, SsadError
-from ..runtime import locations
+from ..runtime import locations, unspent
 from ..runtime.callables import function_label
 from ..runtime.handles import Handle
 from .lower import NotNative, for_numba
@@ -50,6 +50,84 @@ def native_function(entry, strict=False):
     if made is None:
         made = entry.natives.setdefault(key, _make(entry, strict))
     return made
+
+
+def native_halves(entry, strict=False):
+    """`(forward, backward)` for a vjp `entry`: its two halves compiled with Numba, or
+    its NumPy halves after one warning (an SsadError when `strict`); made once per entry.
+
+    The compiled halves hand each other typed lists, not the NumPy code's tape, so they
+    run as a pair: `backward(d_value, residuals, again)` runs the NumPy backward half on
+    `again()`'s residuals (the NumPy forward half run anew) when Numba refuses it."""
+    key = ("halves", bool(strict))
+    made = entry.natives.get(key)
+    if made is None:
+        made = entry.natives.setdefault(key, _make_halves(entry, strict))
+    return made
+
+
+def _make_halves(entry, strict):
+    forward, backward = entry.function, entry.backward
+    numpy_halves = (forward, lambda d_value, residuals, again: backward(d_value, residuals))
+    try:
+        import numba
+        from numba.core.errors import NumbaError
+
+        from .overloads import REDUCTIONS  # noqa: F401  (registers the compiled forms of the helpers)
+    except ImportError:
+        _refused(entry, strict, "Numba is not installed (pip install 'ssad[numba]')", None)
+        return numpy_halves
+    try:
+        dispatchers, _, path = _compiled_module(entry, numba, top_level=True)
+    except NotNative as error:
+        _refused(entry, strict, error.message, error.line)
+        return numpy_halves
+    compiled_forward, compiled_backward = dispatchers[forward.__name__], dispatchers[backward.__name__]
+    state = {"numpy": False}
+
+    def refused(error, dispatcher, args):
+        if state["numpy"] or (not isinstance(error, NumbaError) and _ran(dispatcher, args, {})):
+            return False  # raised by the code itself, not by Numba compiling it
+        _refused(entry, strict, *_numba_reason(error, path))
+        state["numpy"] = True
+        return True
+
+    def run_forward(*args, **kwargs):
+        if state["numpy"]:
+            return forward(*args, **kwargs)
+        try:
+            return compiled_forward(*args, **kwargs)
+        except Exception as error:
+            if not refused(error, compiled_forward, args):
+                raise
+            return forward(*args, **kwargs)
+
+    def run_backward(d_value, residuals, again):
+        if not (state["numpy"] or isinstance(residuals, _Typed)):
+            return backward(d_value, residuals)
+        if state["numpy"]:
+            return backward(d_value, again()[1] if isinstance(residuals, _Typed) else residuals)
+        try:
+            return compiled_backward(d_value, unspent(residuals.values))  # a copy of the stacks it pops
+        except Exception as error:
+            if not refused(error, compiled_backward, (d_value, residuals.values)):
+                raise
+            return backward(d_value, again()[1])
+
+    def typed_forward(*args, **kwargs):
+        value, residuals = run_forward(*args, **kwargs)
+        return value, (residuals if state["numpy"] else _Typed(residuals))
+
+    return typed_forward, run_backward
+
+
+class _Typed:
+    """Residuals made by a compiled forward half: only its compiled backward half reads them."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = values
 
 
 def native_source(entry):

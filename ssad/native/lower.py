@@ -136,6 +136,9 @@ def for_numba(source, namespace, reductions=None):
             text = ast.unparse(node)
         if text is None:
             if any(isinstance(n, ast.Name) and n.id in tapes for n in ast.walk(node)):
+                if isinstance(node, ast.Return):
+                    raise NotNative("the tape of a loop handed from the forward half to the backward half "
+                                    "(compiled halves pass no tape yet)", node.lineno)
                 raise NotNative("a use of the tape this stage does not pair with a push and a pop", node.lineno)
             continue
         if node.end_lineno != node.lineno:

@@ -70,7 +70,11 @@ def record_after_assignment(tree, tapes, shape_only_name, named, lines, rewritte
                     name = popped(statement)
                     if name in fit:
                         pops.setdefault(name, []).append(statement.lineno)
-        for name in sorted(fit & set(pushes)):
+        # a name popped in another function of the module (a vjp's backward half) keeps
+        # the tape's order: that function is not rewritten with this one
+        elsewhere = {popped(s) for other in ast.walk(tree) if isinstance(other, ast.FunctionDef) and other is not function
+                     for s in ast.walk(other) if isinstance(s, ast.stmt)}
+        for name in sorted((fit & set(pushes)) - elsewhere):
             stack = named[name]
             line = lines[placeholders[name] - 1]
             rewritten[placeholders[name]] = line[: len(line) - len(line.lstrip())] + "pass"
