@@ -359,9 +359,11 @@ def vjp(
             )
         runs.append(True)
         adjoints = backward(d_value, unspent(residuals))  # each run pops its own copy of the tapes
+        fitters = fits
         if wrt is None and rest is not None and len(args) > len(positional):  # one adjoint per argument *args took
+            fitters = fits[:-1] + [fits[-1]] * len(adjoints[-1])
             adjoints = tuple(adjoints[:-1]) + tuple(adjoints[-1])
-        fitted = tuple(fit(g, x) for g, x, fit in zip(adjoints, values(), fits, strict=True))
+        fitted = tuple(fit(g, x) for g, x, fit in zip(adjoints, values(), fitters, strict=True))
         return fitted if is_tuple else fitted[0]
 
     return value, pullback
