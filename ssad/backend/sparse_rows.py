@@ -22,7 +22,7 @@ import ast
 from ..errors import SsadError
 from ..rules.shape import _untake
 from ..runtime import locations
-from ..runtime.handles import VJP
+from ..runtime.handles import VALUE_AND_GRAD, VJP
 from ..runtime.rows import add_rows, copy_rows, row_adjoint, zero_rows
 from ..runtime.scatter import add_at, copy_adjoint, getitem_adjoint
 from ..runtime.structure import add_adjoint, zeros_like_value
@@ -71,7 +71,7 @@ def _adjoint_name(function, position, count, variant):
     if len(returns) != 1:
         raise SsadError("internal: sparse gradients need generated code with one return")
     value = returns[0].value
-    if variant != VJP and function.name.startswith("value_and_grad"):
+    if variant == VALUE_AND_GRAD:  # (value, gradients)
         value = value.elts[1]
     if isinstance(value, ast.Tuple):
         value = value.elts[position]

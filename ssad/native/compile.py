@@ -103,16 +103,15 @@ def _make_halves(entry, strict):
             return forward(*args, **kwargs)
 
     def run_backward(d_value, residuals, again):
-        if not (state["numpy"] or isinstance(residuals, _Typed)):
+        if not isinstance(residuals, _Typed):  # made by the NumPy forward half
             return backward(d_value, residuals)
-        if state["numpy"]:
-            return backward(d_value, again()[1] if isinstance(residuals, _Typed) else residuals)
-        try:
-            return compiled_backward(d_value, unspent(residuals.values))  # a copy of the stacks it pops
-        except Exception as error:
-            if not refused(error, compiled_backward, (d_value, residuals.values)):
-                raise
-            return backward(d_value, again()[1])
+        if not state["numpy"]:
+            try:
+                return compiled_backward(d_value, unspent(residuals.values))  # a copy of the stacks it pops
+            except Exception as error:
+                if not refused(error, compiled_backward, (d_value, residuals.values)):
+                    raise
+        return backward(d_value, again()[1])  # compiled residuals, NumPy backward half: the forward anew
 
     def typed_forward(*args, **kwargs):
         value, residuals = run_forward(*args, **kwargs)
