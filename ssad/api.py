@@ -335,16 +335,11 @@ def vjp(
     if chosen:
         entry = sparse_entry(entry, f, chosen, VJP)
     fits = [gradient_fitter((n,), chosen) for n in names]
+    forward, backward = entry.function, entry.backward
     if _native_mode(compile):
-        from .native import native_halves
+        from .native import vjp_halves
 
-        forward, halves_backward = native_halves(entry, compile == "strict")
-
-        def backward(d_value, residuals):
-            return halves_backward(d_value, residuals, lambda: entry.function(*args, **kwargs))
-
-    else:
-        forward, backward = entry.function, entry.backward
+        forward, backward = vjp_halves(entry, compile == "strict", args, kwargs)
     value, residuals = forward(*args, **kwargs)
     runs = []
 

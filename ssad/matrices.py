@@ -106,13 +106,9 @@ def _jacobian_reverse(f, names, args, kwargs, inputs, value, native=False):
     entry = compiled(f, names, VJP)
     forward, backward = entry.function, entry.backward
     if native:
-        from .native import native_halves
+        from .native import vjp_halves
 
-        forward, halves_backward = native_halves(entry, native == "strict")
-
-        def backward(seed, residuals):
-            return halves_backward(seed, residuals, lambda: entry.function(*args, **kwargs))
-
+        forward, backward = vjp_halves(entry, native == "strict", args, kwargs)
     rows = [[] for _ in inputs]
     for index in np.ndindex(value.shape):
         _, residuals = forward(*args, **kwargs)  # a fresh forward sweep per row

@@ -9,4 +9,4 @@ saying why and where, when Numba cannot compile something. Numba is optional:
 nothing here is imported until a gradient asks to be compiled.
 """
 
-from .compile import native_function, native_halves, native_source  # noqa: F401
+from .compile import native_function, native_halves, native_source, vjp_halves  # noqa: F401

@@ -66,6 +66,13 @@ def native_halves(entry, strict=False):
     return made
 
 
+def vjp_halves(entry, strict, args, kwargs):
+    """`(forward, backward)` of `native_halves` for one call's `args`: `backward(d_value,
+    residuals)` runs the NumPy forward half on them again if it must fall back."""
+    forward, backward = native_halves(entry, strict)
+    return forward, lambda d_value, residuals: backward(d_value, residuals, lambda: entry.function(*args, **kwargs))
+
+
 def _make_halves(entry, strict):
     forward, backward = entry.function, entry.backward
     numpy_halves = (forward, lambda d_value, residuals, again: backward(d_value, residuals))
