@@ -30,6 +30,7 @@ test: install
 FUZZ_PROGRAMS ?= 10000
 ORACLE_PROGRAMS ?= 3000
 COMPILED_PROGRAMS ?= 500
+CHECKPOINTED_PROGRAMS ?= 2000
 FUZZ_JOBS ?= 2
 fuzz: install
 	SSAD_FUZZ_EXAMPLES=3000 SSAD_FUZZ_WIDENED=1 SSAD_FUZZ_SECOND_ORDER=1 SSAD_FUZZ_SHRINK=0 $(BIN)/python -m pytest tests/fuzz -q; \
@@ -46,7 +47,10 @@ fuzz: install
 	$(BIN)/python -m tests.fuzz 0 $(COMPILED_PROGRAMS) --modes compiled \
 		-j $(FUZZ_JOBS) --failures fuzz-compiled-failures.txt --check; \
 	s5=$$?; \
-	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0 -a $$s5 -eq 0
+	$(BIN)/python -m tests.fuzz 0 $(CHECKPOINTED_PROGRAMS) --modes checkpointed \
+		-j $(FUZZ_JOBS) --failures fuzz-checkpointed-failures.txt --check; \
+	s6=$$?; \
+	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0 -a $$s5 -eq 0 -a $$s6 -eq 0
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dask,numba,bench]'
@@ -55,10 +59,12 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 # Every installed peer: autograd, PyTorch, JAX (a large download the first time).
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/checkpointing.py --json benchmarks/checkpointing.json
 
 # ssad against the hand-written gradients only (and autograd, from the test extra).
 bench-core: install
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/checkpointing.py --json benchmarks/checkpointing.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

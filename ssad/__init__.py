@@ -8,12 +8,14 @@
 from . import rules as _rules  # noqa: F401  (registers the built-in rules)
 from . import inner_jvp as _inner_jvp  # noqa: F401  (registers the rules of ssad.jvp called in differentiated code)
 from . import inner_grad as _inner_grad  # noqa: F401  (registers the rules of ssad.grad called in differentiated code)
-from .api import elementwise_grad, grad, jvp, value_and_grad, vjp
+from .api import elementwise_grad, grad, value_and_grad, vjp
+from .forward_mode import jvp
 from .display import show, stages
 from .matrices import hessian, hvp, jacobian
 from .errors import MissingRuleError, NativeWarning, SsadError, UnsupportedSyntaxError
 from .registry import adjoint, impure, nondifferentiable, tangent
 from .runtime import stop_gradient
+from .runtime.rematerialize import checkpoint
 from .runtime.rows import RowGradient
 from .runtime.structure import aux_of
 from .checks import check_grads
@@ -30,6 +32,7 @@ __all__ = [
     "SsadError",
     "UnsupportedSyntaxError",
     "adjoint",
+    "checkpoint",
     "check_grads",
     "elementwise_grad",
     "flatten",

@@ -24,9 +24,10 @@ from .frontend import anf, fence, parse
 from .frontend.arguments import entry_function
 from .registry import REGISTRY
 from .runtime import seed, unspent
-from .runtime.callables import parameters, positions, tangent_parameter, unwrapped, varargs
+from .runtime.callables import parameters, positions, unwrapped, varargs
+from .runtime.checkpoints import validate as validate_checkpoint
 from .runtime.closures import Closure, gradient_closure
-from .runtime.handles import GRAD, JVP, VALUE_AND_GRAD, VJP
+from .runtime.handles import GRAD, VALUE_AND_GRAD, VJP
 from .runtime.rows import gradient_fitter
 from .runtime.structure import fit_gradient
 from .stand_ins import as_function
@@ -34,6 +35,7 @@ from .stand_ins import as_function
 Wrt = int | str | tuple | list  # a parameter's position or name, or a tuple or list of them
 Compile = bool | str  # False, True (Numba where it can, else NumPy after a warning) or "strict"
 Sparse = bool | int | str | tuple  # False, True (the wrt parameters read by row gathers), or which of them
+Checkpoint = str | tuple | None  # None, "sqrt", ("revolve", snapshots) or ("every", iterations)
 
 
 # ----- what can be differentiated -----
@@ -128,7 +130,7 @@ def _argument_getter(f, name, position):
 
 def grad(
     f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False, compile: Compile = False,
-    sparse: Sparse = False,
+    sparse: Sparse = False, checkpoint: Checkpoint = None,
 ) -> Callable[..., Any]:
     """The gradient of scalar-valued `f` with respect to `wrt`, as a function with f's signature.
 
@@ -149,17 +151,25 @@ def grad(
     gradients, not a dense array (docs/sparse.md). With a tuple `wrt`, `sparse=True`
     applies to the parameters that are read so; a parameter named in `sparse` that is
     read otherwise raises SsadError naming the line.
+
+    With `checkpoint="sqrt"`, `("revolve", s)` or `("every", k)`, the outermost loops of `f`
+    keep snapshots of their state instead of recording every iteration, and the backward
+    sweep runs each segment again from its snapshot (docs/checkpointing.md): memory falls
+    from n iterations' records to about 2 sqrt(n) (sqrt), s snapshots (revolve) or n/k + k
+    (every), for one to three more forward runs of the loop.
     """
-    return _wrapper(f, wrt, optimize, with_value=False, has_aux=has_aux, native=compile, sparse=sparse)
+    return _wrapper(f, wrt, optimize, with_value=False, has_aux=has_aux, native=compile, sparse=sparse,
+                    checkpoint=checkpoint)
 
 
 def value_and_grad(
     f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True, has_aux: bool = False, compile: Compile = False,
-    sparse: Sparse = False,
+    sparse: Sparse = False, checkpoint: Checkpoint = None,
 ) -> Callable[..., Any]:
     """Like `grad`, but the function returns `(f(...), gradient)`; with `has_aux=True`,
     `((value, aux), gradient)`."""
-    return _wrapper(f, wrt, optimize, with_value=True, has_aux=has_aux, native=compile, sparse=sparse)
+    return _wrapper(f, wrt, optimize, with_value=True, has_aux=has_aux, native=compile, sparse=sparse,
+                    checkpoint=checkpoint)
 
 
 def elementwise_grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = True) -> Callable[..., Any]:
@@ -173,34 +183,45 @@ _wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_val
 _wrappers_lock = threading.Lock()
 
 
-def _wrapper(f, wrt, optimize, with_value, has_aux, native=False, sparse=False):
+def _wrapper(f, wrt, optimize, with_value, has_aux, native=False, sparse=False, checkpoint=None):
     """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
     api = "value_and_grad" if with_value else "grad"
     native = _native_mode(native)
+    checkpoint = checkpoint_strategy(checkpoint)
     if native and has_aux:
         raise SsadError(f"{api}(..., has_aux=True) is not compiled with Numba yet; leave out compile=")
     if sparse is not False and has_aux:
         raise SsadError(f"{api}(..., has_aux=True) does not give sparse gradients yet; leave out sparse=")
-    if isinstance(f, Closure) and not with_value and not has_aux and sparse is False:
+    if isinstance(f, Closure) and not with_value and not has_aux and sparse is False and checkpoint is None:
         return gradient_closure(f, wrt, grad)  # `ssad.grad(inner)` inside a differentiated function
     f = differentiable(f, api, "aux" if has_aux else None)
     key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, globals_read(f),
-           native, sparse if not isinstance(sparse, list) else tuple(sparse))
+           native, sparse if not isinstance(sparse, list) else tuple(sparse), checkpoint)
     try:
         return _wrappers[f][key]
     except (KeyError, TypeError):
         pass
     names, is_tuple = normalize_wrt(f, wrt)
     if has_aux:
-        made = _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value)
+        made = _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value, checkpoint)
     else:
         variant = VALUE_AND_GRAD if with_value else GRAD
-        variants = Variants(f, names, variant, optimize, is_tuple)
+        variants = Variants(f, names, variant, optimize, is_tuple, checkpoint)
         made = _gradient_wrapper(f, variants, is_tuple, with_value, native, sparse_names(f, names, sparse))
     # Threads that asked for the same gradient at once each made one; the first kept
     # wins, so every caller gets the same function (and the same variants).
     with _wrappers_lock:
         return _wrappers.setdefault(f, {}).setdefault(key, made)
+
+
+def checkpoint_strategy(checkpoint):
+    """`checkpoint=` as the compiler takes it (None, "sqrt", ("revolve", s), ("every", k))"""
+    if checkpoint is None:
+        return None
+    try:
+        return validate_checkpoint(checkpoint)
+    except ValueError as error:
+        raise SsadError(str(error)) from None
 
 
 def _native_mode(native):
@@ -276,7 +297,7 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
     return wrapper
 
 
-def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value):
+def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value, checkpoint=None):
     """`grad(f, has_aux=True)`: one forward sweep gives `(value, aux)`, one backward sweep from
     the value alone (aux reaches the result only through `stop_gradient`: see
     `backend.pipeline.aux_cut_off`) gives the gradients."""
@@ -289,7 +310,7 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value):
         entry = by_mask.get(mask)
         if entry is None:
             scalars = frozenset(n for n, m in zip(positional, mask, strict=False) if m)
-            entry = by_mask.setdefault(mask, compiled(f, names, VJP, optimize, scalars))
+            entry = by_mask.setdefault(mask, compiled(f, names, VJP, optimize, scalars, checkpoint=checkpoint))
         (value, aux), residuals = entry.function(*args, **kwargs)
         adjoints = entry.backward((seed(value), None), residuals)
         gradients = tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(adjoints, getters, strict=True))
@@ -303,15 +324,16 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value):
 
 def vjp(
     f: Callable[..., Any], *args: Any, wrt: Wrt | None = None, sparse: Sparse = False, compile: Compile = False,
-    **kwargs: Any,
+    checkpoint: Checkpoint = None, **kwargs: Any,
 ) -> tuple:
     """`(f(*args, **kwargs), pullback)`; `pullback(d_value)` returns the adjoints of the
     arguments `wrt` names (an int or name: that adjoint alone; a tuple: a tuple of them in
     its order), by default one adjoint per positional argument, as a tuple. `sparse`
-    makes the adjoints of parameters read only by row gathers `RowGradient`s, and
-    `compile` compiles both halves with Numba, as for `grad`.
+    makes the adjoints of parameters read only by row gathers `RowGradient`s,
+    `compile` compiles both halves with Numba, and `checkpoint` checkpoints the outermost
+    loops, as for `grad`.
 
-    `wrt`, `sparse` and `compile` are taken by vjp itself, never passed on to `f`.
+    `wrt`, `sparse`, `compile` and `checkpoint` are taken by vjp itself, never passed on to `f`.
     """
     f = differentiable(f, "vjp")
     positional, _ = parameters(f)
@@ -330,7 +352,7 @@ def vjp(
         values = lambda: tuple(get(args, kwargs) for get in getters)  # noqa: E731
     mask = [type(a) in SCALAR_TYPES for a in args]
     scalars = frozenset(n for n, m in zip(positional, mask, strict=False) if m)
-    entry = compiled(f, names, VJP, True, scalars)
+    entry = compiled(f, names, VJP, True, scalars, checkpoint=checkpoint_strategy(checkpoint))
     chosen = sparse_names(f, names, sparse)
     if chosen:
         entry = sparse_entry(entry, f, chosen, VJP)
@@ -381,37 +403,3 @@ def _writes_in_place_anywhere(entry):
             return True
         pending.extend(callee.callees or [])
     return False
-
-
-def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple, *, compile: Compile = False) -> tuple:
-    """`(f(*primals), tangent of the output)` by forward mode (not by reverse mode).
-
-    `tangents` has one tangent per primal, shaped like it (None for an argument
-    that carries none). `compile` as for `grad`.
-    """
-    primals, tangents = tuple(primals), tuple(tangents)
-    entry, keywords = _jvp_entry(f, primals, tangents)
-    if _native_mode(compile):
-        from .native import native_function
-
-        value, tangent = native_function(entry, compile == "strict").function(*primals, **keywords)
-        return value, tangent
-    value, tangent = entry.function(*primals, **keywords)
-    return value, tangent
-
-
-def _jvp_entry(f, primals, tangents):
-    """(the generated jvp of `f` for these arguments, the keyword tangents to call it with)."""
-    variants = getattr(f, "variants", None)
-    # a gradient's code specialized on the arguments that are scalars here (the code
-    # `f(*primals)` runs), so a Hessian-vector product differentiates that code
-    f = variants.for_args(primals).function if isinstance(variants, Variants) else differentiable(f, "jvp")
-    if len(primals) != len(tangents):
-        raise SsadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents")
-    positional, _ = parameters(f)
-    if len(primals) > len(positional):
-        raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(primals)}")
-    wrt = tuple(n for n, t in zip(positional, tangents, strict=False) if t is not None)
-    scalars = frozenset(n for n, a in zip(positional, primals, strict=False) if type(a) in SCALAR_TYPES)
-    keywords = {tangent_parameter(n): t for n, t in zip(positional, tangents, strict=False) if t is not None}
-    return compiled(f, wrt, JVP, True, scalars), keywords

@@ -4,7 +4,8 @@ import numbers
 
 import numpy as np
 
-from .api import grad, jvp, normalize_wrt, vjp
+from .api import grad, normalize_wrt, vjp
+from .forward_mode import jvp
 from .errors import SsadError
 from .testing import _inner, _random_like
 

@@ -159,6 +159,10 @@ def build_parser():
         "--sparse", action="store_true",
         help="show the code of grad(f, sparse=True): adjoints of parameters read by row gathers collect rows",
     )
+    show_parser.add_argument(
+        "--checkpoint", metavar="STRATEGY",
+        help="show the code of grad(f, checkpoint=...): sqrt, revolve:S (at most S snapshots) or every:K",
+    )
     show_parser.add_argument("--no-color", action="store_true", help="never highlight (as does setting NO_COLOR)")
     commands.add_parser(
         "rules",
@@ -167,6 +171,16 @@ def build_parser():
         "modes (the page docs/supported-functions.md).",
     )
     return parser
+
+
+def _parse_checkpoint(text):
+    """`--checkpoint sqrt`, `revolve:20` or `every:10` as show's `checkpoint=`."""
+    if text is None or text == "sqrt":
+        return text
+    kind, _, count = text.partition(":")
+    if kind not in ("revolve", "every") or not count.isdigit():
+        raise CliError(f"--checkpoint {text}: use sqrt, revolve:S or every:K (S, K whole numbers)")
+    return (kind, int(count))
 
 
 def main(argv=None):
@@ -184,7 +198,7 @@ def main(argv=None):
         stage = _api_stage(args)
         function = _load_function(args.function)
         shown = show(function, _parse_wrt(args.wrt), mode=args.mode, optimize=not args.no_optimize, stage=stage,
-                     compile=args.compile, sparse=args.sparse)
+                     compile=args.compile, sparse=args.sparse, checkpoint=_parse_checkpoint(args.checkpoint))
     except (CliError, SsadError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"ssad: error: {message}", file=sys.stderr)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import Wrt, differentiable, normalize_wrt, sparse_names
+from .api import Wrt, checkpoint_strategy, differentiable, normalize_wrt, sparse_names
 from .backend.sparse_rows import sparse_entry
 from .backend.driver import compiled
 from .backend.pipeline import STAGES, build
@@ -247,7 +247,7 @@ class Shown:
 
 def show(
     f: Callable[..., Any], wrt: Wrt = 0, *, mode: str = "reverse", optimize: bool = True, stage: str | None = None,
-    compile: bool = False, sparse: bool | int | str | tuple = False,
+    compile: bool = False, sparse: bool | int | str | tuple = False, checkpoint: str | tuple | None = None,
 ) -> Shown:
     """The generated gradient source of `f` (what `grad(f, wrt)` runs).
 
@@ -257,7 +257,8 @@ def show(
     names the tangent code before the optimizer and there is no "tape". With `compile=True`,
     the code Numba compiles for `grad(f, wrt, compile=True)` (its tape as typed lists).
     With `sparse=`, the code of `grad(f, wrt, sparse=...)`, whose adjoints of the
-    parameters read by row gathers collect rows. The result prints as the source and renders in Jupyter as the original function
+    parameters read by row gathers collect rows. With `checkpoint=`, the code of
+    `grad(f, wrt, checkpoint=...)`: its snapshots, its segments run again, their reversal. The result prints as the source and renders in Jupyter as the original function
     beside the generated code.
     """
     f = differentiable(f, "show")
@@ -269,6 +270,9 @@ def show(
         raise SsadError("forward mode records nothing: it has no tape stage (its code before the optimizer is "
                         "stage='reverse')")
     names, is_tuple = normalize_wrt(f, wrt)
+    checkpoint = checkpoint_strategy(checkpoint)
+    if checkpoint is not None and (mode == "forward" or compile or sparse is not False):
+        raise SsadError("show(checkpoint=...) shows reverse-mode NumPy code; leave out mode=, compile= and sparse=")
     kind = "jvp" if mode == "forward" else "grad"
     title = f"{kind} of {f.__qualname__} with respect to {', '.join(names)}"
     if stage is not None:
@@ -294,10 +298,13 @@ def show(
             return _shown(f, entry.source, _callee_sections(entry, JVP, originals), title, originals)
         return _shown(f, build(f, names, JVP, optimize, stage), [], title, originals)
     if stage is None or stage == "optimized":
-        entry = compiled(f, names, GRAD, optimize, as_tuple=is_tuple)
-        source = entry.source if stage is None else build(f, names, GRAD, True, stage, as_tuple=is_tuple)
+        entry = compiled(f, names, GRAD, optimize, as_tuple=is_tuple, checkpoint=checkpoint)
+        source = entry.source if stage is None else build(
+            f, names, GRAD, True, stage, as_tuple=is_tuple, checkpoint=checkpoint
+        )
         return _shown(f, source, _callee_sections(entry, None, originals), title, originals)
-    return _shown(f, build(f, names, GRAD, optimize, stage, as_tuple=is_tuple), [], title, originals)
+    return _shown(f, build(f, names, GRAD, optimize, stage, as_tuple=is_tuple, checkpoint=checkpoint), [], title,
+                  originals)
 
 
 def _native_source(entry):

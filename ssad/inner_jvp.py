@@ -13,7 +13,7 @@ import weakref
 import gast
 import numpy as np
 
-from .api import _jvp_entry, jvp
+from .forward_mode import _jvp_entry, jvp
 from .backend import emit
 from .backend.driver import compiled
 from .errors import SsadError

@@ -454,7 +454,8 @@ def check_on_dask(sample):
 # Calls through function values, read again, and what second-order code calls for them:
 # they take functions, not arrays; each runs the callee's own rule or generated code,
 # whose rules are checked on dask one by one.
-_FUNCTION_VALUE_CALLS = {call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp}
+_FUNCTION_VALUE_CALLS = {call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp,
+                         ssad.checkpoint}
 
 
 def _ode_solvers():

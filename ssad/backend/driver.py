@@ -31,9 +31,10 @@ def under_way(f, wrt, variant):
     return (f, wrt, variant) in getattr(_in_progress, "keys", set())
 
 
-def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False):
-    """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters, tuple result)."""
-    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple, globals_read(f))
+def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False, checkpoint=None):
+    """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters, tuple result,
+    loop checkpointing strategy)."""
+    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple, globals_read(f), checkpoint)
     try:
         return _cache[f][key]
     except KeyError:
@@ -46,7 +47,9 @@ def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False
                 building = _in_progress.keys = set()
             building.add((f, wrt, variant))
             try:
-                entries[key] = build(f, wrt, variant, optimize, scalars=scalars, as_tuple=as_tuple)
+                entries[key] = build(
+                    f, wrt, variant, optimize, scalars=scalars, as_tuple=as_tuple, checkpoint=checkpoint
+                )
             finally:
                 building.discard((f, wrt, variant))
         return entries[key]
@@ -66,10 +69,11 @@ class Variants:
     `for_args(args)` costs one type test per positional argument and a dict lookup.
     """
 
-    def __init__(self, f, wrt, variant, optimize, as_tuple=False):
+    def __init__(self, f, wrt, variant, optimize, as_tuple=False, checkpoint=None):
         self.f, self.wrt, self.variant, self.optimize, self.as_tuple = f, wrt, variant, optimize, as_tuple
+        self.checkpoint = checkpoint
         self.positional = parameters(f)[0]
-        self.general = compiled(f, wrt, variant, optimize, as_tuple=as_tuple)
+        self.general = compiled(f, wrt, variant, optimize, as_tuple=as_tuple, checkpoint=checkpoint)
         self.by_mask = {}
 
     def for_args(self, args):
@@ -78,7 +82,9 @@ class Variants:
         if entry is None:
             scalars = frozenset(name for name, is_scalar in zip(self.positional, mask, strict=False) if is_scalar)
             entry = (
-                compiled(self.f, self.wrt, self.variant, self.optimize, scalars, self.as_tuple) if scalars else self.general
+                compiled(self.f, self.wrt, self.variant, self.optimize, scalars, self.as_tuple, self.checkpoint)
+                if scalars
+                else self.general
             )
             self.by_mask[mask] = entry
         return entry

@@ -15,6 +15,7 @@ from ..frontend import anf, fence, parse
 from ..frontend.builders import assign, call, name
 from ..optimize import cse
 from ..runtime import stop_gradient
+from ..runtime.checkpoints import Checkpoints
 from ..runtime.handles import JVP
 from ..runtime.structure import aux_of
 from ..transform.forward import forward
@@ -30,11 +31,12 @@ STAGES = ("parse", "fence", "jumps", "anf", "cse", "activity", "reverse", "tape"
 CHECK_CLOSURE = False
 
 
-def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=False):
+def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=False, checkpoint=None):
     """Run the pipeline; return a Compiled, or the source at `stage` when one is named.
 
     `as_tuple`: the gradient function returns a tuple of gradients even for one `wrt`
-    (as `grad(f, wrt=(0,))` does), so code that differentiates it sees that structure."""
+    (as `grad(f, wrt=(0,))` does), so code that differentiates it sees that structure.
+    `checkpoint`: the loop checkpointing strategy of reverse mode, or None."""
     parsed = rule_caller(f, variant) or parse_or_missing_rule(f, variant)
     if getattr(f, "_ssad_has_aux", False):  # made by `as_function(f, "aux")`: grad(f, has_aux=True)
         aux_cut_off(parsed)
@@ -46,6 +48,7 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
     if stage == "jumps":
         return emit.to_source([anf.jumps_lowered(parsed)])
     program = anf.to_anf(parsed)
+    _not_checkpointed(program)
     program.mode = "forward" if variant == JVP else "reverse"  # which rules make a callee a primitive
     if stage == "anf":
         return emit.to_source([program.node])
@@ -59,13 +62,24 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
         tangents = forward(program, wrt, analysis.active, scalars)
         built = jvp_function(f, program, tangents, wrt, optimize, stage)
     else:
-        gradient = reverse(program, analysis, wrt, scalars, tape=stage != "reverse")
+        gradient = reverse(program, analysis, wrt, scalars, tape=stage != "reverse", checkpoint=checkpoint)
         built = reverse_functions(f, program, gradient, wrt, variant, optimize, stage, as_tuple)
     if CHECK_CLOSURE and stage is None:
         for generated in (built.function, built.backward):
             if generated is not None:
                 _read_back(generated)
     return built
+
+
+def _not_checkpointed(program):
+    """SsadError for a gradient made with `checkpoint=`, differentiated again: its snapshots
+    carry values ssad does not differentiate through."""
+    if any(value is Checkpoints for value in program.namespace.values.values()):
+        raise SsadError(
+            f"{program.node.name} is a gradient made with checkpoint=, which is not differentiated again yet: "
+            "differentiate a gradient made without checkpoint= (grad(grad(f)), hessian(f)), or use "
+            "ssad.checkpoint(block) inside f, which composes with every order"
+        )
 
 
 def aux_cut_off(parsed):

@@ -160,6 +160,7 @@ def operation(value, program):
                     isinstance(callee, (functools.partial, Closure))
                     or inspect.ismethod(callee)
                     or callable_instance(callee) is not None
+                    or hasattr(type(callee), "ssad_call_forward")  # differentiates its own calls (`ssad.checkpoint`)
                 ):
                     # A function value held in a global: dispatched when it runs (see `dynamic`).
                     return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=gast_path(func))

@@ -9,7 +9,9 @@ pure `added_at` (see `parse`), which these rules describe.
 
 import numpy as np
 
-from ..registry import adjoint, nondifferentiable, tangent
+from ..registry import adjoint, impure, nondifferentiable, tangent
+from ..runtime.checkpoints import Checkpoints, copy_state, keep, reversal, restore, segments
+from ..runtime.rematerialize import checkpoint
 from ..runtime import (
     add_at,
     added_at,
@@ -48,6 +50,22 @@ from .functional import _item_tangents
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
 nondifferentiable(is_missing, insert_position)  # a test of a saved part, a list position
 nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where the function runs it
+
+
+# ----- checkpointing -----
+# The helpers of checkpointed loops keep and restore state: impure, so no pass moves or
+# drops them. Code that calls them is not differentiated again (`backend.pipeline`).
+impure(Checkpoints, keep, restore, segments, reversal, copy_state)
+
+
+@adjoint(checkpoint)
+def _checkpoint_adjoint(dy, y, block):
+    return (dy,)  # the adjoint of the block (what a closure captured, a method's receiver)
+
+
+@tangent(checkpoint)
+def _checkpoint_tangent(tangents, y, block):
+    return tangents[0]
 
 
 @adjoint(saved_part)

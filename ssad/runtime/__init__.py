@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import SourceError, SsadError
 from .locations import caller_location
+from .checkpoints import Checkpoints
 from .scatter import add_at, added_at, copy_adjoint, getitem_adjoint, summed_at, zero_at  # noqa: F401  (generated code reads them)
 from .structure import add_adjoint, add_attr, is_namedtuple, is_other_array, zeros_like_value  # noqa: F401  (generated code reads them)
 
@@ -297,7 +298,7 @@ def stop_gradient(x):
 def unspent(residuals, copies=None):
     """`residuals` with every container a backward sweep changes copied, however deep.
 
-    A backward half pops its tape and undoes the list changes of its forward half. Run
+    A backward half pops its tape (and a checkpointed loop's snapshots) and undoes the list changes of its forward half. Run
     on a copy, it leaves the residuals as the forward half made them: so a pullback may
     run again, and code that differentiates a gradient still finds, in its own backward
     sweep, the tapes and lists its forward sweep saved. A container reachable from
@@ -308,6 +309,8 @@ def unspent(residuals, copies=None):
     kind = type(residuals)
     if kind is tuple:
         return tuple(unspent(item, copies) for item in residuals)
+    if kind is Checkpoints:  # a checkpointed loop's snapshots, which its reversal consumes
+        return copies.setdefault(id(residuals), residuals.unspent())
     if kind is Tape or kind is list or kind is dict:
         copied = copies.get(id(residuals))
         if copied is None:

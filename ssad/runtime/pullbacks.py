@@ -124,6 +124,7 @@ def pullback_jvp(function, t_function, d_value, t_d_value, args, t_args, kwargs,
     """(pullback(d_value), its tangent), for the pullback of `call_forward(function, *args,
     **kwargs)`, along the tangents of the function value, d_value, the arguments and keywords."""
     function = unwrapped(function)
+    function = getattr(function, "ssad_checkpointed", function)  # a second derivative recomputes nothing
     if isinstance(function, functools.partial):
         t_bound, t_bound_keywords = t_function if t_function is not None else ((None,) * len(function.args), {})
         pair = pullback_jvp(
@@ -169,6 +170,7 @@ def pullback_vjp(function, d_value, args, kwargs):
     *args, **kwargs)`; the second maps the adjoints of the first to (the function value's,
     d_value's, (the arguments'), {the keywords'})."""
     function = unwrapped(function)
+    function = getattr(function, "ssad_checkpointed", function)  # a second derivative recomputes nothing
     if isinstance(function, functools.partial):
         return _partial_vjp(function, d_value, args, kwargs)
     if inspect.ismethod(function) or _called_instance(function):

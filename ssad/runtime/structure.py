@@ -125,6 +125,9 @@ def add_attr(d_x, name, d_part):
     if isinstance(d_x, dict) and not hasattr(d_x, name):
         # a dict whose keys read as attributes (scipy's OdeResult, OptimizeResult): the adjoint is a dict
         return {**d_x, name: add_adjoint(d_x.get(name), d_part)}
+    if not hasattr(d_x, name) and (d_part is None or type(d_part) is type(d_x)):
+        # a method of x taken as a value (`c = x.cell`): its adjoint is x's own (see `dynamic`)
+        return add_adjoint(d_x, d_part)
     current = getattr(d_x, name)
     if is_namedtuple(d_x):
         return d_x._replace(**{name: add_adjoint(current, d_part)})

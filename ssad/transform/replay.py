@@ -145,6 +145,7 @@ class AdjointSweep:
         if body:  # markers included: pops inside the loop must run even without adjoint code
             header.body = body
             self.out.append(gast.copy_location(header, loop))
+            self.adjoint_loops[id(loop)] = header
         # Pops mirror the pushes before the loop: the counter's, then the loop variable's.
         start = self.sites.get(("start", id(loop)))
         if start is not None and id(start) in self.sites:

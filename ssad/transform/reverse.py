@@ -48,6 +48,7 @@ from ..runtime import (
     zeros_like_value,
 )
 from ..analysis.shapes import may_be_complex, scalar_names
+from .checkpoints import checkpoint_loops
 from .tape import Restore, Save, insert_tape, markers_as_comments, unbound_zero_reads
 
 
@@ -63,15 +64,17 @@ class Gradient:
     callees: list  # (function, wrt) of the user functions the generated code calls
 
 
-def reverse(program, activity, wrt, scalar_params=(), tape=True):
+def reverse(program, activity, wrt, scalar_params=(), tape=True, checkpoint=None):
     """Build the forward and adjoint sweeps of `program` with respect to `wrt` (names).
 
     `scalar_params` names the parameters the caller passes scalars for; the code
     is then specialized on that fact (see `shapes`). With `tape=False` the sweeps keep
     the tape's markers as comments (`# save: x`, `# restore: x`), for showing the
-    code before the tape stage.
+    code before the tape stage. `checkpoint` names a strategy for the outermost loops
+    (see `checkpoints`).
     """
     rev = _Reverse(program, activity)
+    rev.checkpoint = checkpoint
     rev.scalars = set() if may_be_complex(program) else scalar_names(program, scalar_params)
     return rev.run(wrt, tape)
 
@@ -91,6 +94,11 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         self.loop_depth = 0
         self.calls = {}  # id(statement) -> (saved name, backward name, wrt, [(param, operand)])
         self.callees = []  # (function, wrt) of every user function called with active values
+        self.loop_records = {}  # id(outermost loop of the forward sweep) -> (its ANF loop, its trip counter)
+        self.adjoint_loops = {}  # id(ANF loop) -> its loop in the adjoint sweep
+        self.unsplit = {}  # id(split call of the forward sweep) -> the ANF statement it came from
+        self.checkpoint = None
+        self.tape_name = None
 
     def _container_names(self):
         """Names whose adjoint may be a container (tuple, list, dict, object, closure).
@@ -160,10 +168,13 @@ class _Reverse(AdjointSweep, StatementAdjoints):
             forward, backward = mirror.strip(markers_as_comments(forward)), mirror.strip(markers_as_comments(backward))
             return Gradient(program, forward, backward, seed, adjoints, result_active, None, self.callees)
         forward, backward, tape = insert_tape(self, forward, backward)
+        self.tape_name = tape
         forward = unbound_zero_reads(forward + backward, program.params, program.namespace) + forward
         if mirror.ENABLED:
             mirror.check(program, forward, backward, tape)
             forward, backward = mirror.strip(forward), mirror.strip(backward)
+        if self.checkpoint is not None and tape is not None:
+            forward, backward = checkpoint_loops(self, forward, backward, self.checkpoint)
         return Gradient(program, forward, backward, seed, adjoints, result_active, tape, self.callees)
 
     # ----- the forward sweep -----
@@ -251,6 +262,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         split = gast.Assign(
             targets=[gast.Tuple(elts=[store(target.id), store(saved)], ctx=gast.Store())], value=call, type_comment=None
         )
+        self.unsplit[id(split)] = statement
         return gast.copy_location(split, statement)
 
     def split_dynamic_call(self, statement, op):
@@ -273,6 +285,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
             value=forward_call,
             type_comment=None,
         )
+        self.unsplit[id(split)] = statement
         return gast.copy_location(split, statement)
 
     def forward_loop(self, loop, depth):
@@ -307,6 +320,8 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         else:
             new = gast.While(test=loop.test, body=body, orelse=[])
         out.append(gast.copy_location(new, loop))
+        if not self.loop_depth:
+            self.loop_records[id(new)] = (loop, self.counters.get(id(loop)))
         return out
 
     # ----- the adjoint sweep -----

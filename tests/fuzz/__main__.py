@@ -13,6 +13,8 @@ Modes (`--modes` takes a comma-separated list, or `all`):
     grad_inside   ssad.grad of a function that calls ssad.grad(f), against finite differences
     compiled      ssad.grad(f, compile=True), against finite differences (refused: it ran as
                   NumPy code after a NativeWarning, whose gradient is compared all the same)
+    checkpointed  ssad.grad(f, checkpoint=...) in each strategy, against finite differences and
+                  against the gradient without checkpointing
     autograd      ssad's gradient, jvp(grad) and grad(<grad, v>) against autograd's, where
                   autograd can run the program
 
@@ -31,7 +33,7 @@ import sys
 import time
 import warnings
 
-MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside", "compiled", "autograd")
+MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside", "compiled", "checkpointed", "autograd")
 STATUSES = ("correct", "refused", "wrong", "crashed", "unfair", "blocked")
 
 

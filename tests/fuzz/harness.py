@@ -191,7 +191,7 @@ def finite_differences(f, args, step):
 
 # ----- outcomes -----
 
-MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside", "compiled")
+MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside", "compiled", "checkpointed")
 SECOND_ORDER = ("fwd_over_rev", "rev_over_rev", "grad_inside")
 
 
@@ -370,6 +370,31 @@ def check_compiled(ref):
         raise Refused(label, ssad.SsadError(str(fallbacks[0].message)))
 
 
+CHECKPOINTS = (("every", 2), "sqrt", ("revolve", 2))
+
+
+def check_checkpointed(ref):
+    """ssad.grad(f, checkpoint=...) in each strategy, against finite differences and against the
+    gradient without checkpointing (to rounding: the same operations run, in the same order).
+    A `while` loop refused by the strategies that need a trip count on entry is no finding."""
+    program, f, args, expected, noise, scale = ref.program, ref.f, ref.args, ref.expected, ref.noise, ref.scale
+    plain = _run(program, "ssad.grad(f, wrt=(0, 1, 2))", lambda: ssad.grad(f, wrt=(0, 1, 2))(*args))
+    for strategy in CHECKPOINTS:
+        label = f"ssad.grad(f, wrt=(0, 1, 2), checkpoint={strategy!r})"
+        try:
+            gradients = ssad.grad(f, wrt=(0, 1, 2), checkpoint=strategy)(*args)
+        except ssad.SsadError as error:
+            if "needs the trip count" in str(error):
+                continue
+            raise Refused(label, error) from error
+        except Exception:
+            gradients = _run(program, label, lambda s=strategy: ssad.grad(f, wrt=(0, 1, 2), checkpoint=s)(*args))
+        for name, got, want, n, same in zip(NAMES, gradients, expected, noise, plain, strict=True):
+            _compare(program, f"{label}: the gradient with respect to {name}", got, want, n, scale)
+            _compare(program, f"{label}: the gradient with respect to {name}", got, same, 0.0, scale,
+                     reference="ssad.grad without checkpoint=")
+
+
 def check_forward(ref):
     """ssad.jvp along a fixed direction, and with one argument held constant."""
     program, f, args, expected, noise, scale = ref.program, ref.f, ref.args, ref.expected, ref.noise, ref.scale
@@ -421,7 +446,8 @@ def evaluate(program, modes=MODES):
     except AssertionError as error:  # the generator's fault
         return {mode: Outcome("crashed", str(error), "generator") for mode in modes}
     outcomes = {}
-    checks = {"first": check_first_order, "forward": check_forward, "compiled": check_compiled, **SECOND_ORDER_CHECKS}
+    checks = {"first": check_first_order, "forward": check_forward, "compiled": check_compiled,
+              "checkpointed": check_checkpointed, **SECOND_ORDER_CHECKS}
     for mode in modes:
         if mode in SECOND_ORDER and "first" in outcomes and outcomes["first"].status != "correct":
             outcomes[mode] = Outcome("blocked", "first order is not correct")
@@ -430,7 +456,7 @@ def evaluate(program, modes=MODES):
             checks[mode](ref)
             outcomes[mode] = Outcome("correct")
         except Refused as refusal:
-            status = "refused" if mode in SECOND_ORDER or mode == "compiled" else "crashed"
+            status = "refused" if mode in SECOND_ORDER or mode in ("compiled", "checkpointed") else "crashed"
             outcomes[mode] = Outcome(status, str(refusal), refusal_kind(refusal.error))
         except Unfair as unfair:
             outcomes[mode] = Outcome("unfair", str(unfair))

@@ -3,6 +3,7 @@
 import types
 
 import numpy as np
+import ssad
 import pytest
 
 import ssad.rules  # noqa: F401  (registers the built-in rules)
@@ -68,6 +69,8 @@ CHECKED_ELSEWHERE = [add_at, pack_like, add_attr, unspent]
 # tests/test_higher_order.py. What the second-order code calls for them has rules that
 # refuse a third derivative, checked there too.
 CHECKED_ELSEWHERE += [call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp]
+# ssad.checkpoint(block): the adjoint of the block passes through (tests/test_checkpoint.py, closures and methods)
+CHECKED_ELSEWHERE += [ssad.checkpoint]
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)

@@ -1,0 +1,49 @@
+"""Forward mode, the public function: `jvp`, a value and its tangent in one sweep.
+
+Asks the driver for the generated jvp of the function (specialised on the arguments
+that are scalars, and on a gradient's variant when the function is one ssad made) and
+calls it; `inner_jvp` gives the rules of `jvp` called inside differentiated code.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from .api import Compile, _native_mode, differentiable
+from .backend.driver import SCALAR_TYPES, Variants, compiled
+from .errors import SsadError
+from .runtime.callables import parameters, tangent_parameter
+from .runtime.handles import JVP
+
+
+def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple, *, compile: Compile = False) -> tuple:
+    """`(f(*primals), tangent of the output)` by forward mode (not by reverse mode).
+
+    `tangents` has one tangent per primal, shaped like it (None for an argument
+    that carries none). `compile` as for `grad`.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    entry, keywords = _jvp_entry(f, primals, tangents)
+    if _native_mode(compile):
+        from .native import native_function
+
+        value, tangent = native_function(entry, compile == "strict").function(*primals, **keywords)
+        return value, tangent
+    value, tangent = entry.function(*primals, **keywords)
+    return value, tangent
+
+
+def _jvp_entry(f, primals, tangents):
+    """(the generated jvp of `f` for these arguments, the keyword tangents to call it with)."""
+    variants = getattr(f, "variants", None)
+    # a gradient's code specialized on the arguments that are scalars here (the code
+    # `f(*primals)` runs), so a Hessian-vector product differentiates that code
+    f = variants.for_args(primals).function if isinstance(variants, Variants) else differentiable(f, "jvp")
+    if len(primals) != len(tangents):
+        raise SsadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents")
+    positional, _ = parameters(f)
+    if len(primals) > len(positional):
+        raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(primals)}")
+    wrt = tuple(n for n, t in zip(positional, tangents, strict=False) if t is not None)
+    scalars = frozenset(n for n, a in zip(positional, primals, strict=False) if type(a) in SCALAR_TYPES)
+    keywords = {tangent_parameter(n): t for n, t in zip(positional, tangents, strict=False) if t is not None}
+    return compiled(f, wrt, JVP, True, scalars), keywords
