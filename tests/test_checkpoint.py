@@ -307,7 +307,7 @@ def _peak_tape(gradient, *args):
 
 
 def long_heat(u, k):
-    for _t in range(400):
+    for _t in range(100):
         u = u + k * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
     return np.sum(u**2)
 
@@ -315,10 +315,10 @@ def long_heat(u, k):
 def test_the_tape_holds_one_segment():
     args = (np.sin(np.linspace(0, 3, 8)), 0.2)
     plain = _peak_tape(ssad.grad(long_heat, (0, 1)), *args)
-    per_iteration = plain // 400
-    assert per_iteration >= 1 and plain == 400 * per_iteration
-    assert _peak_tape(ssad.grad(long_heat, (0, 1), checkpoint="sqrt"), *args) == 20 * per_iteration
-    assert _peak_tape(ssad.grad(long_heat, (0, 1), checkpoint=("every", 10)), *args) == 10 * per_iteration
+    per_iteration = plain // 100
+    assert per_iteration >= 1 and plain == 100 * per_iteration
+    assert _peak_tape(ssad.grad(long_heat, (0, 1), checkpoint="sqrt"), *args) == 10 * per_iteration
+    assert _peak_tape(ssad.grad(long_heat, (0, 1), checkpoint=("every", 4)), *args) == 4 * per_iteration
     assert _peak_tape(ssad.grad(long_heat, (0, 1), checkpoint=("revolve", 5)), *args) == per_iteration
 
 
