@@ -954,6 +954,47 @@ def test_missing_rule_for_an_array_method_suggests_valid_code():
     compile(textwrap.dedent(snippet).strip() + "\n", "<suggested>", "exec")  # the suggestion is valid Python
 
 
+def puts_along_an_axis(x):
+    a = np.outer(x, x)
+    np.put_along_axis(a, np.array([[0], [2], [1]]), x[:, None] * 2.0, axis=1)
+    return np.sum(np.sin(a))
+
+
+def puts_into_the_flat_array(x):
+    a = np.zeros(4)
+    np.put_along_axis(a, np.array([3, 1]), x[:2], axis=None)
+    return np.sum(np.cos(a))
+
+
+def fills_the_diagonal(x):
+    a = np.outer(x, x)
+    np.fill_diagonal(a, x**2)
+    return np.sum(np.sin(a))
+
+
+def fills_a_tall_diagonal_wrapping(x, v):
+    a = np.ones((7, 3)) * x[0]
+    np.fill_diagonal(a, v, wrap=True)
+    return np.sum(np.sin(a * 1.3))
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (puts_along_an_axis, (np.array([0.3, -0.2, 0.5]),)),
+        (puts_into_the_flat_array, (np.array([0.3, -0.2, 0.5]),)),
+        (fills_the_diagonal, (np.array([0.3, -0.2, 0.5]),)),
+        (fills_a_tall_diagonal_wrapping, (np.array([0.3, -0.2]), 0.7)),
+        (fills_a_tall_diagonal_wrapping, (np.array([0.3, -0.2]), np.array([0.7, -0.4]))),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_put_along_axis_and_fill_diagonal_are_the_writes_they_are(f, args):
+    # read as `a[index] = value`: the overwritten elements get no gradient, the values do
+    ssad.check_grads(f, args, wrt=tuple(range(len(args))), order=2)
+    assert "a[diagonal_index_a_" in str(ssad.show(fills_the_diagonal))
+
+
 def test_wrt_out_of_range_counts_parameters_in_words():
     with pytest.raises(ssad.SsadError, match=r"has 1 positional parameter \(x\)$"):
         ssad.grad(kinked, wrt=1)
@@ -963,7 +1004,7 @@ def test_wrt_out_of_range_counts_parameters_in_words():
 
 def _put_in_place(x):
     y = x * 2.0
-    np.put_along_axis(y, np.array([0]), 1.0, axis=0)
+    np.put(y, np.array([0]), 1.0)
     return np.sum(y)
 
 
@@ -973,7 +1014,7 @@ def _ufunc_at_in_place(x):
     return np.sum(y)
 
 
-@pytest.mark.parametrize("f, label", [(_put_in_place, "np.put_along_axis"), (_ufunc_at_in_place, "np.add.at")])
+@pytest.mark.parametrize("f, label", [(_put_in_place, "np.put"), (_ufunc_at_in_place, "np.add.at")])
 def test_numpy_functions_that_write_in_place_are_refused_where_they_stand(f, label):
     # the write would be invisible to ssad: the gradient would silently miss it
     with pytest.raises(ssad.UnsupportedSyntaxError, match=f"{label} writes into its argument in place") as caught:

@@ -35,6 +35,7 @@ from ssad.runtime import add_at, c_, concat, iterated, merged, pack_like, r_, un
 from ssad.rules.linalg import einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
+from ssad.runtime.in_place import diagonal_fill  # noqa: E402
 from ssad.runtime.structure import add_attr  # noqa: E402
 
 from .rules.test_coverage import MODULES as RULE_TEST_MODULES  # noqa: E402
@@ -202,6 +203,13 @@ NOT_PROTOCOL_SAFE = {
     max: "compares its arguments with `>`, which computes a dask array to a bool",
     min: "compares its arguments with `<`, which computes a dask array to a bool",
     np.inner: _UNSUPPORTED,
+    np.unique: "the number of unique values is known only once the array is computed",
+    np.unique_values: "the number of unique values is known only once the array is computed",
+    np.unique_counts: "the number of unique values is known only once the array is computed",
+    np.unique_inverse: "the number of unique values is known only once the array is computed",
+    np.unique_all: "the number of unique values is known only once the array is computed",
+    np.histogram_bin_edges: "NumPy computes the edges from the array's minimum and maximum",
+    diagonal_fill: "`np.fill_diagonal`'s values are repeated with np.resize, which computes a dask array",
     np.kron: _UNSUPPORTED,
     np.sort: _UNSUPPORTED,
     np.array: "builds a NumPy array, which computes its dask items",

@@ -1060,3 +1060,28 @@ def test_a_discarded_call_that_may_write_in_place_is_refused(f):
 def test_a_discarded_call_that_changes_nothing_is_differentiated_around():
     expected = numerical_gradient(calls_a_reporting_helper, _MATRIX)
     np.testing.assert_allclose(ssad.grad(calls_a_reporting_helper)(_MATRIX), expected, rtol=1e-7)
+
+
+# ----- a write that names one position twice keeps the last value -----
+# `a[[0, 0]] = v` keeps v[1] (NumPy assigns in order); the adjoint of the written value used
+# to give both v[0] and v[1] the adjoint of a[0]: a silently wrong gradient.
+
+
+def writes_one_position_twice(v):
+    a = np.zeros(3)
+    a[np.array([0, 0])] = v
+    return np.sum(a * np.array([1.0, 2.0, 3.0]))
+
+
+def puts_twice_along_an_axis(x):
+    a = np.zeros((2, 3))
+    np.put_along_axis(a, np.array([[0, 0], [2, 1]]), np.sin(x), axis=1)
+    return np.sum(a * np.arange(1.0, 7.0).reshape(2, 3))
+
+
+def test_a_position_written_twice_passes_its_adjoint_to_the_last_value_only():
+    np.testing.assert_array_equal(ssad.grad(writes_one_position_twice)(np.array([5.0, 7.0])), [0.0, 1.0])
+    x = np.array([[0.3, -0.2], [0.5, 0.9]])
+    expected = np.cos(x) * np.array([[0.0, 1.0], [6.0, 5.0]])
+    np.testing.assert_allclose(ssad.grad(puts_twice_along_an_axis)(x), expected, rtol=1e-12)
+    ssad.check_grads(puts_twice_along_an_axis, (x,), order=2)

@@ -4,7 +4,10 @@ is parsed, before the fence sees them.
 - `import m as n` inside the function binds the module once (`lower_imports`);
 - `assert test, message` becomes a call the forward sweep runs (`lower_asserts`);
 - a generator function becomes the function returning the list of what it yields
-  (`lower_generator`), which is what a caller that consumes it sees.
+  (`lower_generator`), which is what a caller that consumes it sees;
+- `np.fill_diagonal(a, val)` and `np.put_along_axis(a, indices, values, axis)` become
+  the indexed writes they are, `a[index] = value` (`lower_index_writes`, with the
+  helpers of `runtime.in_place`).
 
 Assumes: a `Parsed` function whose free names are not resolved yet.
 Guarantees: no `Import`, `ImportFrom` or `Assert` statement is left, and a generator's
@@ -147,6 +150,74 @@ def lower_generator(parsed):
     body = _rewritten(node.body, lower)
     first = node.body[0] if node.body else node
     node.body = [gast.copy_location(start, first), *body, gast.copy_location(gast.Return(value=collected()), first)]
+
+
+def lower_index_writes(parsed):
+    """`np.fill_diagonal(a, val, wrap)` as `a[diagonal_index(a, wrap)] = diagonal_fill(val, a, wrap)`
+    and `np.put_along_axis(a, i, v, axis)` as `a[along_axis_index(a, i, axis)] = v`, when `a` is
+    a name: writes ssad differentiates, where the calls change an array it cannot follow."""
+    import numpy as np
+
+    from ..runtime.in_place import along_axis_index, diagonal_fill, diagonal_index
+
+    functions = {np.fill_diagonal: ("a", "val", "wrap"), np.put_along_axis: ("arr", "indices", "values", "axis")}
+    taken = local_names(parsed.node) | set(parsed.namespace)
+    names = {}
+
+    def helper(value):
+        if value not in names:
+            base = value.__name__
+            fresh = next(n for n in (base, *(f"{base}_{k}" for k in range(2, 1000))) if n not in taken)
+            taken.add(fresh)
+            parsed.namespace[fresh] = value
+            names[value] = fresh
+        return gast.Name(id=names[value], ctx=gast.Load(), annotation=None, type_comment=None)
+
+    def lower(statement):
+        if not isinstance(statement, gast.Expr) or not isinstance(statement.value, gast.Call):
+            return None
+        call = statement.value
+        callee = _static(call.func, parsed.namespace, local_names(parsed.node))
+        if not any(callee is f for f in functions) or any(isinstance(a, gast.Starred) for a in call.args):
+            return None
+        parameters = functions[next(f for f in functions if f is callee)]
+        given = dict(zip(parameters, call.args, strict=False))
+        given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        array = given.get(parameters[0])
+        if not isinstance(array, gast.Name) or len(given) != len(call.args) + len(call.keywords):
+            return None
+
+        def load(expr):
+            return gast.Name(id=expr.id, ctx=gast.Load(), annotation=None, type_comment=None) if isinstance(
+                expr, gast.Name) else expr
+
+        if callee is np.fill_diagonal:
+            wrap = given.get("wrap", gast.Constant(value=False, kind=None))
+            index = gast.Call(func=helper(diagonal_index), args=[load(array), wrap], keywords=[])
+            value = gast.Call(func=helper(diagonal_fill), args=[given["val"], load(array), wrap], keywords=[])
+        else:
+            index = gast.Call(func=helper(along_axis_index),
+                              args=[load(array), given["indices"], given["axis"]], keywords=[])
+            value = given["values"]
+        target = gast.Subscript(value=load(array), slice=index, ctx=gast.Store())
+        write = gast.Assign(targets=[target], value=value, type_comment=None)
+        return [gast.fix_missing_locations(gast.copy_location(write, statement))]
+
+    parsed.node.body = _rewritten(parsed.node.body, lower) or [gast.Pass()]
+
+
+def _static(func, namespace, local):
+    """The live object the path `func` names from a free name (`np.fill_diagonal`), or None."""
+    path = []
+    while isinstance(func, gast.Attribute):
+        path.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name) or func.id in local or func.id not in namespace:
+        return None
+    value = namespace[func.id]
+    for attr in reversed(path):
+        value = getattr(value, attr, None)
+    return value
 
 
 def _is_yield_statement(function, node):

@@ -21,7 +21,7 @@ import gast
 from ..errors import SsadError, UnsupportedSyntaxError
 from .builders import local_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
-from .desugar import lower_asserts, lower_generator, lower_imports
+from .desugar import lower_asserts, lower_generator, lower_imports, lower_index_writes
 
 
 @dataclass
@@ -147,6 +147,7 @@ def _finish(parsed):
     """`parsed` with its free names resolved, and its imports, asserts and yields lowered."""
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
     lower_asserts(parsed)
+    lower_index_writes(parsed)
     if inspect.isgeneratorfunction(parsed.function):
         lower_generator(parsed)
     return parsed

@@ -1,7 +1,7 @@
 """Numba implementations of the helpers that read, write and scatter parts of arrays.
 
 `x[index]` in generated code, its adjoint (`getitem_adjoint`, `add_at`) and the undoing
-of writes (`saved_part`, `restore_part`, `zero_at`, `take_part`), for indices Numba
+of writes (`saved_part`, `restore_part`, `zero_at`, `take_part`, `written_part`), for indices Numba
 types: integers, slices, tuples of them, boolean masks of vectors, and integer arrays (whose repeated entries
 accumulate, as `np.add.at`). Importing this module registers them; it needs Numba.
 """
@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from ..runtime import restore_part, saved_part, take_part
+from ..runtime import restore_part, saved_part, take_part, written_part
 from ..runtime.scatter import add_at, getitem_adjoint, zero_at
 
 
@@ -59,6 +59,11 @@ def _take_part(d_x, index):
     if _part_is_number(d_x, index):
         return lambda d_x, index: d_x[index]
     return lambda d_x, index: d_x[index].copy()
+
+
+@overload(written_part)
+def _written_part(d_x, index):
+    return _take_part(d_x, index)  # a basic index or a mask names each position once
 
 
 @overload(restore_part)
@@ -177,4 +182,4 @@ def _add_at(d_x, index, d_part):
     return impl
 
 
-HELPERS = (saved_part, take_part, restore_part, zero_at, getitem_adjoint, add_at)
+HELPERS = (saved_part, take_part, written_part, restore_part, zero_at, getitem_adjoint, add_at)

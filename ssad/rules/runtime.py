@@ -11,6 +11,7 @@ import numpy as np
 
 from ..registry import adjoint, impure, nondifferentiable, tangent
 from ..runtime.checkpoints import Checkpoints, copy_state, keep, reversal, restore, segments
+from ..runtime.in_place import along_axis_index, diagonal_fill, diagonal_index
 from ..runtime.rematerialize import checkpoint
 from ..runtime import (
     add_at,
@@ -30,6 +31,8 @@ from ..runtime import (
     size,
     summed_at,
     take_part,
+    written_mask,
+    written_part,
     unbroadcast,
     unspent,
     zero_at,
@@ -214,6 +217,35 @@ def zero_at_adjoint(dy, y, d_x, index):
 @tangent(zero_at)
 def zero_at_tangent(tangents, y, d_x, index):
     return zero_at(tangents[0], index)
+
+
+nondifferentiable(written_mask)  # which elements a write keeps: no derivative
+nondifferentiable(diagonal_index, along_axis_index)  # indices
+
+
+@adjoint(diagonal_fill)
+def diagonal_fill_adjoint(dy, y, val, a, wrap=False):
+    # each element of `val` is written at every position whose count modulo its size it is
+    positions = np.arange(np.shape(dy)[0]) % np.size(val)
+    summed = np.bincount(positions, np.real(dy), np.size(val))
+    if np.iscomplexobj(dy):
+        summed = summed + 1j * np.bincount(positions, np.imag(dy), np.size(val))
+    return (np.reshape(summed, np.shape(val)) if np.ndim(val) else summed[0], None)
+
+
+@tangent(diagonal_fill)
+def diagonal_fill_tangent(tangents, y, val, a, wrap=False):
+    return np.resize(np.ravel(tangents[0]), np.shape(y)[0])
+
+
+@adjoint(written_part)
+def written_part_adjoint(dy, y, d_x, index):
+    return (added_at(zeros_like_value(d_x), index, dy * written_mask(d_x, index)), None)
+
+
+@tangent(written_part)
+def written_part_tangent(tangents, y, d_x, index):
+    return written_part(tangents[0], index)
 
 
 @adjoint(take_part)

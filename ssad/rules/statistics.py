@@ -58,6 +58,9 @@ Conventions
   pass fixed edges for a value that does not move with ``a``.
   ``bincount(x, weights, minlength)``: the weights get ``dy[x]``; the integer ``x`` has
   no gradient.
+- ``unique`` and its family share a value's adjoint equally among the elements equal to
+  it (see "Unique values" below); ``histogram_bin_edges`` differentiates the evenly
+  spaced edges through the minimum and maximum of ``a`` (see "Bin edges").
 - Orderings (``nanmax``, ``nanmin``, medians, quantiles, histograms) are for real input.
   ``nansum``, ``nanmean``, ``nanprod``, ``nancumsum``, ``nancumprod``, ``average`` are
   holomorphic and keep their formulas for complex input; ``nanvar``/``nanstd`` are real
@@ -763,3 +766,130 @@ def bincount_tangent(tangents, y, x, weights=None, minlength=0):
     if weights is None:
         return np.zeros(np.shape(y))
     return np.bincount(x, _tangent_at(tangents, 1, weights), minlength)
+
+
+# ----- Unique values -----
+# np.unique(x) is a selection of x's elements: each unique value is the elements equal to
+# it. Their adjoint is shared equally among those elements (as ties of `max` share theirs,
+# docs/conventions.md); with no ties each element gets its value's adjoint. The indices,
+# inverse and counts are integers and carry no gradient. Only `axis=None` is differentiated.
+
+
+def _groups(x, equal_nan=True):
+    """(inverse, counts): the unique value each element of the flat `x` equals, and how many do."""
+    _, inverse, counts = np.unique(np.ravel(x), return_inverse=True, return_counts=True, equal_nan=equal_nan)
+    return np.ravel(inverse), counts
+
+
+nondifferentiable(_groups)
+
+
+def _check_unique_axis(axis):
+    if axis is not None:
+        raise SsadError("np.unique(..., axis=...) has no gradient rule; differentiate np.unique of the flat array")
+
+
+nondifferentiable(_check_unique_axis)
+
+
+def _values_component(g, y):
+    """The adjoint (or tangent) of the unique values: `g` itself, or of the first component of a tuple."""
+    values = y[0] if isinstance(y, tuple) else y
+    g = g[0] if isinstance(y, tuple) else g
+    return np.zeros(np.shape(values)) if g is None else np.broadcast_to(g, np.shape(values))
+
+
+def _unique_adjoint_of(d_values, x, equal_nan=True):
+    inverse, counts = _groups(x, equal_nan)
+    return np.reshape((d_values / counts)[inverse], np.shape(x))
+
+
+def _unique_tangent_of(t, x, y, equal_nan=True):
+    """Each unique value moves by the mean of its elements' tangents; the integer outputs do not move."""
+    inverse, counts = _groups(x, equal_nan)
+    flat = np.ravel(np.broadcast_to(t, np.shape(x)))
+    moved = np.bincount(inverse, np.real(flat), minlength=len(counts)) / counts
+    if np.iscomplexobj(flat):
+        moved = moved + 1j * np.bincount(inverse, np.imag(flat), minlength=len(counts)) / counts
+    if not isinstance(y, tuple):
+        return moved
+    return (moved,) + tuple(np.zeros(np.shape(part)) for part in y[1:])
+
+
+@adjoint(np.unique)
+def unique_adjoint(dy, y, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+                   equal_nan=True, sorted=True):
+    _check_unique_axis(axis)
+    return (_unique_adjoint_of(_values_component(dy, y), ar, equal_nan),)
+
+
+@tangent(np.unique)
+def unique_tangent(tangents, y, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+                   equal_nan=True, sorted=True):
+    _check_unique_axis(axis)
+    return _unique_tangent_of(_tangent_at(tangents, 0, ar), ar, y, equal_nan)
+
+
+for _unique in (np.unique_values, np.unique_counts, np.unique_inverse, np.unique_all):
+
+    @adjoint(_unique)
+    def _unique_family_adjoint(dy, y, x):
+        return (_unique_adjoint_of(_values_component(dy, y), x),)
+
+    @tangent(_unique)
+    def _unique_family_tangent(tangents, y, x):
+        return _unique_tangent_of(_tangent_at(tangents, 0, x), x, y)
+
+
+# ----- Bin edges -----
+# np.histogram_bin_edges(a, bins) with a count (or a method name) and no `range`: the
+# edges are evenly spaced from min(a) to max(a) (from a - 0.5 to a + 0.5 when all are
+# equal), so edge k moves with min(a) by (1 - k / n) and with max(a) by k / n, n bins;
+# ties of the minimum or maximum share its adjoint, as `min` and `max` do. The number
+# of bins a method chooses is piecewise constant in `a`. With `range=` the edges do not
+# depend on `a`; explicit edges (`bins` an array) are the edges themselves.
+
+
+def _edge_weights(edges):
+    """(weight of min(a), weight of max(a)) of each of `edges`, evenly spaced."""
+    fraction = np.arange(np.shape(edges)[0]) / (np.shape(edges)[0] - 1)
+    return 1.0 - fraction, fraction
+
+
+nondifferentiable(_edge_weights)
+
+
+def _extreme_share(a, extreme):
+    """1 / (how many elements equal it) at the elements of `a` equal to `extreme`, else 0."""
+    hit = np.asarray(a) == extreme
+    return hit / np.sum(hit)
+
+
+nondifferentiable(_extreme_share)
+
+
+def _computed_edges(bins, range):
+    return np.ndim(bins) == 0 and range is None
+
+
+nondifferentiable(_computed_edges)
+
+
+@adjoint(np.histogram_bin_edges)
+def histogram_bin_edges_adjoint(dy, y, a, bins=10, range=None, weights=None):
+    if not _computed_edges(bins, range):
+        return (None, dy) if np.ndim(bins) == 1 else (None,)
+    low, high = _edge_weights(y)
+    d_low, d_high = np.sum(dy * low), np.sum(dy * high)
+    return (d_low * _extreme_share(a, np.min(a)) + d_high * _extreme_share(a, np.max(a)),)
+
+
+@tangent(np.histogram_bin_edges)
+def histogram_bin_edges_tangent(tangents, y, a, bins=10, range=None, weights=None):
+    if not _computed_edges(bins, range):
+        return _tangent_at(tangents, 1, y) if np.ndim(bins) == 1 else np.zeros(np.shape(y))
+    t_a = _tangent_at(tangents, 0, a)
+    low, high = _edge_weights(y)
+    t_low = np.sum(t_a * _extreme_share(a, np.min(a)))
+    t_high = np.sum(t_a * _extreme_share(a, np.max(a)))
+    return low * t_low + high * t_high

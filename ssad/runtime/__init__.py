@@ -218,6 +218,32 @@ def take_part(d_x, index):
     return np.copy(part) if isinstance(part, np.ndarray) else part
 
 
+def written_part(d_x, index):
+    """The adjoint of the value written by `x[index] = v`, at `index` of x's adjoint: zero
+    where the index names a position again later in the same write, since NumPy keeps the
+    last value written there and only it reaches the result (`x[[0, 0]] = v` keeps v[1])."""
+    part = take_part(d_x, index)
+    if isinstance(part, np.ndarray) and isinstance(d_x, np.ndarray) and _may_repeat(index):
+        part = part * written_mask(d_x, index)
+    return part
+
+
+def written_mask(x, index):
+    """1.0 at each element of `x[index]` that is the last write of its position, else 0.0."""
+    owner = np.full(np.shape(x), -1, dtype=np.intp)  # shapes only: a lazy x is never read
+    order = np.arange(np.size(owner[index])).reshape(np.shape(owner[index]))
+    owner[index] = order
+    return (owner[index] == order).astype(float)
+
+
+def _may_repeat(index):
+    """Whether an index may name one position twice: it holds an integer array of two or more."""
+    for part in index if isinstance(index, tuple) else (index,):
+        if isinstance(part, (np.ndarray, list)) and np.size(part) > 1 and np.asarray(part).dtype.kind in "iu":
+            return True
+    return False
+
+
 def drop_last(items, count):
     """Remove the last `count` items of a list (undoing `items.extend(...)`), returning them."""
     dropped = items[len(items) - count :]

@@ -44,7 +44,9 @@ def call_forward(function, *args, **kwargs):
         return own(function, *args, **kwargs)
     if isinstance(function, functools.partial):
         return _partial_forward(function, args, kwargs)
-    if inspect.ismethod(function):
+    if inspect.ismethod(function) and frozen_distribution(function.__self__):
+        return method_forward(function.__self__, function.__name__, *args, **kwargs)
+    if inspect.ismethod(function) and REGISTRY.adjoint_rule(function) is None:
         value, inner_pullback = call_forward(function.__func__, function.__self__, *args, **kwargs)
 
         def method_pullback(d_value):
@@ -177,8 +179,34 @@ def partial_adjoints(function, kwargs, adjoints):
     return (d_partial,) + tuple(positional[bound:]) + ({k: keyword[k] for k in kwargs},)
 
 
+def frozen_distribution(receiver):
+    """Whether `receiver` is a frozen scipy.stats distribution (`norm(0.0, 2.0)`), whose
+    method `m(x)` is the distribution's `m(x, *parameters)`."""
+    return type(receiver).__module__.startswith("scipy.stats") and hasattr(receiver, "dist") and hasattr(
+        receiver, "kwds")
+
+
+def _distribution_method(receiver, method):
+    """The method of scipy.stats's own instance of a frozen distribution's family (`scipy.stats.norm`),
+    which the rules are registered on: the frozen value holds a copy of it."""
+    import scipy.stats
+
+    family = getattr(scipy.stats, getattr(receiver.dist, "name", ""), None)
+    dist = family if type(family) is type(receiver.dist) else receiver.dist
+    return getattr(dist, method)
+
+
 def method_forward(receiver, method, *args, **kwargs):
     """(receiver.method(*args), pullback): the method's `self` gets an adjoint like any argument."""
+    if frozen_distribution(receiver):  # its parameters are constants: the front end refuses others
+        value, pullback = call_forward(_distribution_method(receiver, method), *args, *receiver.args,
+                                       **{**receiver.kwds, **kwargs})
+
+        def frozen_pullback(d_value):
+            adjoints = pullback(d_value)
+            return (None,) + tuple(adjoints[1 : 1 + len(args)]) + ({k: adjoints[-1].get(k) for k in kwargs},)
+
+        return value, frozen_pullback
     function = getattr(type(receiver), method, None)
     if function is None and not hasattr(receiver, method):
         raise MissingRuleError(
@@ -243,7 +271,9 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
             {**function.keywords, **keywords},
             {**bound_keyword_tangents, **keyword_tangents},
         )
-    if inspect.ismethod(function):
+    if inspect.ismethod(function) and frozen_distribution(function.__self__):
+        return method_jvp(function.__self__, None, function.__name__, primals, tangents, keywords, keyword_tangents)
+    if inspect.ismethod(function) and REGISTRY.tangent_rule(function) is None:
         return call_jvp(
             function.__func__, None, (function.__self__,) + tuple(primals), (d_function,) + tuple(tangents),
             keywords, keyword_tangents,
@@ -311,6 +341,10 @@ def _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, captu
 
 def method_jvp(receiver, d_receiver, method, primals, tangents, keywords=None, keyword_tangents=None):
     """(receiver.method(*primals), its tangent); `self` carries the tangent `d_receiver`."""
+    if frozen_distribution(receiver):
+        return call_jvp(_distribution_method(receiver, method), None, tuple(primals) + tuple(receiver.args),
+                        tuple(tangents) + (None,) * len(receiver.args), {**receiver.kwds, **(keywords or {})},
+                        keyword_tangents)
     function = getattr(type(receiver), method, None)
     if function is None:
         bound = getattr(receiver, method)

@@ -23,7 +23,10 @@ from ..errors import MissingRuleError, SourceError
 from ..registry import REGISTRY
 from .callables import callable_instance, transformable, unwrapped
 from .closures import Closure
-from .dynamic import VjpLayout, call_forward, call_jvp, partial_adjoints, primal_label, rule_adjoints
+from .dynamic import (
+    VjpLayout, _distribution_method, call_forward, call_jvp, frozen_distribution, partial_adjoints, primal_label,
+    rule_adjoints,
+)
 from .handles import VJP, resolve
 from .locations import caller_location
 from .structure import add_adjoint, zeros_like_value
@@ -125,6 +128,13 @@ def pullback_jvp(function, t_function, d_value, t_d_value, args, t_args, kwargs,
     **kwargs)`, along the tangents of the function value, d_value, the arguments and keywords."""
     function = unwrapped(function)
     function = getattr(function, "ssad_checkpointed", function)  # a second derivative recomputes nothing
+    if inspect.ismethod(function) and frozen_distribution(function.__self__):
+        receiver, count = function.__self__, len(args)
+        value, tangent = pullback_jvp(
+            _distribution_method(receiver, function.__name__), None, d_value, t_d_value, tuple(args) + receiver.args,
+            tuple(t_args) + (None,) * len(receiver.args), {**receiver.kwds, **kwargs}, dict(t_kwargs),
+        )
+        return _frozen_adjoints(value, count, kwargs), _frozen_adjoints(tangent, count, kwargs)
     if isinstance(function, functools.partial):
         t_bound, t_bound_keywords = t_function if t_function is not None else ((None,) * len(function.args), {})
         pair = pullback_jvp(
@@ -132,7 +142,7 @@ def pullback_jvp(function, t_function, d_value, t_d_value, args, t_args, kwargs,
             {**function.keywords, **kwargs}, {**t_bound_keywords, **t_kwargs},
         )
         return tuple(partial_adjoints(function, kwargs, adjoints) for adjoints in pair)
-    if inspect.ismethod(function) or _called_instance(function):
+    if (inspect.ismethod(function) and REGISTRY.adjoint_rule(function) is None) or _called_instance(function):
         method, receiver = _method_of(function)
         pair = pullback_jvp(method, None, d_value, t_d_value, (receiver,) + args, (t_function,) + t_args, kwargs, t_kwargs)
         return tuple(adjoints[1:] for adjoints in pair)  # self's adjoint stands for the function value's
@@ -171,9 +181,11 @@ def pullback_vjp(function, d_value, args, kwargs):
     d_value's, (the arguments'), {the keywords'})."""
     function = unwrapped(function)
     function = getattr(function, "ssad_checkpointed", function)  # a second derivative recomputes nothing
+    if inspect.ismethod(function) and frozen_distribution(function.__self__):
+        return _frozen_vjp(function, d_value, args, kwargs)
     if isinstance(function, functools.partial):
         return _partial_vjp(function, d_value, args, kwargs)
-    if inspect.ismethod(function) or _called_instance(function):
+    if (inspect.ismethod(function) and REGISTRY.adjoint_rule(function) is None) or _called_instance(function):
         method, receiver = _method_of(function)
         adjoints, inner = pullback_vjp(method, d_value, (receiver,) + args, kwargs)
 
@@ -194,6 +206,35 @@ def pullback_vjp(function, d_value, args, kwargs):
     if transformable(function):
         return _compiled_vjp(function, {}, d_value, args, kwargs)
     raise _no_second_derivative(function)
+
+
+def _frozen_adjoints(adjoints, count, kwargs):
+    """The adjoints of a call of the distribution's method, as those of the frozen value's: no
+    adjoint for the frozen value (its parameters are constants), the arguments' and keywords'."""
+    keywords = adjoints[-1] or {}
+    return (None,) + tuple(adjoints[1 : 1 + count]) + ({k: keywords.get(k) for k in kwargs},)
+
+
+def _frozen_vjp(function, d_value, args, kwargs):
+    """`pullback_vjp` of a method of a frozen scipy.stats distribution: its family's method with
+    the parameters passed (see `dynamic.method_forward`)."""
+    receiver, count = function.__self__, len(args)
+    parameters, keywords = tuple(receiver.args), dict(receiver.kwds)
+    method = _distribution_method(receiver, function.__name__)
+    rule = REGISTRY.adjoint_rule(method)
+    every = (d_value, tuple(args) + parameters, {**keywords, **kwargs})
+    if rule is not None:
+        adjoints, inner = _rule_vjp(method, rule, *every, constants=range(count, count + len(parameters)))
+    else:
+        adjoints, inner = pullback_vjp(method, *every)
+
+    def frozen_pullback(d_adjoints):
+        d_args, d_keywords = tuple(d_adjoints[1 : 1 + count]), d_adjoints[-1] or {}
+        extended = (None, *d_args, *(None,) * len(parameters), {**{k: None for k in keywords}, **d_keywords})
+        _, d_d_value, d_all, d_kwargs = inner(extended)
+        return None, d_d_value, tuple(d_all[:count]), {k: (d_kwargs or {}).get(k) for k in kwargs}
+
+    return _frozen_adjoints(adjoints, count, kwargs), frozen_pullback
 
 
 def _partial_vjp(function, d_value, args, kwargs):
@@ -227,7 +268,9 @@ def _compiled_vjp(function, captured, d_value, args, kwargs):
     return layout.pullback_adjoints(adjoints), compiled_pullback
 
 
-def _rule_vjp(function, rule, d_value, args, kwargs):
+def _rule_vjp(function, rule, d_value, args, kwargs, constants=()):
+    """`pullback_vjp` of a function with a rule; the arguments at the positions `constants`
+    (a frozen distribution's parameters) get no adjoint at all, not even a refusal."""
     value, value_pullback = call_forward(function, *args, **kwargs)
     layout = VjpLayout(rule, (d_value, value) + args, {}, {})  # a rule differentiates no keyword
     entry = resolve(rule, layout.wrt, VJP)
@@ -245,7 +288,10 @@ def _rule_vjp(function, rule, d_value, args, kwargs):
         )
         through_rule = rule_pullback(d_rule)
         through_value = value_pullback(through_rule[2])
-        d_args = tuple(add_adjoint(a, b) for a, b in zip(through_rule[3:-1], through_value[1:-1], strict=True))
+        d_args = tuple(
+            None if i in constants else add_adjoint(a, b)
+            for i, (a, b) in enumerate(zip(through_rule[3:-1], through_value[1:-1], strict=True))
+        )
         return None, through_rule[1], d_args, {k: None for k in kwargs}
 
     return rule_adjoints(function, adjoints, len(args)), rule_pullback_of_pullback

@@ -31,7 +31,7 @@ from ..runtime import (
     copy_adjoint,
     getitem_adjoint,
     pack_like,
-    take_part,
+    written_part,
     zero_at,
     zeros_like_value,
 )
@@ -191,7 +191,7 @@ class StatementAdjoints(CallAdjoints):
         self.overwritten.add(array)
         value = statement.value
         if self.activity.is_active(value):
-            part = call(self.helper("take_part", take_part), name(d_array), copy.deepcopy(index))
+            part = call(self.helper("written_part", written_part), name(d_array), copy.deepcopy(index))
             self.contribute(value, self.unbroadcast(part, value))
         if array in self.owned:
             zero = gast.Subscript(value=name(d_array), slice=index, ctx=gast.Store())

@@ -271,7 +271,8 @@ class CallAdjoints:
         if type(op.primitive).__module__.startswith("scipy.stats") and hasattr(op.primitive, "freeze"):
             return MissingRuleError(
                 f"`{op.name}(...)` makes a frozen scipy.stats distribution from values that carry gradients, "
-                f"and ssad does not differentiate frozen distributions; pass the parameters to the method "
+                f"and ssad differentiates frozen distributions only with constant parameters; pass the parameters "
+                f"to the method "
                 f"instead: `{op.name}.logpdf(x, loc, scale)`",
                 *where,
             )

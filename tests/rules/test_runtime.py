@@ -4,6 +4,7 @@ import types
 
 import numpy as np
 import ssad
+from ssad.runtime.in_place import diagonal_fill
 import pytest
 
 import ssad.rules  # noqa: F401  (registers the built-in rules)
@@ -21,6 +22,7 @@ from ssad.runtime import (
     saved_part,
     summed_at,
     take_part,
+    written_part,
     unbroadcast,
     unspent,
     zero_at,
@@ -57,6 +59,10 @@ CASES = [
     Case(copy_adjoint, (A34,), id="copy_adjoint"),
     Case(zero_at, (A34, np.s_[:, 1]), id="zero_at"),
     Case(take_part, (A34, np.s_[1:, 2]), id="take_part"),
+    Case(written_part, (A34, np.s_[1:, 2]), id="written_part"),
+    Case(written_part, (A34, (np.array([0, 2, 0]), np.array([1, 3, 1]))), id="written_part-repeated"),
+    Case(diagonal_fill, (0.7, A34), id="diagonal_fill-number"),
+    Case(diagonal_fill, (np.array([0.7, -1.2]), A34, True), id="diagonal_fill-repeated"),
     Case(summed_at, (np.array([0, 2, 2, 5]), R4, 6), id="summed_at"),
     Case(saved_part, (A34, np.s_[1:, 2]), id="saved_part"),
     Case(restored_value, (R4,), id="restored_value"),

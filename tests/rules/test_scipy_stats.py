@@ -449,6 +449,32 @@ def test_frozen_distributions_with_gradients_are_refused_at_the_users_line():
     assert "`norm.logpdf(x, loc, scale)`" in info.value.message
 
 
+FROZEN_STANDARD = norm(0.1, 2.0)
+
+
+def _close(got, expected):
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+
+def frozen_with_constant_parameters(x):
+    return (np.sum(norm(0.1, 2.0).logpdf(x)) + np.sum(FROZEN_STANDARD.cdf(x))
+            + np.sum(st.gamma(2.0, scale=1.5).logpdf(x + 3.0)) + np.sum(st.t(4.0).logsf(x)))
+
+
+def module_functions(x):
+    return (np.sum(norm.logpdf(x, 0.1, 2.0)) + np.sum(norm.cdf(x, 0.1, 2.0))
+            + np.sum(st.gamma.logpdf(x + 3.0, 2.0, scale=1.5)) + np.sum(st.t.logsf(x, 4.0)))
+
+
+def test_frozen_distributions_with_constant_parameters_are_their_family_functions():
+    # `norm(0.1, 2.0).logpdf(x)` is `norm.logpdf(x, 0.1, 2.0)`: the same rules, in every mode and order
+    _close(ssad.grad(frozen_with_constant_parameters)(X), ssad.grad(module_functions)(X))
+    tangent = np.linspace(-1.0, 1.0, np.size(X)).reshape(np.shape(X))
+    _close(ssad.jvp(frozen_with_constant_parameters, (X,), (tangent,))[1], ssad.jvp(module_functions, (X,), (tangent,))[1])
+    _close(ssad.hessian(frozen_with_constant_parameters)(X), ssad.hessian(module_functions)(X))
+    ssad.check_grads(frozen_with_constant_parameters, (X,), order=2)
+
+
 # ----- End to end: the ways users write the calls -----
 
 

@@ -15,6 +15,7 @@ import pytest
 
 import ssad
 import ssad.rules  # noqa: F401  (registers the built-in rules)
+from ssad.errors import SsadError
 from ssad.registry import REGISTRY, primitive_name
 from ssad.testing import check_rule, check_second_order, check_tangent, numerical_gradient
 
@@ -128,10 +129,22 @@ CASES = [
     Case(np.histogram, (M, EDGES, None, True, _signed((3, 6))), {}, id="histogram-2d-density"),
     Case(np.bincount, (X5, _signed(5)), {}, id="bincount"),
     Case(np.bincount, (X5, _signed(5), 8), {}, id="bincount-minlength"),
+    # unique values (no ties: each element is its own value) and bin edges
+    Case(np.unique, (V,), {}, id="unique"),
+    Case(np.unique, (M,), {"return_inverse": True, "return_counts": True}, id="unique-inverse-counts"),
+    Case(np.unique_values, (V,), {}, id="unique_values"),
+    Case(np.unique_counts, (V,), {}, id="unique_counts"),
+    Case(np.unique_inverse, (M,), {}, id="unique_inverse"),
+    Case(np.unique_all, (V,), {}, id="unique_all"),
+    Case(np.histogram_bin_edges, (V,), {}, id="histogram_bin_edges"),
+    Case(np.histogram_bin_edges, (M, 4), {}, id="histogram_bin_edges-count"),
+    Case(np.histogram_bin_edges, (V, "auto"), {}, id="histogram_bin_edges-method"),
+    Case(np.histogram_bin_edges, (V, np.array([-2.0, -0.5, 0.5, 2.0])), {}, id="histogram_bin_edges-edges"),
 ]
 
 TUPLE_OUTPUTS = {"average-returned", "average-returned-axis-tuple"}
 TUPLE_OUTPUTS |= {c.id for c in CASES if c.primitive is np.histogram}
+TUPLE_OUTPUTS |= {"unique-inverse-counts", "unique_counts", "unique_inverse", "unique_all"}
 
 NONDIFFERENTIABLE = []
 
@@ -206,6 +219,8 @@ SECOND_ORDER = [
     Case(np.nanquantile, (TN, np.array([0.2, 0.7])), {"axis": 2}, id="nanquantile-array-q"),
     Case(np.nanmedian, (MN,), {"axis": 0}, id="nanmedian-axis"),
     Case(np.histogram, (V, EDGES, None, True, W7), {}, id="histogram-density"),
+    Case(np.unique_all, (M,), {}, id="unique_all-matrix"),
+    Case(np.histogram_bin_edges, (M, 3), {}, id="histogram_bin_edges-count"),
 ]
 
 
@@ -350,6 +365,31 @@ def test_average_returned_sum_of_weights_differentiates_in_the_weights():
     d_a, _, d_w = _adjoint(np.average, (np.zeros(3), np.array([1.0, 2.0, 3.0])), M, 1, W6, True)
     np.testing.assert_array_equal(d_a, 0.0)
     np.testing.assert_allclose(d_w, np.full(6, 6.0))
+
+
+# ----- unique values and bin edges: ties share -----
+
+
+def test_unique_shares_a_value_among_the_elements_equal_to_it():
+    x = np.array([0.3, 0.3, 1.0, 0.3])
+    d_x = REGISTRY.adjoint_rule(np.unique)(np.array([3.0, 5.0]), np.unique(x), x)[0]
+    np.testing.assert_allclose(d_x, [1.0, 1.0, 5.0, 1.0])
+    t = REGISTRY.tangent_rule(np.unique)((np.array([0.3, 0.6, 1.0, 0.0]),), np.unique(x), x)
+    np.testing.assert_allclose(t, [0.3, 1.0])  # each value moves by the mean of its elements' tangents
+
+
+def test_unique_along_an_axis_is_refused():
+    with pytest.raises(SsadError, match="axis"):
+        REGISTRY.adjoint_rule(np.unique)(np.ones((2, 2)), np.eye(2), np.eye(2), axis=0)
+
+
+def test_bin_edges_move_with_the_extremes():
+    x = np.array([0.2, 0.2, 1.0, 0.5])
+    edges = np.histogram_bin_edges(x, 2)  # [0.2, 0.6, 1.0]
+    d_x = REGISTRY.adjoint_rule(np.histogram_bin_edges)(np.array([1.0, 1.0, 1.0]), edges, x, 2)[0]
+    np.testing.assert_allclose(d_x, [0.75, 0.75, 1.5, 0.0])  # min: 1 + 1/2 shared by two; max: 1/2 + 1
+    fixed = REGISTRY.adjoint_rule(np.histogram_bin_edges)(np.ones(3), edges, x, 2, (0.0, 1.0))
+    assert fixed[0] is None
 
 
 # ----- histogram: the weights differentiate, x does not -----
