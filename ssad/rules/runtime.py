@@ -31,6 +31,7 @@ from ..runtime import (
     size,
     summed_at,
     take_part,
+    kept,
     written_mask,
     written_part,
     unbroadcast,
@@ -240,7 +241,17 @@ def diagonal_fill_tangent(tangents, y, val, a, wrap=False):
 
 @adjoint(written_part)
 def written_part_adjoint(dy, y, d_x, index):
-    return (added_at(zeros_like_value(d_x), index, dy * written_mask(d_x, index)), None)
+    return (added_at(zeros_like_value(d_x), index, kept(dy, d_x, index)), None)
+
+
+@adjoint(kept)
+def kept_adjoint(dy, y, part, x, index):
+    return (kept(dy, x, index), None, None)  # a mask of zeros and ones: its own transpose
+
+
+@tangent(kept)
+def kept_tangent(tangents, y, part, x, index):
+    return kept(tangents[0], x, index)
 
 
 @tangent(written_part)

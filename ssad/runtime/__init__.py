@@ -222,9 +222,14 @@ def written_part(d_x, index):
     """The adjoint of the value written by `x[index] = v`, at `index` of x's adjoint: zero
     where the index names a position again later in the same write, since NumPy keeps the
     last value written there and only it reaches the result (`x[[0, 0]] = v` keeps v[1])."""
-    part = take_part(d_x, index)
-    if isinstance(part, np.ndarray) and isinstance(d_x, np.ndarray) and _may_repeat(index):
-        part = part * written_mask(d_x, index)
+    return kept(take_part(d_x, index), d_x, index)
+
+
+def kept(part, x, index):
+    """`part`, an adjoint of `x[index]`, with zeros where `x[index] = v` writes a position that a
+    later element of the same write writes again; `part` itself for an index that cannot repeat."""
+    if hasattr(part, "shape") and hasattr(x, "shape") and _may_repeat(index):  # NumPy or dask arrays
+        return part * written_mask(x, index)
     return part
 
 
