@@ -17,12 +17,10 @@ checkpointing (relative to its largest entry). `--quick` runs 2,000 steps.
 """
 
 import argparse
-import gc
 import json
 import statistics
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import workloads  # noqa: E402
+from run import peak_memory  # noqa: E402
 
 import ssad  # noqa: E402
 
@@ -61,18 +60,6 @@ def rnn_checkpointed(Wx, Wh, b, xs):
     return np.sum(h * h)
 
 
-def peak_bytes(call):
-    """Peak bytes allocated while `call` runs, above what was held before (tracemalloc)."""
-    call()
-    gc.collect()
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def median_seconds(call, repeats):
     call()
     times = []
@@ -95,7 +82,7 @@ def measure(label, gradient, args, reference, repeats):
     result = gradient(*args)
     return {
         "system": label,
-        "peak_MB": peak_bytes(lambda: gradient(*args)) / 1e6,
+        "peak_MB": peak_memory(lambda: gradient(*args)) / 1e6,
         "seconds": median_seconds(lambda: gradient(*args), repeats),
         "difference": largest_difference(result, reference),
     }
