@@ -21,16 +21,20 @@ iterations push on the tape is rewritten so that the tape holds one segment at a
 
 Under revolve each segment is one iteration, reached from the nearest snapshot by
 running the body again (`reversal(checkpoints)` says from where; `keep` stores the
-snapshots planned on the way). The state kept is every name the loop assigns whose
-value at an iteration's start a later read may see: read by the body before it is
-assigned there (or assigned on some paths only), or read by the adjoint sweep after the
-loop. The adjoint of an iteration reads only what that iteration read or assigned,
-which the tape restores (see `mirror`), so this is the state of the adjoint too. Arrays and lists the loop writes into in place are
-copied into and out of snapshots. A run again repeats no effect: a `print` of the
-body runs in the forward sweep only; a random draw, another impure call, or a call
-of the user's function that has one raises SsadError naming its line; a call through
-a function value is checked when it runs again (`check_replayable`). Nested loops are
-part of their outer loop's iterations and are recorded whole within a segment.
+snapshots planned on the way).
+
+The state kept is every name the loop assigns whose value at an iteration's start a
+later read may see: read by the body before it is assigned there (or assigned on some
+paths only), or read by the adjoint sweep after the loop. The adjoint of an iteration
+reads only what that iteration read or assigned, which the tape restores (see
+`mirror`), so this is the state of the adjoint too. Arrays and lists the loop writes
+into in place are copied into and out of snapshots.
+
+A run again repeats no effect: a `print` of the body runs in the forward sweep only; a
+random draw, another impure call, or a call of the user's function that has one raises
+SsadError naming its line; a call through a function value is checked when it runs
+again (`check_replayable`). Nested loops are part of their outer loop's iterations and
+are recorded whole within a segment.
 """
 
 import copy
