@@ -1,4 +1,4 @@
-"""Ten seeded random programs with checkpointed loops, in every CI run.
+"""Six seeded random programs with checkpointed loops, in every CI run.
 
 The same programs `python -m tests.fuzz 0 N --modes checkpointed` checks: the gradient
 with `checkpoint=("every", 2)`, `"sqrt"` and `("revolve", 2)`, each against central
@@ -18,7 +18,7 @@ import pytest
 from tests.fuzz.generate import from_seed
 from tests.fuzz.harness import evaluate
 
-PROGRAMS = int(os.environ.get("SSAD_FUZZ_CHECKPOINTED_PROGRAMS", "10"))
+PROGRAMS = int(os.environ.get("SSAD_FUZZ_CHECKPOINTED_PROGRAMS", "6"))
 
 
 @pytest.mark.parametrize("seed", range(PROGRAMS))
