@@ -170,6 +170,121 @@ def bpr_inputs(rng):
     )
 
 
+# ----- loops as people write them: over elements, rows, steps, coefficients -----
+# Each hand-written gradient is the reverse loop a person would write in NumPy.
+
+
+def elements(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i] * np.sin(x[i])
+    return s
+
+
+def elements_hand(x):
+    d_x = np.zeros_like(x)
+    for i in reversed(range(x.shape[0])):
+        xi = x[i]
+        d_x[i] += np.sin(xi) + xi * np.cos(xi)
+    return (d_x,)
+
+
+def elements_inputs(rng):
+    return (rng.standard_normal(2000),)
+
+
+def rows(x):
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        s = s + np.dot(x[i], x[i - 1])
+    return s
+
+
+def rows_hand(x):
+    d_x = np.zeros_like(x)
+    for i in reversed(range(1, x.shape[0])):
+        d_x[i] += x[i - 1]
+        d_x[i - 1] += x[i]
+    return (d_x,)
+
+
+def rows_inputs(rng):
+    return (rng.standard_normal((1000, 50)),)
+
+
+def recurrence(W, h):
+    for _ in range(300):
+        h = np.tanh(W @ h)
+    return np.sum(h)
+
+
+def recurrence_hand(W, h):
+    hs = []
+    for _ in range(300):
+        hs.append(h)
+        h = np.tanh(W @ h)
+    d_h = np.ones_like(h)
+    d_W = np.zeros_like(W)
+    for previous in reversed(hs):
+        d_pre = d_h * (1.0 - h * h)
+        d_W += np.outer(d_pre, previous)
+        d_h = W.T @ d_pre
+        h = previous
+    return d_W, d_h
+
+
+def recurrence_inputs(rng):
+    return (0.1 * rng.standard_normal((100, 100)), rng.standard_normal(100))
+
+
+def horner(c, x):
+    p = np.zeros_like(x)
+    for k in range(c.shape[0]):
+        p = p * x + c[k]
+    return np.sum(p)
+
+
+def horner_hand(c, x):
+    ps = []
+    p = np.zeros_like(x)
+    for k in range(c.shape[0]):
+        ps.append(p)
+        p = p * x + c[k]
+    d_p = np.ones_like(x)
+    d_c = np.zeros_like(c)
+    d_x = np.zeros_like(x)
+    for k in reversed(range(c.shape[0])):
+        d_c[k] = np.sum(d_p)
+        d_x += ps[k] * d_p
+        d_p = d_p * x
+    return d_c, d_x
+
+
+def horner_inputs(rng):
+    return (rng.standard_normal(20), rng.uniform(-1.0, 1.0, 1000))
+
+
+def stencil(x):
+    s = 0.0
+    for i in range(1, x.shape[0] - 1):
+        s = s + (x[i - 1] - 2.0 * x[i] + x[i + 1]) ** 2
+    return s
+
+
+def stencil_hand(x):
+    d_x = np.zeros_like(x)
+    for i in reversed(range(1, x.shape[0] - 1)):
+        r = 2.0 * (x[i - 1] - 2.0 * x[i] + x[i + 1])
+        d_x[i - 1] += r
+        d_x[i] -= 2.0 * r
+        d_x[i + 1] += r
+    return (d_x,)
+
+
+def stencil_inputs(rng):
+    return (rng.standard_normal(2000),)
+
+
 # ----- the table -----
 
 
@@ -182,6 +297,7 @@ class Workload:
     inputs: Callable  # rng -> the positional arguments
     wrt: tuple  # positions differentiated
     straight_line: bool  # no loops: its forward sweep is compared with the function
+    loop: bool = False  # a loop over elements, rows or steps, written as people write them
 
 
 WORKLOADS = [
@@ -190,6 +306,16 @@ WORKLOADS = [
     Workload("mlp", "2-layer tanh MLP, softmax cross-entropy, 64x32 batch", mlp, mlp_hand, mlp_inputs, (0, 1, 2, 3), True),
     Workload("rnn", "20-step tanh RNN, batch 8, hidden 32", rnn, rnn_hand, rnn_inputs, (0, 1, 2), False),
     Workload("bpr", "BPR minibatch, 943 users, 1682 items, 32 factors, 512 triples", bpr, bpr_hand, bpr_inputs, (0, 1), True),
+    Workload("elements", "loop over 2000 elements: s + x[i] * sin(x[i])", elements, elements_hand, elements_inputs, (0,),
+             False, loop=True),
+    Workload("rows", "loop over 1000x50 rows: s + dot(x[i], x[i - 1])", rows, rows_hand, rows_inputs, (0,), False,
+             loop=True),
+    Workload("recurrence", "300 steps of h = tanh(W @ h), W 100x100", recurrence, recurrence_hand, recurrence_inputs,
+             (0, 1), False, loop=True),
+    Workload("horner", "Horner loop, 20 coefficients at 1000 points", horner, horner_hand, horner_inputs, (0, 1), False,
+             loop=True),
+    Workload("stencil", "loop over 2000 elements: 1-D stencil, squared", stencil, stencil_hand, stencil_inputs, (0,),
+             False, loop=True),
 ]
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .analysis.row_reads import row_read_parameters
-from .backend.driver import SCALAR_TYPES, Variants, compiled, globals_read
+from .backend.driver import Variants, argument_class, argument_facts, compiled, globals_read
 from .backend.sparse_rows import sparse_entry
 from .errors import SsadError
 from .frontend import anf, fence, parse
@@ -306,10 +306,10 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value, checkpoint=N
     by_mask = {}
 
     def wrapper(*args, **kwargs):
-        mask = tuple([type(a) in SCALAR_TYPES for a in args])
+        mask = tuple([argument_class(a) for a in args])
         entry = by_mask.get(mask)
         if entry is None:
-            scalars = frozenset(n for n, m in zip(positional, mask, strict=False) if m)
+            scalars = argument_facts(positional, args)
             entry = by_mask.setdefault(mask, compiled(f, names, VJP, optimize, scalars, checkpoint=checkpoint))
         (value, aux), residuals = entry.function(*args, **kwargs)
         adjoints = entry.backward((seed(value), None), residuals)
@@ -350,8 +350,7 @@ def vjp(
         names, is_tuple = normalize_wrt(f, wrt)
         getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
         values = lambda: tuple(get(args, kwargs) for get in getters)  # noqa: E731
-    mask = [type(a) in SCALAR_TYPES for a in args]
-    scalars = frozenset(n for n, m in zip(positional, mask, strict=False) if m)
+    scalars = argument_facts(positional, args)
     entry = compiled(f, names, VJP, True, scalars, checkpoint=checkpoint_strategy(checkpoint))
     chosen = sparse_names(f, names, sparse)
     if chosen:

@@ -22,9 +22,10 @@ from typing import Any
 
 from .api import Wrt, checkpoint_strategy, differentiable, normalize_wrt, sparse_names
 from .backend.sparse_rows import sparse_entry
-from .backend.driver import compiled
+from .backend.driver import argument_facts, compiled
 from .backend.pipeline import STAGES, build
 from .errors import SsadError, display_filename
+from .runtime.callables import parameters
 from .runtime.handles import GRAD, JVP, VJP
 
 _COMMENT = re.compile(r"^(\s*)# (grad|tangent) of: (.*)$")
@@ -248,8 +249,12 @@ class Shown:
 def show(
     f: Callable[..., Any], wrt: Wrt = 0, *, mode: str = "reverse", optimize: bool = True, stage: str | None = None,
     compile: bool = False, sparse: bool | int | str | tuple = False, checkpoint: str | tuple | None = None,
+    args: tuple | None = None,
 ) -> Shown:
     """The generated gradient source of `f` (what `grad(f, wrt)` runs).
+
+    With `args`, the code specialized on their shape classes (which are real scalars, which
+    real arrays of which rank), as `grad(f)(*args)` runs it; without, the general code.
 
     `mode="forward"` shows the jvp instead. `stage` (one of "parse", "fence",
     "jumps", "anf", "cse", "activity", "reverse", "tape", "optimized") shows the code
@@ -270,6 +275,7 @@ def show(
         raise SsadError("forward mode records nothing: it has no tape stage (its code before the optimizer is "
                         "stage='reverse')")
     names, is_tuple = normalize_wrt(f, wrt)
+    facts = argument_facts(parameters(f)[0], args) if args is not None else frozenset()
     checkpoint = checkpoint_strategy(checkpoint)
     if checkpoint is not None and (mode == "forward" or compile or sparse is not False):
         raise SsadError("show(checkpoint=...) shows reverse-mode NumPy code; leave out mode=, compile= and sparse=")
@@ -285,26 +291,26 @@ def show(
         if stage is not None:
             raise SsadError("show(compile=True) shows the code Numba compiles, after every stage; leave out stage=")
         variant = JVP if mode == "forward" else GRAD
-        entry = compiled(f, names, variant, optimize, as_tuple=is_tuple and variant == GRAD)
+        entry = compiled(f, names, variant, optimize, facts, as_tuple=is_tuple and variant == GRAD)
         if rows:
             entry = sparse_entry(entry, f, rows, GRAD)
         return _shown(f, _native_source(entry), [], title + ", as Numba compiles it", originals)
     if rows:
-        entry = sparse_entry(compiled(f, names, GRAD, optimize, as_tuple=is_tuple), f, rows, GRAD)
+        entry = sparse_entry(compiled(f, names, GRAD, optimize, facts, as_tuple=is_tuple), f, rows, GRAD)
         return _shown(f, entry.source, _callee_sections(entry, None, originals), title + ", row-sparse", originals)
     if mode == "forward":
         if stage is None:
-            entry = compiled(f, names, JVP, optimize)
+            entry = compiled(f, names, JVP, optimize, facts)
             return _shown(f, entry.source, _callee_sections(entry, JVP, originals), title, originals)
-        return _shown(f, build(f, names, JVP, optimize, stage), [], title, originals)
+        return _shown(f, build(f, names, JVP, optimize, stage, scalars=facts), [], title, originals)
     if stage is None or stage == "optimized":
-        entry = compiled(f, names, GRAD, optimize, as_tuple=is_tuple, checkpoint=checkpoint)
+        entry = compiled(f, names, GRAD, optimize, facts, as_tuple=is_tuple, checkpoint=checkpoint)
         source = entry.source if stage is None else build(
-            f, names, GRAD, True, stage, as_tuple=is_tuple, checkpoint=checkpoint
+            f, names, GRAD, True, stage, scalars=facts, as_tuple=is_tuple, checkpoint=checkpoint
         )
         return _shown(f, source, _callee_sections(entry, None, originals), title, originals)
-    return _shown(f, build(f, names, GRAD, optimize, stage, as_tuple=is_tuple, checkpoint=checkpoint), [], title,
-                  originals)
+    return _shown(f, build(f, names, GRAD, optimize, stage, scalars=facts, as_tuple=is_tuple, checkpoint=checkpoint),
+                  [], title, originals)
 
 
 def _native_source(entry):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .api import Compile, _native_mode, differentiable
-from .backend.driver import SCALAR_TYPES, Variants, compiled
+from .backend.driver import Variants, argument_facts, compiled
 from .errors import SsadError
 from .runtime.callables import parameters, tangent_parameter
 from .runtime.handles import JVP
@@ -44,6 +44,6 @@ def _jvp_entry(f, primals, tangents):
     if len(primals) > len(positional):
         raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(primals)}")
     wrt = tuple(n for n, t in zip(positional, tangents, strict=False) if t is not None)
-    scalars = frozenset(n for n, a in zip(positional, primals, strict=False) if type(a) in SCALAR_TYPES)
+    scalars = argument_facts(positional, primals)
     keywords = {tangent_parameter(n): t for n, t in zip(positional, tangents, strict=False) if t is not None}
     return compiled(f, wrt, JVP, True, scalars), keywords

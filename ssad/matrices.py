@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .api import SCALAR_TYPES, Compile, Wrt, _argument_getter, _native_mode, differentiable, grad, normalize_wrt
-from .backend.driver import compiled
+from .api import Compile, Wrt, _argument_getter, _native_mode, differentiable, grad, normalize_wrt
+from .backend.driver import argument_facts, compiled
 from .errors import SsadError
 from .runtime.callables import parameters, positions, tangent_parameter
 from .runtime.handles import JVP, VJP
@@ -205,7 +205,7 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
                 + (f"a tuple of {len(names)} vectors" if is_tuple else "one vector shaped like " + names[0])
             )
         code = gradient.variants.for_args(args).function  # the gradient's code for these arguments
-        scalars = frozenset(n for n, a in zip(positional, args, strict=False) if type(a) in SCALAR_TYPES)
+        scalars = argument_facts(positional, args)
         given = {n: u for n, u in zip(names, vectors, strict=True) if u is not None}
         entry = compiled(code, tuple(given), JVP, True, scalars)
         _, tangent = entry.function(*args, **kwargs, **{tangent_parameter(n): u for n, u in given.items()})

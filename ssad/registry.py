@@ -90,6 +90,7 @@ class Registry:
         self._tangents = {}
         self._nondifferentiable = {}
         self._impure = set()
+        self._forms = {}  # helper -> form(*ranks) -> source of its plain form for those ranks, or None
         self._deferred = {}  # library -> rule modules registered once it is imported
         self._lock = threading.Lock()
         self.version = 0
@@ -127,6 +128,20 @@ class Registry:
         with self._lock:
             self._nondifferentiable[primitive] = True
             self.version += 1
+
+    def register_form(self, helper, form):
+        with self._lock:
+            self._forms[helper] = form
+            self.version += 1
+
+    def specialized_names(self):
+        """The names of the helpers with plain forms (as generated code calls them)."""
+        return [getattr(helper, "__name__", "") for helper in self._forms]
+
+    def specialized_form(self, helper, ranks):
+        """The source of `helper`'s plain form for its arguments' ranks, or None (see `specialized`)."""
+        form = self._forms.get(helper)
+        return form(*ranks) if form is not None else None
 
     def register_impure(self, primitive):
         _check_hashable(primitive)
@@ -267,6 +282,29 @@ def tangent(primitive):
     def register(rule):
         REGISTRY.register_tangent(primitive, rule)
         return rule
+
+    return register
+
+
+def specialized(*helpers):
+    """Register the plain forms of rule helpers for known ranks: ``form(*ranks) -> source``.
+
+    A helper that generated code calls (``matmul_left_adjoint(dy, a, b)``) is general:
+    it inspects its arguments' shapes at run time. When the arguments' ranks are known
+    at compile time (see `analysis.ranks`), the compiler asks ``form`` with one rank per
+    parameter of the helper; a string returned is an expression in the helper's parameter
+    names (and ``np``) that equals the helper's result for real arguments of those ranks,
+    and replaces the call. ``None`` keeps the call::
+
+        @specialized(matmul_left_adjoint)
+        def _matmul_left_form(dy, a, b):
+            return {(1, 1): "dy * b", (2, 2): "dy @ b.T"}.get((a, b))
+    """
+
+    def register(form):
+        for helper in helpers:
+            REGISTRY.register_form(helper, form)
+        return form
 
     return register
 

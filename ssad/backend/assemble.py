@@ -22,6 +22,7 @@ from ..frontend.builders import name as _name
 from ..optimize.cleanup import optimize as optimize_pass
 from ..registry import REGISTRY
 from ..runtime import copy_adjoint
+from ..optimize.unit_seed import fold_unit_seed
 from ..runtime import seed as seed_helper
 from ..runtime.callables import function_label, positions, tangent_parameter, vjp_name
 from ..runtime.handles import GRAD, JVP, VALUE_AND_GRAD, VJP
@@ -50,17 +51,26 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
     adjoint_names = [gradient.adjoints[p] for p in wrt]
     backward = list(gradient.backward)
     if gradient.result_active and variant != VJP:
-        seed_name = namespace.bind("seed", seed_helper)
-        backward.insert(0, gast.Assign(
-            targets=[store(gradient.seed)],
-            value=gast.Call(func=_name(seed_name), args=[copy.deepcopy(result)], keywords=[]),
-            type_comment=None,
-        ))
+        if gradient.result_is_scalar:
+            # a real scalar: its seed is 1.0 whatever its value, so code computing only the
+            # value (not read by the adjoint sweep) can go, and products with the seed too
+            value = gast.Constant(value=1.0, kind=None)
+        else:
+            value = gast.Call(func=_name(namespace.bind("seed", seed_helper)), args=[copy.deepcopy(result)], keywords=[])
+        backward.insert(0, gast.Assign(targets=[store(gradient.seed)], value=value, type_comment=None))
     do_optimize = optimize and stage not in ("reverse", "tape")
     backward_names = stored_names(backward)
+    unit_seed = gradient.result_active and gradient.result_is_scalar and variant in (GRAD, VALUE_AND_GRAD)
 
     def finish(statements):
-        return optimize_pass(statements, namespace, backward_names) if do_optimize else statements
+        if not do_optimize:
+            return statements
+        statements = optimize_pass(statements, namespace, backward_names)
+        if unit_seed:  # the seed's reassignments are gone now: fold it, then clean up after it
+            folded = fold_unit_seed(statements, gradient.seed, gradient.scalar_adjoints)
+            if folded is not None:
+                statements = optimize_pass(folded, namespace, backward_names)
+        return statements
 
     base = function_label(f)
     if variant in (GRAD, VALUE_AND_GRAD):

@@ -9,6 +9,7 @@ version), building it at most once per key even when threads ask at once; a seco
 the functions they call.
 """
 
+import re
 import threading
 import weakref
 
@@ -17,6 +18,7 @@ import numpy as np
 from ..registry import REGISTRY
 from ..runtime import handles
 from ..runtime.callables import parameters
+from ..analysis.ranks import Fact
 from .pipeline import build
 
 _cache = weakref.WeakKeyDictionary()  # function -> {key: Compiled}
@@ -32,8 +34,11 @@ def under_way(f, wrt, variant):
 
 
 def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False, checkpoint=None):
-    """The cached Compiled for (f, wrt names, variant, optimize, scalar parameters, tuple result,
-    loop checkpointing strategy)."""
+    """The cached Compiled for (f, wrt names, variant, optimize, shape facts of the parameters,
+    tuple result, loop checkpointing strategy).
+
+    `scalars`: frozenset of (parameter, Fact) from `argument_facts`; a bare parameter name
+    stands for a real scalar."""
     key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple, globals_read(f), checkpoint)
     try:
         return _cache[f][key]
@@ -61,12 +66,40 @@ def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False
 SCALAR_TYPES = frozenset({
     float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_,
 })
+_INTEGER_TYPES = frozenset({int, np.int64, np.int32})
+_SCALAR_FACTS = {t: Fact(0, t in _INTEGER_TYPES) for t in SCALAR_TYPES}
+_ARRAY_FACTS = {}  # (ndim, dtype kind) -> Fact
+
+
+def argument_class(a):
+    """The shape class code is specialized on: a Fact for a real scalar or a real NumPy array
+    (not a subclass): its rank, whether it holds integers, which of its dimensions have
+    length 1; else None (a list, a complex value, a Dask array...)."""
+    fact = _SCALAR_FACTS.get(type(a))
+    if fact is not None:
+        return fact
+    if type(a) is np.ndarray:
+        shape = a.shape
+        key = (len(shape), a.dtype.kind, 1 in shape and tuple([n == 1 for n in shape]))
+        fact = _ARRAY_FACTS.get(key)
+        if fact is None and key[1] in "fiu":
+            fact = _ARRAY_FACTS[key] = Fact(key[0], key[1] in "iu", key[2] or (False,) * key[0])
+        return fact
+    return None
+
+
+def argument_facts(positional, args):
+    """frozenset of (parameter, Fact) for the positional arguments with a shape class."""
+    return frozenset(
+        (n, fact) for n, a in zip(positional, args, strict=False) if (fact := argument_class(a)) is not None
+    )
 
 
 class Variants:
-    """The generated functions of one (f, wrt, variant), specialized per scalar arguments.
+    """The generated functions of one (f, wrt, variant), specialized per shape class of the
+    arguments (`argument_class`: real scalar, or real array of a given rank).
 
-    `for_args(args)` costs one type test per positional argument and a dict lookup.
+    `for_args(args)` costs a type test per positional argument and a dict lookup.
     """
 
     def __init__(self, f, wrt, variant, optimize, as_tuple=False, checkpoint=None):
@@ -77,17 +110,38 @@ class Variants:
         self.by_mask = {}
 
     def for_args(self, args):
-        mask = tuple([type(a) in SCALAR_TYPES for a in args])
+        mask = tuple([argument_class(a) for a in args])
         entry = self.by_mask.get(mask)
         if entry is None:
-            scalars = frozenset(name for name, is_scalar in zip(self.positional, mask, strict=False) if is_scalar)
+            facts = frozenset((n, fact) for n, fact in zip(self.positional, mask, strict=False) if fact is not None)
             entry = (
-                compiled(self.f, self.wrt, self.variant, self.optimize, scalars, self.as_tuple, self.checkpoint)
-                if scalars
+                compiled(self.f, self.wrt, self.variant, self.optimize, facts, self.as_tuple, self.checkpoint)
+                if facts and (self.scalars_only(facts) or _may_gain(self.general))
                 else self.general
             )
             self.by_mask[mask] = entry
         return entry
+
+    @staticmethod
+    def scalars_only(facts):
+        return all(fact.rank == 0 for _, fact in facts)
+
+
+# Calls in general code that shape facts can replace (`analysis.ranks`), besides the helpers
+# with plain forms: where general code has none of them and no loop, code for the arguments'
+# shapes would differ at most by its seed, and the general code serves them.
+_GAINS = ("unbroadcast(", "shape_only(", "add_at(", "broadcast_like(")
+_LOOP = re.compile(r"^\s*(for|while) ", re.MULTILINE)
+
+
+def _may_gain(entry):
+    """Whether code specialized on array shapes may differ from the general `entry`."""
+    source = entry.source
+    return (
+        _LOOP.search(source) is not None
+        or any(call in source for call in _GAINS)
+        or any(f"{helper}(" in source for helper in REGISTRY.specialized_names())
+    )
 
 
 handles.install(compiled, under_way)

@@ -10,6 +10,7 @@ line with `entry` (so `runtime.locations` still maps its lines to the user's):
     d_V = getitem_adjoint(g, V, rows)     ->  d_V = row_adjoint(g, V, rows)
     d_V = _untake(g, V, rows, 0, 'raise') ->  d_V = row_adjoint(g, V, rows)
     d_V = add_at(d_V, rows, g)            ->  d_V = add_rows(d_V, row_adjoint(g, V, rows))
+    d_V[row] = d_V[row] + g               ->  d_V = add_rows(d_V, row_adjoint(g, V, row))
     d_V = add_adjoint(d_V, <one of these>), d_V += ..., d_V = d_V + ...  ->  add_rows
     d_V = copy_adjoint(d_V)               ->  d_V = copy_rows(d_V)
 
@@ -135,6 +136,10 @@ class _Rewriter:
         if isinstance(statement, ast.AugAssign) and is_adjoint(statement.target) and isinstance(statement.op, ast.Add):
             more = self.gathered(statement.value, parameter)
             return f"{adjoint} = add_rows({adjoint}, {more})" if more else None
+        added = _row_added_in_place(statement, is_adjoint)
+        if added is not None:  # d_V[row] = d_V[row] + part: the adjoint of V[row] added in place
+            rows, part = added
+            return f"{adjoint} = add_rows({adjoint}, row_adjoint({part}, {parameter}, {rows}))"
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and is_adjoint(statement.targets[0])):
             return None
         value = statement.value
@@ -155,3 +160,18 @@ class _Rewriter:
             more = self.gathered(value.right, parameter)
             return f"{adjoint} = add_rows({adjoint}, {more})" if more else None
         return None
+
+
+def _row_added_in_place(statement, is_adjoint):
+    """(row, part) as source for `d_V[row] = d_V[row] + part` with one index (a row), else None."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return None
+    target, value = statement.targets[0], statement.value
+    if not (isinstance(target, ast.Subscript) and is_adjoint(target.value) and not isinstance(target.slice, ast.Tuple)):
+        return None
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and isinstance(value.left, ast.Subscript)):
+        return None
+    read = value.left
+    if not is_adjoint(read.value) or ast.dump(read.slice) != ast.dump(target.slice):
+        return None
+    return ast.unparse(target.slice), ast.unparse(value.right)

@@ -11,7 +11,8 @@ Guarantees, for `optimize(statements, namespace, copies_of)`:
   dropped when its value is pure (operators, subscripts, registered primitives,
   ssad's runtime helpers, adjoint rules); liveness goes through branches and
   around loops to a fixed point; calls with unknown effects (`print`), in-place
-  writes and tape pops always stay; an `if` left empty is dropped;
+  writes and tape pops always stay; an `if` left empty is dropped, and so is a
+  `for` loop over a name left empty whose variable is not read afterwards;
 - broadcast folding (`broadcasts`): `b = np.broadcast_to(v, np.shape(w))` becomes
   `b = v` where every read of `b` is in an elementwise expression that has w's
   shape anyway;
@@ -203,9 +204,14 @@ def eliminate_dead_code(statements, namespace, live_out, rewrite=True):
                     break
                 loop_live |= live_body
             body, live_body = eliminate_dead_code(statement.body, namespace, loop_live, rewrite)
+            if not _has_code(body) and _idle_header(statement, live):
+                continue  # a loop left with nothing to do
             if rewrite:
                 statement.body = body if _has_code(body) else [gast.Pass()]
-            live = loop_live | live_body
+            # a `for` assigns its variable before each run of the body: the body's reads of it
+            # do not reach before the loop (a read after the loop still may: zero trips)
+            assigned = {n.id for n in walk(statement.target) if isinstance(n, gast.Name)} if isinstance(statement, gast.For) else set()
+            live = set(live) | loaded_names(header) | (live_body - assigned)
             kept.append(statement)
             continue
         targets = assigned_names(statement)
@@ -228,6 +234,16 @@ def eliminate_dead_code(statements, namespace, live_out, rewrite=True):
         kept.append(statement)
     kept.reverse()
     return kept, live
+
+
+def _idle_header(loop, live):
+    """Whether running `loop` with an empty body changes nothing that matters: a `for` over a
+    name, its variable not read afterwards."""
+    return (
+        isinstance(loop, gast.For)
+        and isinstance(loop.iter, gast.Name)
+        and not any(isinstance(n, gast.Name) and n.id in live for n in walk(loop.target))
+    )
 
 
 def _has_code(block):

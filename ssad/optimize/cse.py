@@ -12,6 +12,13 @@ that never change (parameters and names assigned once at the top level, never
 written into, appended to or rebound by a loop) and to literals. Functions that
 write into arrays in place are left as they are, so no merged name can alias a
 written array.
+
+Inside a loop body or a branch (`_in_blocks`), a straight run of statements is
+treated the same way: `b = <value>` reuses an earlier `a = <value>` of the same run
+when a and b are each assigned once in the whole function, and the statements
+between them assign none of the value's operands, read no b, and call nothing but
+pure primitives. So `x[i] * np.sin(x[i])` reads `x[i]` once per iteration, and its
+gradient is the `2 * x`-style form a person would write.
 """
 
 
@@ -52,6 +59,9 @@ def eliminate_common_subexpressions(program):
             seen[key] = target
         body.append(statement)
     program.node.body = body
+    _in_blocks(program, body, stores, _stores(body, loops=False)[1], renamed)
+    if renamed:
+        program.node.body = [RenameLoads(renamed).visit(statement) for statement in program.node.body]
     if isinstance(program.result, gast.Name) and program.result.id in renamed:
         program.result = gast.Name(id=renamed[program.result.id], ctx=gast.Load(), annotation=None, type_comment=None)
     return program
@@ -75,6 +85,52 @@ def _key(statement, program, stable):
     return gast.dump(value)
 
 
+def _in_blocks(program, block, stores, changed, renamed):
+    """Merge repeated computations within each straight run of nested blocks (see the module
+    docstring); the merged names go to `renamed`."""
+    for statement in block:
+        if isinstance(statement, (gast.For, gast.While)):
+            statement.body = _merge_run(program, statement.body, stores, changed, renamed)
+            _in_blocks(program, statement.body, stores, changed, renamed)
+        elif isinstance(statement, gast.If):
+            statement.body = _merge_run(program, statement.body, stores, changed, renamed)
+            statement.orelse = _merge_run(program, statement.orelse, stores, changed, renamed)
+            _in_blocks(program, statement.body, stores, changed, renamed)
+            _in_blocks(program, statement.orelse, stores, changed, renamed)
+
+
+def _merge_run(program, block, stores, changed, renamed):
+    seen = {}  # key -> (first target, the operands it reads)
+    out = []
+    for statement in block:
+        statement = RenameLoads(renamed).visit(statement)
+        if not isinstance(statement, gast.Assign) or not isinstance(statement.targets[0], gast.Name):
+            seen.clear()  # a compound statement, a write, an effect: start a new run
+            out.append(statement)
+            continue
+        target = statement.targets[0].id
+        op = primitives.operation(statement.value, program)
+        pure = op.kind in (primitives.GETITEM, primitives.CONSTANT, primitives.COPY, primitives.INACTIVE) or (
+            op.kind == primitives.PRIMITIVE and _is_pure(op.primitive)
+        )
+        if not pure:
+            seen.clear()
+            out.append(statement)
+            continue
+        operands = {n.id for n in walk(statement.value) if isinstance(n, gast.Name)}
+        once = stores.get(target) == 1 and target not in changed and target not in program.params
+        key = gast.dump(statement.value) if once and not operands & changed and op.kind != primitives.COPY else None
+        if key is not None and key in seen:
+            renamed[target] = seen[key][0]
+            continue
+        # an assignment ends every earlier entry that reads what it assigns
+        seen = {k: v for k, v in seen.items() if target not in v[1] and target != v[0]}
+        if key is not None and target not in operands:
+            seen[key] = (target, operands)
+        out.append(statement)
+    return out
+
+
 def _loaded(block):
     return {n.id for s in block for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
@@ -83,8 +139,9 @@ def _is_pure(primitive):
     return primitive is not None and REGISTRY.adjoint_rule(primitive) is not None and REGISTRY.is_pure(primitive)
 
 
-def _stores(block):
-    """(plain assignments per name, names changed any other way) anywhere in `block`."""
+def _stores(block, loops=True):
+    """(plain assignments per name, names changed any other way) anywhere in `block`; with
+    `loops=False`, a `for` loop's own variable does not count as changed."""
     stores, changed = {}, set()
     for node in (n for statement in block for n in walk(statement)):
         if isinstance(node, gast.Assign):
@@ -93,7 +150,7 @@ def _stores(block):
                     stores[target.id] = stores.get(target.id, 0) + 1
                 else:
                     changed.update(n.id for n in walk(target) if isinstance(n, gast.Name))
-        elif isinstance(node, (gast.AugAssign, gast.For)):
+        elif isinstance(node, gast.AugAssign) or (loops and isinstance(node, gast.For)):
             changed.update(n.id for n in walk(node.target) if isinstance(n, gast.Name))
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and isinstance(
             node.func.value, gast.Name

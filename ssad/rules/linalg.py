@@ -47,7 +47,7 @@ import string
 import numpy as np
 
 from ..errors import SsadError
-from ..registry import adjoint, nondifferentiable, tangent
+from ..registry import adjoint, nondifferentiable, specialized, tangent
 from ..runtime import broadcast_like, unbroadcast
 from .elementwise import _conj, _is_complex
 from .reductions import _share_among_ties
@@ -153,6 +153,21 @@ def dot_right_adjoint(dy, a, b):
     if 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2:
         return matmul_right_adjoint(dy, a, b)
     return _tensordot_right(dy, a, b, _dot_axes(a, b))
+
+
+# The plain forms of the product adjoints for vectors and matrices (see `specialized`).
+_LEFT_FORMS = {(1, 1): "dy * b", (2, 1): "np.outer(dy, b)", (1, 2): "b @ dy", (2, 2): "dy @ b.T"}
+_RIGHT_FORMS = {(1, 1): "dy * a", (2, 1): "a.T @ dy", (1, 2): "np.outer(a, dy)", (2, 2): "a.T @ dy"}
+
+
+@specialized(dot_left_adjoint, matmul_left_adjoint)
+def _left_form(dy, a, b):
+    return _LEFT_FORMS.get((a, b))
+
+
+@specialized(dot_right_adjoint, matmul_right_adjoint)
+def _right_form(dy, a, b):
+    return _RIGHT_FORMS.get((a, b))
 
 
 def _inner_axes(a, b):

@@ -33,8 +33,11 @@ def install(compile, under_way):
     _driver["under_way"] = under_way
 
 
-def resolve(function, wrt, variant):
-    """The Compiled of `function` for `wrt` and `variant`, compiled now if needed."""
+def resolve(function, wrt, variant, facts=frozenset()):
+    """The Compiled of `function` for `wrt` and `variant`, compiled now if needed; `facts`
+    are the shape facts of its parameters the caller knows (see `analysis.ranks`)."""
+    if facts:
+        return _driver["compile"](function, wrt, variant, True, facts)
     return _driver["compile"](function, wrt, variant)
 
 
@@ -46,10 +49,11 @@ class Handle:
     it belongs to; it is None for the entry function of the other variants.
     """
 
-    def __init__(self, function, wrt, variant, half=None, shared=None):
+    def __init__(self, function, wrt, variant, half=None, shared=None, facts=frozenset()):
         self.function = function
         self.wrt = wrt
         self.variant = variant
+        self.facts = facts
         self.half = half
         self.version = REGISTRY.version
         if half is None:
@@ -62,7 +66,7 @@ class Handle:
         """The Compiled this handle stands for (compiled now if needed)."""
         entry = self._shared.get("entry")
         if entry is None:
-            entry = self._shared.setdefault("entry", resolve(self.function, self.wrt, self.variant))
+            entry = self._shared.setdefault("entry", resolve(self.function, self.wrt, self.variant, self.facts))
         return entry
 
     def resolve(self):
@@ -80,7 +84,7 @@ class Handle:
         (a function that calls itself): the handle then resolves on first call."""
         if _driver["under_way"](self.function, self.wrt, self.variant):
             return
-        self.pin(resolve(self.function, self.wrt, self.variant))
+        self.pin(resolve(self.function, self.wrt, self.variant, self.facts))
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
@@ -94,18 +98,22 @@ _handles = {}
 _handles_lock = threading.Lock()
 
 
-def vjp_handles(function, wrt):
-    """The shared (forward, backward) pair of handles of `function` w.r.t. parameters `wrt`.
+def vjp_handles(function, wrt, facts=frozenset()):
+    """The shared (forward, backward) pair of handles of `function` w.r.t. parameters `wrt`,
+    for arguments with the shape `facts` the caller knows ((parameter, Fact) pairs).
 
     One pair per rule-registry version: code generated after a rule changed resolves
     its callees anew, with the rules of now (code generated before keeps its own).
     """
-    key = (function, wrt, VJP, REGISTRY.version)
+    key = (function, wrt, VJP, REGISTRY.version, facts)
     with _handles_lock:
         pair = _handles.get(key)
         if pair is None:
             shared = {}
-            pair = (Handle(function, wrt, VJP, "forward", shared), Handle(function, wrt, VJP, "backward", shared))
+            pair = (
+                Handle(function, wrt, VJP, "forward", shared, facts),
+                Handle(function, wrt, VJP, "backward", shared, facts),
+            )
             _handles[key] = pair
         return pair
 

@@ -15,6 +15,7 @@ each time (a copy per loop iteration would make a loop over `x[i]` quadratic).
 """
 
 import copy
+import inspect
 
 import gast
 import numpy as np
@@ -36,7 +37,9 @@ from ..runtime import (
     zeros_like_value,
 )
 from ..runtime import unbroadcast as unbroadcast_helper
-from ..analysis.shapes import drop_unbroadcast
+from ..analysis.ranks import unbroadcast_is_identity
+from ..analysis.shapes import drop_unbroadcast, is_elementwise, without_shape_calls
+from ..registry import REGISTRY
 
 
 class StatementAdjoints(CallAdjoints):
@@ -55,6 +58,9 @@ class StatementAdjoints(CallAdjoints):
         self.containers = set()
         self.overwritten = set()  # names written by `x[i] = v`: the adjoint there is a bare 0.0
         self.scalars = set()  # names known to hold scalars (see `shapes`)
+        self.facts = {}  # name -> what is known of every value it holds (see `ranks`)
+        self.ranks = {}  # name -> its rank, where every value it holds has that rank (see `ranks`)
+        self.integers = set()  # names known to hold integers (see `ranks`)
         self.calls = {}
 
     def helper(self, preferred, value):
@@ -214,6 +220,13 @@ class StatementAdjoints(CallAdjoints):
             self.owned.add(primal)
             return
         if primal in self.owned:
+            if self.ranks.get(primal, 0) >= 1 and self._basic_index(slice_):
+                # an array of ours and an index that selects each element once: add in place
+                part = gast.Subscript(value=name(d_source), slice=copy.deepcopy(index), ctx=gast.Load())
+                target = gast.Subscript(value=name(d_source), slice=index, ctx=gast.Store())
+                total = gast.BinOp(left=part, op=gast.Add(), right=d_part)
+                self.out.append(gast.Assign(targets=[target], value=total, type_comment=None))
+                return
             base = name(self.adjoint[primal])
         else:
             base = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint[primal]))
@@ -221,15 +234,43 @@ class StatementAdjoints(CallAdjoints):
         self.adjoint[primal] = d_source
         self.owned.add(primal)
 
+    def _basic_index(self, index):
+        """Whether `index` is known to be integers and slices of integers (see `ranks`)."""
+
+        def integer(part):
+            if isinstance(part, gast.Constant):
+                return isinstance(part.value, int) and not isinstance(part.value, bool)
+            return isinstance(part, gast.Name) and part.id in self.integers
+
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        return all(
+            all(b is None or integer(b) for b in (p.lower, p.upper, p.step)) if isinstance(p, gast.Slice) else integer(p)
+            for p in parts
+        )
+
     def unbroadcast(self, expr, primal):
         from ..runtime import unbroadcast
 
         return call(self.helper("unbroadcast", unbroadcast), expr, copy.deepcopy(primal))
 
-    def simplify(self, output, op, position, y):
-        """Drop `unbroadcast` where the shape facts show shapes already match (see `shapes`)."""
+    def simplify(self, output, op, position, y, dy=None):
+        """Drop `unbroadcast` where the shape facts show shapes already match (see `shapes`), and
+        give each helper with a plain form for its arguments' known ranks that form (see `ranks`)."""
         names = {n for n, v in self.namespace.values.items() if v is unbroadcast_helper}
-        return drop_unbroadcast(output, op, position, y, self.scalars, names)
+        output = drop_unbroadcast(output, op, position, y, self.scalars, names)
+        if not self.ranks:
+            return output
+        operand = op.args[position]
+        if isinstance(operand, gast.Name) and op.primitive is not None and is_elementwise(op.primitive) and not (
+            op.keywords
+        ):
+            others = [a for i, a in enumerate(op.args) if i != position]
+            if unbroadcast_is_identity(operand, others, self.facts):
+                output = without_shape_calls(output, names, operand.id)
+        ranks = dict(self.ranks)
+        if dy is not None and y in ranks:
+            ranks[dy] = ranks[y]
+        return plain_forms(output, self.namespace, ranks)
 
     def _operand(self, placeholder, op, dy, y):
         if placeholder == "dy":
@@ -287,6 +328,49 @@ class StatementAdjoints(CallAdjoints):
         text = parsed.line_text(line + parsed.line_offset)
         if text is not None:
             self.out.append(gast.copy_location(comment(f"grad of: {text.strip()}"), statement))
+
+
+def plain_forms(output, namespace, ranks):
+    """`output` with each call of a helper that has a plain form for its arguments' ranks
+    (`REGISTRY.specialized_form`) replaced by that form, its parameters bound to the arguments."""
+
+    def rank(expr):
+        if isinstance(expr, gast.Name):
+            return ranks.get(expr.id)
+        if isinstance(expr, gast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+            return 0
+        return None
+
+    class Specialize(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if not isinstance(node.func, gast.Name) or node.keywords:
+                return node
+            helper = namespace.values.get(node.func.id)
+            if helper is None or not callable(helper):
+                return node
+            known = [rank(a) for a in node.args]
+            if None in known:
+                return node
+            source = REGISTRY.specialized_form(helper, known)
+            if source is None:
+                return node
+            params = list(inspect.signature(helper).parameters)[: len(node.args)]
+            bound = dict(zip(params, node.args, strict=True))
+            bound["np"] = name(namespace.bind("np", np))
+            return _bind(gast.parse(source).body[0].value, bound)
+
+    return Specialize().visit(output)
+
+
+def _bind(expr, bound):
+    class Bind(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in bound:
+                return copy.deepcopy(bound[node.id])
+            return node
+
+    return Bind().visit(expr)
 
 
 def index_value(index, namespace):

@@ -176,7 +176,7 @@ class CallAdjoints:
                 output = outputs[i]
                 if isinstance(output, gast.Constant) and output.value is None:
                     continue  # the rule says this argument's derivative is zero
-                self.contribute(op.args[i], self.simplify(output, op, i, y))
+                self.contribute(op.args[i], self.simplify(output, op, i, y, dy))
             return
         always_none, sometimes_none, shortest = _none_positions(rule)
         for i in active:

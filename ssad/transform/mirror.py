@@ -229,10 +229,15 @@ class _Run(Terms):
         if source is not None:
             # the view's key is its expression with the viewed name as a placeholder, so
             # writes into the base change the view's value, never its shape
-            base = self.env[source]
-            self.env[source] = _Obj(self.term("viewed",))
-            key = self.expr(value)
-            self.env[source] = base
+            for node in walk(value):  # what the view reads is checked like any read
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                    self.read(node)
+            base, mirrored = self.env[source], self.mirror
+            self.env[source], self.mirror = _Obj(self.term("viewed",)), None
+            try:
+                key = self.expr(value)
+            finally:
+                self.env[source], self.mirror = base, mirrored
             self.bind(target, _Obj(None, base=base, key=key))
         else:
             self.bind(target, _Obj(self.expr(value)))

@@ -47,7 +47,9 @@ from ..runtime import (
     unspent, zero_at, zipped,
     zeros_like_value,
 )
-from ..analysis.shapes import may_be_complex, scalar_names
+from ..analysis.ranks import Fact, rank_facts
+from ..analysis.rank_rules import fact_of
+from ..analysis.shapes import may_be_complex, parameter_facts
 from .checkpoints import checkpoint_loops
 from .tape import Restore, Save, insert_tape, markers_as_comments, unbound_zero_reads
 
@@ -62,6 +64,8 @@ class Gradient:
     result_active: bool
     tape: str  # the tape's name in generated code, or None when nothing is recorded
     callees: list  # (function, wrt) of the user functions the generated code calls
+    result_is_scalar: bool = False  # the result is known to be a real scalar (see `ranks`): its seed is 1.0
+    scalar_adjoints: frozenset = frozenset()  # adjoints of values known to be real scalars
 
 
 def reverse(program, activity, wrt, scalar_params=(), tape=True, checkpoint=None):
@@ -75,8 +79,16 @@ def reverse(program, activity, wrt, scalar_params=(), tape=True, checkpoint=None
     """
     rev = _Reverse(program, activity)
     rev.checkpoint = checkpoint
-    rev.scalars = set() if may_be_complex(program) else scalar_names(program, scalar_params)
-    return rev.run(wrt, tape)
+    facts = {} if may_be_complex(program) else rank_facts(program, parameter_facts(scalar_params))
+    rev.facts = facts
+    rev.ranks = {n: fact.rank for n, fact in facts.items()}
+    rev.integers = {n for n, fact in facts.items() if fact.integer and fact.rank == 0}
+    rev.scalars = {n for n, rank in rev.ranks.items() if rank == 0}
+    gradient = rev.run(wrt, tape)
+    result = program.result
+    gradient.result_is_scalar = isinstance(result, gast.Name) and result.id in rev.scalars
+    gradient.scalar_adjoints = {rev.adjoint_names[n] for n in rev.scalars if n in rev.adjoint_names}
+    return gradient
 
 
 class _Reverse(AdjointSweep, StatementAdjoints):
@@ -96,9 +108,11 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         self.callees = []  # (function, wrt) of every user function called with active values
         self.loop_records = {}  # id(outermost loop of the forward sweep) -> (its ANF loop, its trip counter)
         self.adjoint_loops = {}  # id(ANF loop) -> its loop in the adjoint sweep
+        self.forward_loops = {}  # id(loop of the forward sweep) -> the ANF loop it came from
         self.unsplit = {}  # id(split call of the forward sweep) -> the ANF statement it came from
         self.checkpoint = None
         self.tape_name = None
+        self.facts = {}  # name -> what is known of its values (see `ranks`)
 
     def _container_names(self):
         """Names whose adjoint may be a container (tuple, list, dict, object, closure).
@@ -247,7 +261,12 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         if not active:
             return statement
         wrt = tuple(active)
-        forward, backward = vjp_handles(op.primitive, wrt)
+        # the shape facts of the operands, so the callee's code is specialized as the caller's
+        facts = frozenset(
+            (p, fact) for p, operand in bound
+            if isinstance(p, str) and isinstance(fact := fact_of(operand, self.facts), Fact)
+        )
+        forward, backward = vjp_handles(op.primitive, wrt, facts)
         try:
             forward.prepare()  # this code keeps the callee's code of now, whatever is registered later
         except MissingRuleError as error:
@@ -320,6 +339,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         else:
             new = gast.While(test=loop.test, body=body, orelse=[])
         out.append(gast.copy_location(new, loop))
+        self.forward_loops[id(new)] = loop
         if not self.loop_depth:
             self.loop_records[id(new)] = (loop, self.counters.get(id(loop)))
         return out

@@ -21,6 +21,7 @@ from ..frontend import primitives
 from ..analysis.activity import list_mutation
 from .adjoints import index_value
 from ..frontend.builders import comment, is_marker, walk
+from .recompute import insert_recomputations
 from .liveness import Restore, Save, _all_statements, _loads, _popped, _read_only_for_shape
 from ..frontend.builders import name as _name
 from ..frontend.builders import store as _store
@@ -144,6 +145,7 @@ def _pure(value, program):
 def insert_tape(reverse, forward, backward):
     """Turn the markers into pushes and pops; returns (forward, backward, tape name or None)."""
     program = reverse.program
+    forward, backward = insert_recomputations(reverse, forward, backward)
     primal = set(program.params) | _stores(forward)
     invariant = loop_invariants(program, forward)
     shares = _with_call_residuals(program.shares, reverse.calls)

@@ -7,7 +7,7 @@ def grad_unpack_and_index(x):
 
     d_result = seed(result)
     # grad of: return a * np.sum(b**2)
-    d_a = d_result * sum_b_squared
+    d_a = unbroadcast(d_result * sum_b_squared, a)
     d_sum_b_squared = unbroadcast(d_result * a, sum_b_squared)
     d_b = d_sum_b_squared * 2 * b
     # grad of: a, b = x[0], x[1:]
