@@ -255,7 +255,7 @@ def test_rank_facts_hold_around_a_loop_and_drop_on_disagreement():
 
     def grows(x):
         s = 0.0
-        for i in range(3):
+        for _ in range(3):
             s = s + x
         return np.sum(s)
 
