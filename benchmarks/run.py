@@ -321,6 +321,10 @@ def run(names, quick, chosen_peers=None):
         entry = measure(workload, workload.inputs(rng), peers, target, repeats)
         results["workloads"].append(entry)
         print(format_entry(entry), flush=True)
+    twenty = workloads.TWENTY_LINES
+    results["twenty_lines_transform_seconds"] = transform_seconds(twenty, twenty.inputs(rng), repeats=11)
+    print(f"\nssad transform (first grad(f) and call) of a 20-line function (benchmarks/workloads.py, "
+          f"twenty_lines): {results['twenty_lines_transform_seconds'] * 1e3:.1f} ms")
     return results
 
 

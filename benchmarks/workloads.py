@@ -319,6 +319,47 @@ WORKLOADS = [
 ]
 
 
+# ----- a 20-line function: what a first `grad(f)` and call costs (no hand-written gradient) -----
+
+
+def twenty_lines(W1, b1, W2, b2, x, y):
+    mean = np.mean(x, axis=0)
+    centered = x - mean
+    scale = np.sqrt(np.mean(centered**2, axis=0) + 1e-5)
+    normalized = centered / scale
+    hidden = np.tanh(normalized @ W1 + b1)
+    gate = 1.0 / (1.0 + np.exp(-hidden))
+    mixed = gate * hidden + (1.0 - gate) * normalized[:, : hidden.shape[1]]
+    out = mixed @ W2 + b2
+    error = out[:, 0] - y
+    small = np.abs(error) < 1.0
+    huber = np.where(small, 0.5 * error**2, np.abs(error) - 0.5)
+    loss = np.mean(huber)
+    penalty = 0.0
+    for W in (W1, W2):
+        penalty = penalty + np.sum(W * W)
+    if loss > 10.0:
+        loss = 10.0 + np.log(loss - 9.0)
+    total = loss + 1e-3 * penalty
+    spread = np.std(out)
+    return total + 1e-4 * spread
+
+
+def twenty_lines_inputs(rng):
+    return (
+        rng.standard_normal((8, 8)) / 3,
+        np.zeros(8),
+        rng.standard_normal((8, 2)) / 3,
+        np.zeros(2),
+        rng.standard_normal((32, 8)),
+        rng.standard_normal(32),
+    )
+
+
+TWENTY_LINES = Workload("twenty_lines", "a 20-line model and loss", twenty_lines, None, twenty_lines_inputs,
+                        (0, 1, 2, 3), False)
+
+
 def with_numpy(function, numpy_module):
     """`function` with its global `np` bound to `numpy_module` (autograd.numpy, jax.numpy)."""
     namespace = dict(function.__globals__, np=numpy_module)

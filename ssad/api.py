@@ -24,7 +24,7 @@ from .frontend import anf, fence, parse
 from .frontend.arguments import entry_function
 from .registry import REGISTRY
 from .runtime import seed, unspent
-from .runtime.callables import parameters, positions, unwrapped, varargs
+from .runtime.callables import function_label, parameters, positions, unwrapped, varargs
 from .runtime.checkpoints import validate as validate_checkpoint
 from .runtime.closures import Closure, gradient_closure
 from .runtime.handles import GRAD, VALUE_AND_GRAD, VJP
@@ -239,7 +239,7 @@ def sparse_names(f, names, sparse):
 
 
 def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()):
-    entry = variants.general
+    wrt = variants.wrt
     for_args = variants.for_args
     if sparse:
         variant = VALUE_AND_GRAD if with_value else GRAD
@@ -255,10 +255,10 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
         def for_args(args, for_args=for_args):
             return native_function(for_args(args), strict)
 
-    getters = [_argument_getter(f, n, p) for n, p in zip(entry.wrt, entry.positions, strict=True)]
+    getters = [_argument_getter(f, n, p) for n, p in zip(wrt, positions(f, wrt), strict=True)]
     if not is_tuple:
         (get,) = getters
-        fit = gradient_fitter(entry.wrt, sparse)
+        fit = gradient_fitter(wrt, sparse)
         if with_value:
 
             def wrapper(*args, **kwargs):
@@ -272,10 +272,10 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
 
     else:
 
-        fits = [gradient_fitter((n,), sparse) for n in entry.wrt]
+        fitters = list(zip(getters, [gradient_fitter((n,), sparse) for n in wrt], strict=True))
 
         def fit_all(gradients, args, kwargs):
-            return tuple(fit(g, get(args, kwargs)) for g, get, fit in zip(gradients, getters, fits, strict=True))
+            return tuple([fit(g, get(args, kwargs)) for g, (get, fit) in zip(gradients, fitters, strict=True)])
 
         if with_value:
 
@@ -289,11 +289,9 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
                 return fit_all(for_args(args).function(*args, **kwargs), args, kwargs)
 
     functools.update_wrapper(wrapper, f)
-    wrapper.__name__ = entry.function.__name__
-    wrapper.__qualname__ = entry.function.__name__
+    wrapper.__name__ = wrapper.__qualname__ = f"{variants.variant}_{function_label(f)}"
     wrapper._ssad_wrapped = VALUE_AND_GRAD if with_value else GRAD
-    wrapper.generated = entry.function  # the general variant (no argument is assumed scalar)
-    wrapper.variants = variants
+    wrapper.variants = variants  # its generated code: `variants.general.function` assumes no shapes
     return wrapper
 
 

@@ -44,7 +44,7 @@ def check_grads(f, args, wrt=None, order=1, *, modes=("reverse", "forward"), dir
         raise SsadError("check_grads found no float argument to check; pass wrt=")
     if order == 2:
         gradient = grad(f, wrt=tuple(positions))
-        check_grads(gradient.generated, args, wrt=tuple(positions), order=1, modes=modes, directions=directions,
+        check_grads(gradient.variants.general.function, args, wrt=tuple(positions), order=1, modes=modes, directions=directions,
                     eps=eps, rtol=rtol, atol=atol, seed=seed)
         return
     if order != 1:

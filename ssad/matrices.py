@@ -153,8 +153,8 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0, *, compile: Compile = False) ->
     names, is_tuple = normalize_wrt(f, wrt)
     if not is_tuple:
         gradient = grad(f, wrt=names[0])
-        return jacobian(gradient.generated, wrt=names[0], mode="forward", compile=native)
-    gradient = grad(f, wrt=names).generated
+        return jacobian(gradient.variants.general.function, wrt=names[0], mode="forward", compile=native)
+    gradient = grad(f, wrt=names).variants.general.function
     getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
 
     @functools.wraps(f)

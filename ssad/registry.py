@@ -134,10 +134,6 @@ class Registry:
             self._forms[helper] = form
             self.version += 1
 
-    def specialized_names(self):
-        """The names of the helpers with plain forms (as generated code calls them)."""
-        return [getattr(helper, "__name__", "") for helper in self._forms]
-
     def specialized_form(self, helper, ranks):
         """The source of `helper`'s plain form for its arguments' ranks, or None (see `specialized`)."""
         form = self._forms.get(helper)

@@ -45,3 +45,18 @@ def test_ssad_gradient_matches_the_hand_written_one(name):
     got = ssad.grad(workload.function, wrt=workload.wrt)(*args)
     for g, expected in zip(got, workload.hand(*args), strict=True):
         np.testing.assert_allclose(g, expected, rtol=1e-10, atol=1e-13)
+
+
+def test_the_twenty_line_function_is_differentiated_right():
+    """`twenty_lines` is timed for its transform only (it has no hand-written gradient):
+    its gradient is checked here against autograd's and against central differences."""
+    import autograd
+    import autograd.numpy as anp
+
+    twenty = workloads.TWENTY_LINES
+    args = twenty.inputs(np.random.default_rng(5))
+    got = ssad.grad(twenty.function, wrt=twenty.wrt)(*args)
+    expected = autograd.grad(workloads.with_numpy(twenty.function, anp), twenty.wrt)(*args)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-13)
+    ssad.check_grads(twenty.function, args, wrt=twenty.wrt)

@@ -138,7 +138,7 @@ def test_generated_namespace_is_exactly_the_free_names():
     from .programs import straight
 
     gradient = ssad.grad(straight.constants_and_globals)
-    namespace = gradient.generated.__globals__
+    namespace = gradient.variants.general.function.__globals__
     names = {k for k in namespace if not (k.startswith("__") and k.endswith("__"))}
     generated_source = ssad.show(straight.constants_and_globals).source
     for name in names:

@@ -150,7 +150,7 @@ def test_row_loop_records_nothing_and_runs_no_forward_loop():
 
 def test_element_loop_reads_each_element_once():
     source = ssad.show(elements, args=(np.ones(4),)).source
-    assert source.count("= x[i]") == 2  # once per sweep
+    assert source.count("= x[i]") == 1  # in the adjoint loop: the forward loop is gone
     assert "unbroadcast" not in source and "shape_only" not in source
 
 
@@ -298,3 +298,94 @@ def test_a_callee_is_specialized_on_the_callers_facts():
     forward, _ = vjp_handles(cell, ("W", "h"), facts)
     source = forward.entry().source
     assert "np.outer(" in source and "matmul_left_adjoint" not in source
+
+
+# ----- scalars made again in the adjoint loop -----
+
+
+def test_element_and_stencil_loops_make_their_scalars_again():
+    """np.sin(x[i]) and the stencil's arithmetic are numbers: the adjoint loop makes them
+    again, so nothing is recorded and the forward loop (the value only) goes."""
+    for function in (elements, stencil):
+        x = RNG.standard_normal(7)
+        source = ssad.show(function, args=(x,)).source
+        assert "tape" not in source.lower(), source
+        assert source.count("for i in") == 1, source
+        assert_gradient_matches(function, (x,), 0, ssad.grad(function)(x))
+
+
+def scalar_of_a_carried_value(x):
+    s = 0.0
+    t = 1.0
+    for i in range(x.shape[0]):
+        u = np.sin(t) * x[i]
+        s = s + u * u
+        t = x[i] * 2.0 + t
+    return s
+
+
+def test_a_scalar_of_a_carried_value_is_recorded():
+    """`np.sin(t)` reads `t`, which the loop carries: it is not made again (the value of
+    another iteration would be read), so the gradient stays right."""
+    x = RNG.standard_normal(6)
+    got = ssad.grad(scalar_of_a_carried_value)(x)
+    assert_gradient_matches(scalar_of_a_carried_value, (x,), 0, got)
+    assert_close("d_x", got, oracle(scalar_of_a_carried_value, (x,), 0), 1e-10, 1e-12)
+
+
+def mean_square(x):
+    return np.mean(x**2)
+
+
+def test_a_full_reduction_is_not_computed_for_its_size():
+    """The mean's adjoint divides by size(x) / size(mean): for a number that is 1, so the
+    mean itself is not computed by the gradient."""
+    x = RNG.standard_normal(5)
+    source = ssad.show(mean_square, args=(x,)).source
+    assert "= np.mean(" not in source, source
+    assert_close("d_x", ssad.grad(mean_square)(x), 2 * x / 5, 1e-14, 1e-15)
+
+
+# ----- compiled once, at the first call -----
+
+
+def test_grad_and_its_first_call_compile_once(monkeypatch):
+    from ssad.backend import driver
+
+    built = []
+    original = driver.build
+
+    def counting(f, *args, **kwargs):
+        built.append(kwargs.get("scalars"))
+        return original(f, *args, **kwargs)
+
+    monkeypatch.setattr(driver, "build", counting)
+    fresh = type(rows)(rows.__code__, rows.__globals__, "rows", rows.__defaults__)
+    gradient = ssad.grad(fresh)
+    assert built == []  # grad(f) runs the front end only
+    x = RNG.standard_normal((4, 3))
+    assert_gradient_matches(rows, (x,), 0, gradient(x))
+    assert len(built) == 1 and built[0]  # the code for a matrix, not the general code too
+    gradient(RNG.standard_normal((6, 2)))
+    assert len(built) == 1  # the same shape class
+    general = gradient.variants.general  # asked for: compiled then
+    assert len(built) == 2 and not built[1]
+    assert "unbroadcast" in general.source or "dot_left_adjoint" in general.source
+
+
+def uses_a_with(x):
+    with np.errstate(all="ignore"):
+        y = np.sin(x)
+    return y
+
+
+def hermite(x):
+    return np.sum(np.polynomial.hermite.hermval(x, [0.5, -1.0]) ** 2)
+
+
+def test_what_ssad_refuses_is_raised_by_grad_itself():
+    """grad(f) compiles nothing, but runs the pipeline far enough to refuse at once."""
+    with pytest.raises(ssad.UnsupportedSyntaxError):
+        ssad.grad(uses_a_with)
+    with pytest.raises(ssad.MissingRuleError, match="hermval"):
+        ssad.grad(hermite)

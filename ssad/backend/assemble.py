@@ -8,7 +8,6 @@ saved)` of a vjp, or `jvp_f(..., *, d_x=...)` — optimized (stage 7), emitted a
 compiled (stage 8) into a `Compiled`, or its source when a stage is named.
 """
 
-import copy
 import inspect
 import linecache
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ import gast
 
 from ..errors import MissingRuleError, SsadError
 from ..frontend import parse
-from ..frontend.builders import blank, is_marker, param, store, stored_names, walk
+from ..frontend.builders import blank, clone, is_marker, param, store, stored_names, walk
 from ..frontend.builders import name as _name
 from ..optimize.cleanup import optimize as optimize_pass
 from ..registry import REGISTRY
@@ -56,7 +55,7 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
             # value (not read by the adjoint sweep) can go, and products with the seed too
             value = gast.Constant(value=1.0, kind=None)
         else:
-            value = gast.Call(func=_name(namespace.bind("seed", seed_helper)), args=[copy.deepcopy(result)], keywords=[])
+            value = gast.Call(func=_name(namespace.bind("seed", seed_helper)), args=[clone(result)], keywords=[])
         backward.insert(0, gast.Assign(targets=[store(gradient.seed)], value=value, type_comment=None))
     do_optimize = optimize and stage not in ("reverse", "tape")
     backward_names = stored_names(backward)
@@ -83,7 +82,7 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
             value = program.namer.fresh("value")
             forward.append(gast.Assign(
                 targets=[store(value)],
-                value=_snapshot(copy.deepcopy(result), program),
+                value=_snapshot(clone(result), program),
                 type_comment=None,
             ))
             returned = gast.Tuple(elts=[_name(value), returned], ctx=gast.Load())
@@ -157,7 +156,7 @@ def reverse_functions(f, program, gradient, wrt, variant, optimize, stage=None, 
     forward_function.body = finish(
         unbound
         + gradient.forward
-        + [gast.Return(value=gast.Tuple(elts=[_snapshot(copy.deepcopy(result), program), residuals], ctx=gast.Load()))]
+        + [gast.Return(value=gast.Tuple(elts=[_snapshot(clone(result), program), residuals], ctx=gast.Load()))]
     )
     source = emit.to_source([forward_function, backward_function])
     if stage is not None:
@@ -197,7 +196,7 @@ def jvp_function(f, program, tangents, wrt, optimize, stage=None):
                 value=_name(keyword),
                 type_comment=None,
             ))
-    returned = gast.Tuple(elts=[_snapshot(copy.deepcopy(program.result), program), tangents.result_tangent], ctx=gast.Load())
+    returned = gast.Tuple(elts=[_snapshot(clone(program.result), program), tangents.result_tangent], ctx=gast.Load())
     body = prologue + tangents.body + [gast.Return(value=returned)]
     tangent_names = stored_names(tangents.body)
     function.body = optimize_pass(body, namespace, tangent_names) if optimize and stage != "reverse" else body
@@ -226,7 +225,7 @@ def _with_defaults(function, f):
 
 def _signature(program, name, extra_first=()):
     """A FunctionDef header with the user's parameters (defaults are set after exec)."""
-    args = copy.deepcopy(program.node.args)
+    args = clone(program.node.args)
     # Literal defaults stay visible in the source; others are set from f after exec.
     if not all(isinstance(d, gast.Constant) for d in args.defaults):
         args.defaults = []

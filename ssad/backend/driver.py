@@ -9,7 +9,6 @@ version), building it at most once per key even when threads ask at once; a seco
 the functions they call.
 """
 
-import re
 import threading
 import weakref
 
@@ -19,7 +18,7 @@ from ..registry import REGISTRY
 from ..runtime import handles
 from ..runtime.callables import parameters
 from ..analysis.ranks import Fact
-from .pipeline import build
+from .pipeline import build, check
 
 _cache = weakref.WeakKeyDictionary()  # function -> {key: Compiled}
 _cache_lock = threading.RLock()
@@ -68,7 +67,8 @@ SCALAR_TYPES = frozenset({
 })
 _INTEGER_TYPES = frozenset({int, np.int64, np.int32})
 _SCALAR_FACTS = {t: Fact(0, t in _INTEGER_TYPES) for t in SCALAR_TYPES}
-_ARRAY_FACTS = {}  # (ndim, dtype kind) -> Fact
+_ARRAY_FACTS = {}  # (shape, dtype character) -> Fact or None
+_MOST_SHAPES = 4096
 
 
 def argument_class(a):
@@ -80,10 +80,16 @@ def argument_class(a):
         return fact
     if type(a) is np.ndarray:
         shape = a.shape
-        key = (len(shape), a.dtype.kind, 1 in shape and tuple([n == 1 for n in shape]))
-        fact = _ARRAY_FACTS.get(key)
-        if fact is None and key[1] in "fiu":
-            fact = _ARRAY_FACTS[key] = Fact(key[0], key[1] in "iu", key[2] or (False,) * key[0])
+        key = (shape, a.dtype.char)
+        try:
+            return _ARRAY_FACTS[key]  # every call of a gradient function asks: keep it a lookup
+        except KeyError:
+            pass
+        kind = a.dtype.kind
+        fact = Fact(len(shape), kind in "iu", tuple([n == 1 for n in shape])) if kind in "fiu" else None
+        if len(_ARRAY_FACTS) >= _MOST_SHAPES:
+            _ARRAY_FACTS.clear()
+        _ARRAY_FACTS[key] = fact
         return fact
     return None
 
@@ -99,15 +105,29 @@ class Variants:
     """The generated functions of one (f, wrt, variant), specialized per shape class of the
     arguments (`argument_class`: real scalar, or real array of a given rank).
 
-    `for_args(args)` costs a type test per positional argument and a dict lookup.
+    Made, it has run the pipeline on `f` up to the transformation, raising what ssad
+    refuses in it (`pipeline.check`), but compiled nothing: the first call compiles the
+    code for its arguments' classes, and the general code (no shape assumed) is compiled
+    when first asked for, so `grad(f)` and its first call compile once. `for_args(args)`
+    costs a type test per positional argument and a dict lookup.
     """
 
     def __init__(self, f, wrt, variant, optimize, as_tuple=False, checkpoint=None):
         self.f, self.wrt, self.variant, self.optimize, self.as_tuple = f, wrt, variant, optimize, as_tuple
         self.checkpoint = checkpoint
         self.positional = parameters(f)[0]
-        self.general = compiled(f, wrt, variant, optimize, as_tuple=as_tuple, checkpoint=checkpoint)
+        check(f, wrt, variant)
+        self._general = None
         self.by_mask = {}
+
+    @property
+    def general(self):
+        """The Compiled code that assumes nothing of the arguments' shapes."""
+        if self._general is None:
+            self._general = compiled(
+                self.f, self.wrt, self.variant, self.optimize, as_tuple=self.as_tuple, checkpoint=self.checkpoint
+            )
+        return self._general
 
     def for_args(self, args):
         mask = tuple([argument_class(a) for a in args])
@@ -116,32 +136,10 @@ class Variants:
             facts = frozenset((n, fact) for n, fact in zip(self.positional, mask, strict=False) if fact is not None)
             entry = (
                 compiled(self.f, self.wrt, self.variant, self.optimize, facts, self.as_tuple, self.checkpoint)
-                if facts and (self.scalars_only(facts) or _may_gain(self.general))
-                else self.general
+                if facts else self.general
             )
             self.by_mask[mask] = entry
         return entry
-
-    @staticmethod
-    def scalars_only(facts):
-        return all(fact.rank == 0 for _, fact in facts)
-
-
-# Calls in general code that shape facts can replace (`analysis.ranks`), besides the helpers
-# with plain forms: where general code has none of them and no loop, code for the arguments'
-# shapes would differ at most by its seed, and the general code serves them.
-_GAINS = ("unbroadcast(", "shape_only(", "add_at(", "broadcast_like(")
-_LOOP = re.compile(r"^\s*(for|while) ", re.MULTILINE)
-
-
-def _may_gain(entry):
-    """Whether code specialized on array shapes may differ from the general `entry`."""
-    source = entry.source
-    return (
-        _LOOP.search(source) is not None
-        or any(call in source for call in _GAINS)
-        or any(f"{helper}(" in source for helper in REGISTRY.specialized_names())
-    )
 
 
 handles.install(compiled, under_way)

@@ -25,13 +25,38 @@ _filenames_lock = threading.Lock()
 _filenames = {}  # filename -> source registered under it
 
 
-class _NegativeLiterals(ast.NodeTransformer):
-    """`-1.0` as unary minus on 1.0, so the printer parenthesizes `(-1.0) ** 2` correctly."""
+def _negative_literals(tree):
+    """Each `-1.0` constant as unary minus on 1.0, so the printer parenthesizes `(-1.0) ** 2`
+    correctly (one pass over the tree, in place)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                if _is_negative(value):
+                    setattr(node, field, _negated(value))
+                else:
+                    todo.append(value)
+            elif value.__class__ is list:
+                for k, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        if _is_negative(item):
+                            value[k] = _negated(item)
+                        else:
+                            todo.append(item)
+    return tree
 
-    def visit_Constant(self, node):
-        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool) and node.value < 0:
-            return ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-node.value)), node)
-        return node
+
+def _is_negative(node):
+    if node.__class__ is not ast.Constant:
+        return False
+    value = node.value
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
+
+
+def _negated(node):
+    return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-node.value))
 
 
 def _fill_empty_blocks(statements):
@@ -51,8 +76,7 @@ def to_source(nodes):
     nodes = list(nodes)
     _fill_empty_blocks(nodes)
     module = gast.Module(body=nodes, type_ignores=[])
-    tree = _NegativeLiterals().visit(gast.gast_to_ast(module))
-    ast.fix_missing_locations(tree)
+    tree = _negative_literals(gast.gast_to_ast(module))  # the printer needs no line numbers
     text = astor.to_source(tree, pretty_source=_join)
     lines = []
     for line in text.splitlines():

@@ -60,15 +60,29 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
         return activity_report(program, analysis)
     if variant == JVP:
         tangents = forward(program, wrt, analysis.active, scalars)
+        if stage == _CHECK:
+            return None
         built = jvp_function(f, program, tangents, wrt, optimize, stage)
     else:
-        gradient = reverse(program, analysis, wrt, scalars, tape=stage != "reverse", checkpoint=checkpoint)
+        gradient = reverse(program, analysis, wrt, scalars, tape=stage not in ("reverse", _CHECK), checkpoint=checkpoint)
+        if stage == _CHECK:
+            return None
         built = reverse_functions(f, program, gradient, wrt, variant, optimize, stage, as_tuple)
     if CHECK_CLOSURE and stage is None:
         for generated in (built.function, built.backward):
             if generated is not None:
                 _read_back(generated)
     return built
+
+
+def check(f, wrt, variant):
+    """Run the pipeline on `f` up to the transformation, without the tape, optimizing or
+    emitting, and raise what it refuses (syntax, a call with no rule, an active keyword
+    argument): what `grad(f)` reports at once, though it compiles at the first call."""
+    build(f, wrt, variant, False, stage=_CHECK)
+
+
+_CHECK = "check"  # not a stage `show` takes: `build` stops after the transformation
 
 
 def _not_checkpointed(program):

@@ -35,12 +35,11 @@ after what they hold (`sin_x`, `x_times_y`); every statement keeps the line
 number of the user statement it came from.
 """
 
-import copy
 from dataclasses import dataclass
 
 import gast
 
-from .builders import name as _name, walk
+from .builders import clone, name as _name, walk
 from .builders import store as _store
 from .control import ControlFlowLowering
 from .expressions import ExpressionLowering, makes_sequence, reads_name
@@ -77,7 +76,7 @@ class Program:
 def jumps_lowered(parsed):
     """A copy of the parsed function with `break`, `continue` and early `return` lowered
     to flags (the first step of `to_anf`), for showing that stage."""
-    node = copy.deepcopy(parsed.node)
+    node = clone(parsed.node)
     taken = local_names(node) | set(parsed.namespace) | {n.id for n in walk(node) if isinstance(n, gast.Name)}
     lower_jumps(node, Namer(taken))
     return node
@@ -245,7 +244,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         index = self.index(target.slice)
         old = self.atom_of_simple(gast.Subscript(value=array, slice=index, ctx=gast.Load()))
         new = self.atom_of_simple(gast.BinOp(left=old, op=statement.op, right=self.atom(statement.value)))
-        self.store_item(target.value.id, copy.deepcopy(index), new, statement)
+        self.store_item(target.value.id, clone(index), new, statement)
 
     def assign(self, target, value, resolved=False):
         """`target = value`; a `resolved` value already reads the current names (no reloading)."""

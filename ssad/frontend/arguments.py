@@ -69,15 +69,22 @@ def entry_function(f, lower):
 
 
 def _may_write_into_arguments(f):
-    """A cheap first look: whether `f`'s code stores into a subscript or calls a method at all."""
+    """A cheap first look: whether `f`'s code stores into a subscript or calls a method of a
+    name that is not a module-level one (`items.append(v)` may change an argument,
+    `np.sum(x)` may not)."""
     try:
         parsed = parse_function(f)
     except Exception:  # noqa: BLE001 - reported when compiled
         return False
-    return any((isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store))
-               or isinstance(n, gast.AugAssign)
-               or (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute))
-               for n in walk(parsed.node))
+    local = local_names(parsed.node)
+    for node in walk(parsed.node):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+            return True
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+            owner = node.func.value
+            if isinstance(owner, gast.Name) and (owner.id in local or owner.id not in parsed.namespace):
+                return True
+    return False
 
 
 def lowered_copying_arguments(parsed, lower):

@@ -4,11 +4,13 @@ Builders: `name(id)`, `store(id)`, `param(id)`, `assign(target, value)`,
 `call(func, *args)`, `constant(value)`, and the marker statements `comment(text)`
 and `blank()` that `backend.emit` prints as a comment and an empty line.
 Traversal: `walk(node)`, `ast.walk`'s order without its generator layers (every pass
-walks trees, often the same ones many times, and this is most of compile time).
+walks trees, often the same ones many times, and this is most of compile time), and
+`clone(node)`, a deep copy.
 Questions: `local_names(function)`, `assigned_names(statements)`, `stored_names(statements)`,
 `loaded_names(statements)`, `is_loop_exit(statement)`.
 """
 
+import copy
 from collections import deque
 
 import gast
@@ -74,6 +76,26 @@ def is_marker(statement):
 # ----- traversal -----
 
 _AST = gast.AST
+
+
+def clone(node):
+    """A deep copy of a gast tree, or of a list of them: what `copy.deepcopy` gives, about
+    five times faster (the compiler copies rule bodies and operands many times a function).
+    Values in the nodes that are not nodes (a constant's value, a name's id) are shared."""
+    if node.__class__ is list:
+        return [clone(n) for n in node]
+    if not isinstance(node, _AST):
+        return copy.deepcopy(node)
+    new = node.__class__.__new__(node.__class__)
+    fields = new.__dict__
+    for key, value in node.__dict__.items():
+        if isinstance(value, _AST):
+            fields[key] = clone(value)
+        elif value.__class__ is list:
+            fields[key] = [clone(item) if isinstance(item, _AST) else item for item in value]
+        else:
+            fields[key] = value
+    return new
 
 
 def walk(node):

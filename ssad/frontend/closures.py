@@ -19,13 +19,14 @@ transformation (late binding would read the new value).
 """
 
 import builtins
-import copy
 import itertools
 import linecache
 import threading
 
 import astor
 import gast
+
+from .builders import clone
 
 _counter = itertools.count()
 _lock = threading.Lock()
@@ -65,7 +66,7 @@ def make_template(node, name, captured, namespace, filename, enclosing=None):
     )
     gast.copy_location(function, node)
     module = gast.Module(body=[function], type_ignores=[])
-    positioned = copy.deepcopy(function) if enclosing is not None else None
+    positioned = clone(function) if enclosing is not None else None
     source = astor.to_source(gast.gast_to_ast(gast.fix_missing_locations(module)))
     with _lock:
         label = f"<ssad closure {name} from {filename} #{next(_counter)}>"

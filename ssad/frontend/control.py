@@ -6,11 +6,10 @@ and `zip` become loops over indices); a `while` loop recomputes its test at the 
 of its body and leaves through `if stop: break`.
 """
 
-import copy
 
 import gast
 
-from .builders import call as _call
+from .builders import call as _call, clone
 from .builders import is_loop_exit
 from .builders import name as _name
 from .builders import store as _store
@@ -148,10 +147,10 @@ class ControlFlowLowering:
         self.block(statement.body)
         # The test is computed again at the end of each iteration, by the same statements;
         # after a `break` it is not (`if stop: break` stays last).
-        again = [copy.deepcopy(s) for s in test_statements]
+        again = [clone(s) for s in test_statements]
         exit_test = self.out.pop() if self.out and is_loop_exit(self.out[-1]) else None
         if exit_test is not None and again:
-            running = self.atom_of_simple(gast.UnaryOp(op=gast.Not(), operand=copy.deepcopy(exit_test.test)))
+            running = self.atom_of_simple(gast.UnaryOp(op=gast.Not(), operand=clone(exit_test.test)))
             self.emit(gast.If(test=running, body=again, orelse=[]))
         else:
             self.out.extend(again)

@@ -7,14 +7,13 @@ subscripts, attribute reads, and the function values of nested functions.
 """
 
 import builtins
-import copy
 
 import gast
 import numpy as np
 
 from ..runtime import closures as closures_module
 from ..runtime.closures import closure
-from .builders import call as _call, walk
+from .builders import call as _call, clone, walk
 from .builders import name as _name
 from .builders import store as _store
 from .closures import make_template
@@ -33,7 +32,7 @@ class _Rename(gast.NodeTransformer):
         self.renames = renames
 
     def visit(self, node):
-        return super().visit(copy.deepcopy(node)) if node is not None else None
+        return super().visit(clone(node)) if node is not None else None
 
     def generic_visit(self, node):
         return gast.NodeTransformer.generic_visit(self, node)

@@ -15,7 +15,6 @@ call's result does not reach the output): the call is given its own copy,
 `backward_g(d_t, unspent(t_saved))`.
 """
 
-import copy
 
 import gast
 
@@ -23,7 +22,7 @@ from ..runtime import drop_last, insert_position, is_missing, owned, put_back, r
 from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import Handle
 from ..runtime.pullbacks import call_forward_packed, method_forward_packed
-from .builders import call, name, walk
+from .builders import call, clone, name, walk
 
 
 _LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
@@ -93,7 +92,7 @@ class GeneratedCodeLowering:
             def visit_Name(self, node):
                 if node.id not in names:
                     return node
-                filled = copy.deepcopy(names[node.id])
+                filled = clone(names[node.id])
                 if isinstance(filled, gast.Name):
                     filled.ctx = node.ctx
                 return filled

@@ -8,13 +8,12 @@
 Methods of the lowering (see `anf` and `expressions`).
 """
 
-import copy
 
 import gast
 import numpy as np
 
 from ..runtime import c_, merged, r_
-from .builders import call as _call
+from .builders import call as _call, clone
 from .builders import name as _name
 
 
@@ -39,8 +38,8 @@ class JoinLowering:
             return _call(helper, parts[0], gast.Dict(keys=[], values=[]))
         joined = parts[0]
         for part in parts[1:-1]:
-            joined = self.atom(_call(copy.deepcopy(helper), joined, part))
-        return _call(copy.deepcopy(helper), joined, parts[-1])
+            joined = self.atom(_call(clone(helper), joined, part))
+        return _call(clone(helper), joined, parts[-1])
 
     def index_concatenation(self, expr):
         """`np.r_[a, 0:3, b]` as the call `r_(a, r_0_3, b)` (likewise `np.c_`), so its pieces get
@@ -49,7 +48,7 @@ class JoinLowering:
         directive (`np.r_['0,2', a]`), which stays a subscript ssad refuses to differentiate."""
         source = expr.value
         if isinstance(source, gast.Name) and source.id in self.index_aliases:
-            source = copy.deepcopy(self.index_aliases[source.id])  # `rr = np.r_` earlier: rr[a, b]
+            source = clone(self.index_aliases[source.id])  # `rr = np.r_` earlier: rr[a, b]
         if not self.is_static(source):
             return None
         from .primitives import static_value
@@ -67,7 +66,7 @@ class JoinLowering:
         pieces = []
         for element in elements:
             if isinstance(element, gast.Slice):  # np.r_[start:stop:step]: an arange or a linspace
-                arange = copy.deepcopy(source) if helper is r_ else _name(self.namespace.bind("np_r", np.r_))
+                arange = clone(source) if helper is r_ else _name(self.namespace.bind("np_r", np.r_))
                 element = gast.Subscript(value=arange, slice=element, ctx=gast.Load())
             elif isinstance(element, gast.Starred):
                 pieces.append(gast.Starred(value=self.atom(element.value), ctx=gast.Load()))

@@ -10,16 +10,16 @@ file, line, column and source text for error messages.
 """
 
 import builtins
-import copy
 import inspect
 import linecache
 import textwrap
+import weakref
 from dataclasses import dataclass, field
 
 import gast
 
 from ..errors import SsadError, UnsupportedSyntaxError
-from .builders import local_names, walk  # noqa: F401  (local_names: read from here by other stages)
+from .builders import clone, local_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
 from .desugar import lower_asserts, lower_generator, lower_imports, lower_index_writes
 
@@ -97,27 +97,9 @@ def parse_function(f):
         parsed = _parse_template(f)
         if parsed is not None:
             return parsed
-    try:
-        source_lines, first_line = inspect.getsourcelines(f)
-    except (OSError, TypeError) as error:
-        raise SsadError(
-            f"cannot read the source of {f.__qualname__} (defined in "
-            f"{f.__code__.co_filename}): {error}. ssad needs the function's source: define it "
-            "in a file, a Jupyter cell, or register generated source with linecache."
-        ) from None
-    source = "".join(source_lines)
-    dedented = textwrap.dedent(source)
-    col_offset = _indent_width(source_lines[0]) - _indent_width(dedented.splitlines(True)[0])
-    try:
-        module = gast.parse(dedented)
-    except SyntaxError:
-        raise SsadError(
-            f"cannot parse the source of {f.__qualname__} on its own (at {f.__code__.co_filename}:"
-            f"{f.__code__.co_firstlineno}); define it with `def` at the start of a line"
-        ) from None
-    node = module.body[0]
-    if f.__name__ == "<lambda>":
-        node = _lambda_as_def(module, f)
+    source_lines, first_line, col_offset, module = _read(f)
+    # the read tree stays as parsed: each reading gets its own copy
+    node = _lambda_as_def(clone(module), f) if f.__name__ == "<lambda>" else clone(module.body[0])
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SsadError(f"the source of {f.__qualname__} is not a `def` statement")
     node.decorator_list = []
@@ -143,6 +125,44 @@ def parse_function(f):
     return _finish(parsed)
 
 
+# code object -> what `_read` read: a function is parsed once for every stage that reads it
+# (`grad(f)` checks, then its first call compiles, `show` prints).
+_READ = weakref.WeakKeyDictionary()
+
+
+def _read(f):
+    """(source lines, first line, column offset, gast module) of a function with source."""
+    code = f.__code__
+    try:
+        return _READ[code]
+    except (KeyError, TypeError):
+        pass
+    try:
+        source_lines, first_line = inspect.getsourcelines(f)
+    except (OSError, TypeError) as error:
+        raise SsadError(
+            f"cannot read the source of {f.__qualname__} (defined in "
+            f"{code.co_filename}): {error}. ssad needs the function's source: define it "
+            "in a file, a Jupyter cell, or register generated source with linecache."
+        ) from None
+    source = "".join(source_lines)
+    dedented = textwrap.dedent(source)
+    col_offset = _indent_width(source_lines[0]) - _indent_width(dedented.splitlines(True)[0])
+    try:
+        module = gast.parse(dedented)
+    except SyntaxError:
+        raise SsadError(
+            f"cannot parse the source of {f.__qualname__} on its own (at {code.co_filename}:"
+            f"{code.co_firstlineno}); define it with `def` at the start of a line"
+        ) from None
+    read = (source_lines, first_line, col_offset, module)
+    try:
+        _READ[code] = read
+    except TypeError:
+        pass
+    return read
+
+
 def _finish(parsed):
     """`parsed` with its free names resolved, and its imports, asserts and yields lowered."""
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
@@ -165,7 +185,7 @@ def _parse_template(f):
         if len(inner) != 1:
             return None
         node = inner[0]
-    node = copy.deepcopy(node)
+    node = clone(node)
     node.decorator_list = []
     parsed = Parsed(function=f, node=node, filename=enclosing.filename, line_offset=enclosing.line_offset,
                     col_offset=enclosing.col_offset, source_lines=enclosing.source_lines)
@@ -205,7 +225,7 @@ def _parse_lambda_in_its_file(f):
         return None
     # nested lambdas: the innermost one that holds every instruction is `f`
     lam = min(candidates, key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset))
-    node = _as_def(copy.deepcopy(lam), code)  # the cached tree stays as parsed
+    node = _as_def(clone(lam), code)  # the cached tree stays as parsed
     parsed = Parsed(function=f, node=node, filename=code.co_filename, line_offset=0, col_offset=0,
                     source_lines=lines)
     return _finish(parsed)

@@ -15,11 +15,10 @@ place later and is not a known scalar, the product stays; a known scalar's `t +=
 becomes `t = t + e` (the same for a number, and plainly no write into what t was).
 """
 
-import copy
 
 import gast
 
-from ..frontend.builders import walk
+from ..frontend.builders import clone, walk
 
 
 def fold_unit_seed(statements, seed, scalars):
@@ -53,7 +52,7 @@ def _fold_statement(statement, seed, updated, scalars, aliased):
         return statement
     if not any(isinstance(n, gast.Name) and n.id == seed for n in walk(statement)):
         return statement
-    folded = _Fold(seed).visit(copy.deepcopy(statement))
+    folded = _Fold(seed).visit(clone(statement))
     if isinstance(statement, gast.Assign) and isinstance(statement.value, (gast.BinOp, gast.UnaryOp)):
         fresh = isinstance(folded.value, (gast.BinOp, gast.UnaryOp, gast.Constant))
         targets = [t.id for t in statement.targets if isinstance(t, gast.Name)]

@@ -39,7 +39,7 @@ Conventions
 
 import numpy as np
 
-from ..registry import adjoint, nondifferentiable, tangent
+from ..registry import adjoint, nondifferentiable, specialized, tangent
 from ..runtime import broadcast_like, is_other_array, size
 from .elementwise import _conj
 
@@ -221,6 +221,12 @@ def sum_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False,
 def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
     spread = dy if axis is None or keepdims else np.expand_dims(dy, axis)
     return (np.broadcast_to(spread / (size(a) / size(y)), np.shape(a)),)
+
+
+@specialized(size)
+def _size_form(x):
+    """The size of a scalar is 1: the reduction's result then needs no computing for its size."""
+    return "1" if x == 0 else None
 
 
 @tangent(np.mean)

@@ -27,9 +27,9 @@ def transformable(f):
 def unwrapped(f):
     """A function made by `ssad.grad` (or `value_and_grad`) stands for its generated code,
     which has source ssad can read; any other value stands for itself."""
-    generated = getattr(f, "generated", None)
-    if getattr(f, "_ssad_wrapped", None) is not None and generated is not None:
-        return generated
+    variants = getattr(f, "variants", None)
+    if getattr(f, "_ssad_wrapped", None) is not None and variants is not None:
+        return variants.general.function
     return f
 
 

@@ -57,4 +57,4 @@ def gradient_closure(f, wrt, grad):
 
         raise SsadError(f"wrt={wrt!r} names no parameter of {f.__name__}; its parameters are {', '.join(positional)}")
     gradient = grad(template, wrt=names if isinstance(wrt, (tuple, list)) else names[0])
-    return Closure(gradient.generated, dict(f.captured), f"grad_{f.__name__}")
+    return Closure(gradient.variants.general.function, dict(f.captured), f"grad_{f.__name__}")

@@ -156,6 +156,9 @@ def fit_gradient(g, x):
     included), None and any other leaf that is not a number have no gradient: None."""
     if type(x) is float and type(g) is float:  # the hot case of scalar code: nothing to fit
         return g
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.dtype is _REAL and x.dtype is _REAL:
+        if g.shape == x.shape and g.flags.writeable:  # the hot case of array code
+            return g
     if isinstance(x, np.ndarray):
         if x.dtype.kind == "b":
             return None

@@ -14,14 +14,13 @@ for a write, `add_at(d_x, i, d)` for a read, instead of copying the whole array
 each time (a copy per loop iteration would make a loop over `x[i]` quadratic).
 """
 
-import copy
 import inspect
 
 import gast
 import numpy as np
 
 from ..frontend import primitives
-from ..frontend.builders import assign, call, comment, constant, name, store
+from ..frontend.builders import assign, call, clone, comment, constant, name, store
 from .call_adjoints import CallAdjoints
 from ..analysis.activity import list_mutation
 from ..runtime import (
@@ -40,6 +39,7 @@ from ..runtime import unbroadcast as unbroadcast_helper
 from ..analysis.ranks import unbroadcast_is_identity
 from ..analysis.shapes import drop_unbroadcast, is_elementwise, without_shape_calls
 from ..registry import REGISTRY
+from .fold import fold
 
 
 class StatementAdjoints(CallAdjoints):
@@ -112,11 +112,11 @@ class StatementAdjoints(CallAdjoints):
             bound = gast.Subscript(value=name(dy), slice=constant(0), ctx=gast.Load())
             for position, value in enumerate(op.args[1:]):
                 if self.activity.is_active(value):
-                    self.contribute(value, gast.Subscript(value=copy.deepcopy(bound), slice=constant(position), ctx=gast.Load()))
+                    self.contribute(value, gast.Subscript(value=clone(bound), slice=constant(position), ctx=gast.Load()))
             table = gast.Subscript(value=name(dy), slice=constant(1), ctx=gast.Load())
             for keyword, value in op.keywords.items():
                 if self.activity.is_active(value):
-                    self.contribute(value, gast.Subscript(value=copy.deepcopy(table), slice=constant(keyword), ctx=gast.Load()))
+                    self.contribute(value, gast.Subscript(value=clone(table), slice=constant(keyword), ctx=gast.Load()))
         elif op.kind == primitives.CLOSURE:
             for captured, value in op.keywords.items():
                 if self.activity.is_active(value):
@@ -152,7 +152,7 @@ class StatementAdjoints(CallAdjoints):
         which rules that need the element's shape (np.repeat, np.cumsum) cannot take."""
         if container not in self.overwritten:
             return item
-        return call(self.helper("broadcast_like", broadcast_like), item, copy.deepcopy(element))
+        return call(self.helper("broadcast_like", broadcast_like), item, clone(element))
 
     def attribute(self, source, attr, d_part):
         """t = source.attr: add d_part to that attribute of source's adjoint."""
@@ -160,7 +160,7 @@ class StatementAdjoints(CallAdjoints):
         if primal in self.adjoint:
             base = name(self.adjoint[primal])
         else:
-            base = call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(source))
+            base = call(self.helper("zeros_like_value", zeros_like_value), clone(source))
         adjoint = self.adjoint.get(primal) or self.adjoint_names[primal]
         self.out.append(assign(adjoint, call(self.helper("add_attr", add_attr), base, constant(attr), d_part)))
         self.adjoint[primal] = adjoint
@@ -183,7 +183,7 @@ class StatementAdjoints(CallAdjoints):
             return
         self.comment_for(statement)
         pack = self.helper("pack_like", pack_like)
-        self.contribute(source, call(pack, copy.deepcopy(source), gast.Tuple(elts=items, ctx=gast.Load())))
+        self.contribute(source, call(pack, clone(source), gast.Tuple(elts=items, ctx=gast.Load())))
 
     def write(self, statement):
         """x[i] = v: v gets the adjoint of x[i]; x's old value gets zero there."""
@@ -192,12 +192,12 @@ class StatementAdjoints(CallAdjoints):
         if array not in self.adjoint:
             return
         self.comment_for(statement)
-        index = index_value(copy.deepcopy(target.slice), self.namespace)
+        index = index_value(clone(target.slice), self.namespace)
         d_array = self.adjoint[array]
         self.overwritten.add(array)
         value = statement.value
         if self.activity.is_active(value):
-            part = call(self.helper("written_part", written_part), name(d_array), copy.deepcopy(index))
+            part = call(self.helper("written_part", written_part), name(d_array), clone(index))
             self.contribute(value, self.unbroadcast(part, value))
         if array in self.owned:
             zero = gast.Subscript(value=name(d_array), slice=index, ctx=gast.Store())
@@ -208,13 +208,13 @@ class StatementAdjoints(CallAdjoints):
 
     def scatter(self, source, slice_, d_part):
         """Add `d_part` into the adjoint of `source` at the index `slice_` (for t = source[i])."""
-        index = index_value(copy.deepcopy(slice_), self.namespace)
+        index = index_value(clone(slice_), self.namespace)
         helper = self.helper("add_at", add_at)
         primal = source.id
         d_source = self.adjoint.get(primal) or self.adjoint_names[primal]
         if primal not in self.adjoint:
             # the first contribution: d_part scattered into zeros shaped like the source
-            gathered = call(self.helper("getitem_adjoint", getitem_adjoint), d_part, copy.deepcopy(source), index)
+            gathered = call(self.helper("getitem_adjoint", getitem_adjoint), d_part, clone(source), index)
             self.out.append(assign(d_source, gathered))
             self.adjoint[primal] = d_source
             self.owned.add(primal)
@@ -222,7 +222,7 @@ class StatementAdjoints(CallAdjoints):
         if primal in self.owned:
             if self.ranks.get(primal, 0) >= 1 and self._basic_index(slice_):
                 # an array of ours and an index that selects each element once: add in place
-                part = gast.Subscript(value=name(d_source), slice=copy.deepcopy(index), ctx=gast.Load())
+                part = gast.Subscript(value=name(d_source), slice=clone(index), ctx=gast.Load())
                 target = gast.Subscript(value=name(d_source), slice=index, ctx=gast.Store())
                 total = gast.BinOp(left=part, op=gast.Add(), right=d_part)
                 self.out.append(gast.Assign(targets=[target], value=total, type_comment=None))
@@ -251,7 +251,7 @@ class StatementAdjoints(CallAdjoints):
     def unbroadcast(self, expr, primal):
         from ..runtime import unbroadcast
 
-        return call(self.helper("unbroadcast", unbroadcast), expr, copy.deepcopy(primal))
+        return call(self.helper("unbroadcast", unbroadcast), expr, clone(primal))
 
     def simplify(self, output, op, position, y, dy=None):
         """Drop `unbroadcast` where the shape facts show shapes already match (see `shapes`), and
@@ -358,16 +358,20 @@ def plain_forms(output, namespace, ranks):
             params = list(inspect.signature(helper).parameters)[: len(node.args)]
             bound = dict(zip(params, node.args, strict=True))
             bound["np"] = name(namespace.bind("np", np))
+            self.changed = True
             return _bind(gast.parse(source).body[0].value, bound)
 
-    return Specialize().visit(output)
+    specialize = Specialize()
+    specialize.changed = False
+    output = specialize.visit(output)
+    return fold(output) if specialize.changed else output  # `size(a) / 1` where the form was a constant
 
 
 def _bind(expr, bound):
     class Bind(gast.NodeTransformer):
         def visit_Name(self, node):
             if node.id in bound:
-                return copy.deepcopy(bound[node.id])
+                return clone(bound[node.id])
             return node
 
     return Bind().visit(expr)

@@ -7,7 +7,6 @@ function value (`pullback(d_t)`); a call to the user's own function
 carries a gradient and has no rule raises MissingRuleError where it stands.
 """
 
-import copy
 import inspect
 import operator
 import textwrap
@@ -15,7 +14,7 @@ import textwrap
 import gast
 
 from ..frontend import primitives
-from ..frontend.builders import assign, call, constant, name, walk
+from ..frontend.builders import assign, call, clone, constant, name, walk
 from ..errors import MissingRuleError, SourceError
 from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
@@ -65,14 +64,14 @@ class CallAdjoints:
         """t = items.pop(i): the adjoint of items gets d_t back at i; items gets t back."""
         target = statement.targets[0].id
         items = op.args[0]
-        index = copy.deepcopy(op.args[1]) if len(op.args) > 1 else None
+        index = clone(op.args[1]) if len(op.args) > 1 else None
         d_t = self.adjoint.pop(target, None)
         self.owned.discard(target)
         if items.id in self.adjoint or d_t is not None:
             self.comment_for(statement)
             zero = self.helper("zeros_like_value", zeros_like_value)
             if items.id not in self.adjoint:
-                base = call(zero, copy.deepcopy(items))
+                base = call(zero, clone(items))
             elif items.id in self.owned:
                 base = name(self.adjoint[items.id])
             else:
@@ -84,7 +83,7 @@ class CallAdjoints:
             self.adjoint[items.id] = adjoint
             self.owned.add(items.id)
         # Put the item back, so earlier code sees the list (or dict) as it was.
-        self.out.append(self.put_back(copy.deepcopy(items), copy.deepcopy(index), name(target)))
+        self.out.append(self.put_back(clone(items), clone(index), name(target)))
 
     def put_back(self, items, index, value):
         """`items.append(value)` undoing `items.pop()`; `put_back(items, index, value)`
@@ -111,12 +110,12 @@ class CallAdjoints:
             elif method == "insert":
                 taken = gast.Call(
                     func=gast.Attribute(value=name(d_items), attr="pop", ctx=gast.Load()),
-                    args=[copy.deepcopy(operands[0])],
+                    args=[clone(operands[0])],
                     keywords=[],
                 )
                 value = operands[1]
             else:
-                length = call(self.helper("len", len), copy.deepcopy(operands[0]))
+                length = call(self.helper("len", len), clone(operands[0]))
                 taken = call(self.helper("drop_last", drop_last), name(d_items), length)
                 value = operands[0]
             if self.activity.is_active(value):
@@ -128,10 +127,10 @@ class CallAdjoints:
             undo = gast.Call(func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[], keywords=[])
         elif method == "insert":
             undo = gast.Call(
-                func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[copy.deepcopy(operands[0])], keywords=[]
+                func=gast.Attribute(value=name(items), attr="pop", ctx=gast.Load()), args=[clone(operands[0])], keywords=[]
             )
         else:
-            length = call(self.helper("len", len), copy.deepcopy(operands[0]))
+            length = call(self.helper("len", len), clone(operands[0]))
             undo = call(self.helper("drop_last", drop_last), name(items), length)
         self.out.append(gast.Expr(value=undo))
 
@@ -193,8 +192,8 @@ class CallAdjoints:
         self.namespace.pure.append(rule)
         rule_call = gast.Call(
             func=name(rule_name),
-            args=[name(dy), name(y)] + copy.deepcopy(op.args),
-            keywords=[gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()],
+            args=[name(dy), name(y)] + clone(op.args),
+            keywords=[gast.keyword(arg=k, value=clone(v)) for k, v in op.keywords.items()],
         )
         if len(active) == 1:
             (i,) = active

@@ -37,13 +37,12 @@ again (`check_replayable`). Nested loops are part of their outer loop's iteratio
 are recorded whole within a segment.
 """
 
-import copy
 
 import gast
 
 from ..errors import SourceError
 from ..frontend import primitives
-from ..frontend.builders import assign, call, comment, constant, name, store, walk
+from ..frontend.builders import assign, call, clone, comment, constant, name, store, walk
 from ..registry import REGISTRY
 from ..runtime.checkpoints import Checkpoints, copy_state, keep, restore, reversal, segments
 from ..runtime.effects import check_replayable, effect_of
@@ -145,7 +144,7 @@ class _Loop:
             op = primitives.operation(value, self.program)
             where = self.program.parsed.where(original)
             if op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
-                function = copy.deepcopy(op.args[0])
+                function = clone(op.args[0])
                 if op.kind == primitives.METHOD_CALL:
                     function = gast.Attribute(value=function, attr=op.keys[0], ctx=gast.Load())
                 self.checks[id(statement)] = function
@@ -160,14 +159,14 @@ class _Loop:
     # ----- the code -----
 
     def forward_code(self):
-        trips = call(self.rev.helper("len", len), copy.deepcopy(self.loop.iter)) if self.is_for else constant(None)
+        trips = call(self.rev.helper("len", len), clone(self.loop.iter)) if self.is_for else constant(None)
         made = call(self.rev.helper("Checkpoints", Checkpoints), _strategy(self.strategy), trips)
         body = [self._keep()] + self._copy(self.body, record=False, again=False)
         if self.is_for:
-            loop = gast.For(target=copy.deepcopy(self.loop.target), iter=copy.deepcopy(self.loop.iter), body=body,
+            loop = gast.For(target=clone(self.loop.target), iter=clone(self.loop.iter), body=body,
                             orelse=[], type_comment=None)
         else:
-            loop = gast.While(test=copy.deepcopy(self.loop.test), body=body, orelse=[])
+            loop = gast.While(test=clone(self.loop.test), body=body, orelse=[])
         what = f"{self.strategy!r}" if isinstance(self.strategy, str) else f"{self.strategy[0]}, {self.strategy[1]}"
         return [
             comment(f"checkpointed ({what}): this loop records nothing; snapshots of its state are kept"),
@@ -211,14 +210,14 @@ class _Loop:
 
     def _segment_loop(self, start, stop, body, reverse):
         if self.is_for:
-            part = gast.Subscript(value=copy.deepcopy(self.loop.iter),
+            part = gast.Subscript(value=clone(self.loop.iter),
                                   slice=gast.Slice(lower=name(start), upper=name(stop), step=None), ctx=gast.Load())
-            target = copy.deepcopy(self.loop.target)
+            target = clone(self.loop.target)
             if reverse:
                 part = call(self.rev.helper("reversed", reversed), part)
         else:
             part = call(self.rev.helper("range", range), name(start), name(stop))
-            target = copy.deepcopy(self.header.target)
+            target = clone(self.header.target)
         return gast.For(target=target, iter=part, body=body or [gast.Pass()], orelse=[], type_comment=None)
 
     def _copy(self, block, record, again):
@@ -228,10 +227,10 @@ class _Loop:
         for statement in block:
             if _is_push(statement, self.rev):
                 if record:
-                    out.append(copy.deepcopy(statement))
+                    out.append(clone(statement))
                 continue
             if isinstance(statement, gast.If):
-                made = gast.If(test=copy.deepcopy(statement.test), body=self._copy(statement.body, record, again),
+                made = gast.If(test=clone(statement.test), body=self._copy(statement.body, record, again),
                                orelse=self._copy(statement.orelse, record, again))
                 made.body = made.body or [gast.Pass()]
                 out.append(gast.copy_location(made, statement))
@@ -239,19 +238,19 @@ class _Loop:
             if isinstance(statement, (gast.For, gast.While)):
                 body = self._copy(statement.body, record, again) or [gast.Pass()]
                 if isinstance(statement, gast.For):
-                    made = gast.For(target=copy.deepcopy(statement.target), iter=copy.deepcopy(statement.iter),
+                    made = gast.For(target=clone(statement.target), iter=clone(statement.iter),
                                     body=body, orelse=[], type_comment=None)
                 else:
-                    made = gast.While(test=copy.deepcopy(statement.test), body=body, orelse=[])
+                    made = gast.While(test=clone(statement.test), body=body, orelse=[])
                 out.append(gast.copy_location(made, statement))
                 continue
             original = statement if record else self.rev.unsplit.get(id(statement), statement)
             if again and _prints(original, self.program):
                 continue
             if again and id(statement) in self.checks:
-                check = call(self.rev.helper("check_replayable", check_replayable), copy.deepcopy(self.checks[id(statement)]))
+                check = call(self.rev.helper("check_replayable", check_replayable), clone(self.checks[id(statement)]))
                 out.append(gast.copy_location(gast.Expr(value=check), statement))
-            out.append(copy.deepcopy(original))
+            out.append(clone(original))
         return out
 
 

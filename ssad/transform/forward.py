@@ -13,7 +13,6 @@ it is: forward mode needs no tape. Zeros are symbolic; where a branch or a loop 
 gives a tangent the other path lacks, that path gets an explicit zero.
 """
 
-import copy
 from dataclasses import dataclass
 
 import gast
@@ -21,7 +20,7 @@ import gast
 from ..frontend import primitives
 from ..analysis.activity import list_mutation, simple_statements
 from ..analysis.shapes import scalar_names
-from ..frontend.builders import assign, assigned_names, call, comment, constant, is_loop_exit, name, store, walk
+from ..frontend.builders import assign, assigned_names, call, clone, comment, constant, is_loop_exit, name, store, walk
 from .adjoints import index_value
 from .forward_calls import Before, Replace, TangentCalls
 from ..runtime import copy_adjoint, zeros_like_value
@@ -74,7 +73,7 @@ class _Forward(TangentCalls):
         if isinstance(result, gast.Name) and result.id in self.tangent:
             result_tangent = name(self.tangent[result.id])
         else:
-            result_tangent = call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(result))
+            result_tangent = call(self.helper("zeros_like_value", zeros_like_value), clone(result))
         body = unbound_zero_reads(body + [gast.Expr(value=result_tangent)], self.program.params, self.namespace) + body
         return Tangents(body, result_tangent, self.callees, self.names)
 
@@ -221,7 +220,7 @@ class _Forward(TangentCalls):
         tangent = self.d(operand)
         if tangent is not None:
             return tangent
-        return call(self.helper("zeros_like_value", zeros_like_value), copy.deepcopy(operand))
+        return call(self.helper("zeros_like_value", zeros_like_value), clone(operand))
 
     def set_tangent(self, primal, expr, owned=False):
         self.tangent[primal] = self.names[primal]
@@ -252,7 +251,7 @@ class _Forward(TangentCalls):
         if kind == primitives.INDEXED:
             raise primitives.indexed_error(op, self.program, statement)
         if kind == primitives.GETITEM:
-            part = gast.Subscript(value=self.d(op.args[0]), slice=copy.deepcopy(statement.value.slice), ctx=gast.Load())
+            part = gast.Subscript(value=self.d(op.args[0]), slice=clone(statement.value.slice), ctx=gast.Load())
             return self.set_tangent(target, part)
         if kind == primitives.PACK:
             items = [self.d_or_zero(e) for e in op.args]
@@ -266,7 +265,7 @@ class _Forward(TangentCalls):
             return self.set_tangent(target, part)
         if kind == primitives.CONSTRUCT:
             built = gast.Call(
-                func=copy.deepcopy(statement.value.func),
+                func=clone(statement.value.func),
                 args=[self.d_or_zero(a) for a in op.args],
                 keywords=[gast.keyword(arg=k, value=self.d_or_zero(v)) for k, v in op.keywords.items()],
             )
@@ -294,7 +293,7 @@ class _Forward(TangentCalls):
         out = self.own(items.id)
         pop = gast.Call(
             func=gast.Attribute(value=name(self.tangent[items.id]), attr="pop", ctx=gast.Load()),
-            args=copy.deepcopy(op.args[1:]),
+            args=clone(op.args[1:]),
             keywords=[],
         )
         return out + [gast.Expr(value=pop)]
@@ -316,7 +315,7 @@ class _Forward(TangentCalls):
             return []
         out = self.own(array)
         part = gast.Subscript(
-            value=name(self.tangent[array]), slice=index_value(copy.deepcopy(target.slice), self.namespace), ctx=gast.Store()
+            value=name(self.tangent[array]), slice=index_value(clone(target.slice), self.namespace), ctx=gast.Store()
         )
         out.append(gast.Assign(targets=[part], value=self.d(value) or constant(0.0), type_comment=None))
         return out
@@ -342,7 +341,7 @@ class _Forward(TangentCalls):
         if method == "extend":
             args = [self.d_or_zero(operands[0])]
         elif method == "insert":
-            args = [copy.deepcopy(operands[0]), self.d_or_zero(operands[1])]
+            args = [clone(operands[0]), self.d_or_zero(operands[1])]
         else:
             args = [self.d_or_zero(operands[0])]
         change = gast.Call(func=gast.Attribute(value=name(self.tangent[items]), attr=method, ctx=gast.Load()), args=args, keywords=[])

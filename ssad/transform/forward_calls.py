@@ -7,13 +7,12 @@ jvp handle (`t, d_t = jvp_g(a, d_a=...)`); a call through a function value
 (`t, d_t = call_jvp(f, ...)`).
 """
 
-import copy
 
 import gast
 
 from ..analysis.shapes import without_shape_calls
 from ..frontend import primitives
-from ..frontend.builders import constant, name, store
+from ..frontend.builders import clone, constant, name, store
 from ..errors import MissingRuleError, SourceError
 from .fold import ZERO, is_zero, materialize_zeros
 from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
@@ -73,7 +72,7 @@ class TangentCalls:
         arguments = bind_arguments(rule, primitive_name(op.primitive), len(op.args), list(op.keywords), first="t")
         if template is not None:
             zero = gast.Name(id=ZERO, ctx=gast.Load(), annotation=None, type_comment=None)
-            tangents = gast.Tuple(elts=[self.d(a) or copy.deepcopy(zero) for a in op.args], ctx=gast.Load())
+            tangents = gast.Tuple(elts=[self.d(a) or clone(zero) for a in op.args], ctx=gast.Load())
             bound = {}
             for param, placeholder in arguments.items():
                 if param in template.ignored:
@@ -99,8 +98,8 @@ class TangentCalls:
         tangents = gast.Tuple(elts=[self.d_or_zero(a) for a in op.args], ctx=gast.Load())
         rule_call = gast.Call(
             func=name(rule_name),
-            args=[tangents, name(target)] + copy.deepcopy(op.args),
-            keywords=[gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()],
+            args=[tangents, name(target)] + clone(op.args),
+            keywords=[gast.keyword(arg=k, value=clone(v)) for k, v in op.keywords.items()],
         )
         return self.set_tangent(target, rule_call)
 
@@ -136,7 +135,7 @@ class TangentCalls:
             raise MissingRuleError(error.message, *self.program.parsed.where(statement)) from None
         self.callees.append((function, wrt))
         handle = self.helper(f"jvp_{function_label(function)}", lazy)
-        call_node = copy.deepcopy(statement.value)
+        call_node = clone(statement.value)
         call_node.func = name(handle)
         call_node.keywords = list(call_node.keywords) + [
             gast.keyword(arg=tangent_parameter(p), value=tangents[p]) for p in wrt
@@ -156,17 +155,17 @@ class TangentCalls:
 
         if op.kind == primitives.DYNAMIC_CALL:
             helper = self.helper("call_jvp", call_jvp)
-            head = [copy.deepcopy(op.args[0]), self.d(op.args[0]) or constant(None)]
+            head = [clone(op.args[0]), self.d(op.args[0]) or constant(None)]
             args = op.args[1:]
         else:
             helper = self.helper("method_jvp", method_jvp)
-            head = [copy.deepcopy(op.args[0]), self.d(op.args[0]) or constant(None), constant(op.keys[0])]
+            head = [clone(op.args[0]), self.d(op.args[0]) or constant(None), constant(op.keys[0])]
             args = op.args[1:]
-        primals = gast.Tuple(elts=copy.deepcopy(args), ctx=gast.Load())
+        primals = gast.Tuple(elts=clone(args), ctx=gast.Load())
         tangents = gast.Tuple(elts=[self.d(a) or constant(None) for a in args], ctx=gast.Load())
         keys = [constant(k) for k in op.keywords]
-        keywords = gast.Dict(keys=keys, values=[copy.deepcopy(v) for v in op.keywords.values()])
-        keyword_tangents = gast.Dict(keys=copy.deepcopy(keys), values=[self.d(v) or constant(None) for v in op.keywords.values()])
+        keywords = gast.Dict(keys=keys, values=[clone(v) for v in op.keywords.values()])
+        keyword_tangents = gast.Dict(keys=clone(keys), values=[self.d(v) or constant(None) for v in op.keywords.values()])
         call_node = gast.Call(func=name(helper), args=head + [primals, tangents, keywords, keyword_tangents], keywords=[])
         self.tangent[target] = self.names[target]
         self.owned.discard(target)

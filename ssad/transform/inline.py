@@ -9,7 +9,6 @@ user's function. Any other rule is called, and its result indexed.
 """
 
 import builtins
-import copy
 import inspect
 import textwrap
 import threading
@@ -19,7 +18,7 @@ import gast
 
 from ..errors import SsadError
 from .fold import fold
-from ..frontend.builders import walk
+from ..frontend.builders import clone, walk
 
 _templates = {}
 _templates_lock = threading.Lock()
@@ -167,7 +166,7 @@ class _Substitute(gast.NodeTransformer):
             replacement = self.mapping[node.id]
             if isinstance(replacement, str):
                 return gast.Name(id=replacement, ctx=node.ctx, annotation=None, type_comment=None)
-            return copy.deepcopy(replacement)
+            return clone(replacement)
         return node
 
 
@@ -211,7 +210,7 @@ def instantiate(template, call, namespace, namer, needed):
         local = statement.targets[0].id
         if not uses[local]:
             continue
-        value = fold(_Substitute(mapping).visit(copy.deepcopy(statement.value)))
+        value = fold(_Substitute(mapping).visit(clone(statement.value)))
         if uses[local] == 1:
             mapping[local] = value
         else:
@@ -219,7 +218,7 @@ def instantiate(template, call, namespace, namer, needed):
             statements.append(gast.Assign(targets=[gast.Name(id=fresh, ctx=gast.Store(), annotation=None, type_comment=None)], value=value, type_comment=None))
             mapping[local] = fresh
     outputs = [
-        fold(_Substitute(mapping).visit(copy.deepcopy(output))) if position in needed else None
+        fold(_Substitute(mapping).visit(clone(output))) if position in needed else None
         for position, output in enumerate(template.outputs)
     ]
     return statements, outputs

@@ -26,11 +26,10 @@ from the one the forward sweep had at the mirrored point; `strip` removes the ma
 The tests turn `ENABLED` on for everything they compile (tests/conftest.py).
 """
 
-import copy
 
 import gast
 
-from ..frontend.builders import MIRROR as _MIRROR, walk
+from ..frontend.builders import clone, MIRROR as _MIRROR, walk
 from ..frontend.builders import name as _name
 from .mirror_terms import _MAX_TRIPS, MirrorError, Terms, _Obj  # noqa: F401  (MirrorError: raised to the tests)
 from ..frontend.sharing import viewed_operand
@@ -380,7 +379,7 @@ def _comment(statement):
 
 
 def _load(target):
-    node = copy.deepcopy(target)
+    node = clone(target)
     for n in walk(node):
         if hasattr(n, "ctx"):
             n.ctx = gast.Load()

@@ -17,7 +17,12 @@ A statement `t = value` at the top level of a `for` loop's body is recomputed wh
 - value is `a[index]`, with `a` a *stable* array and every part of the index a
   loop index of an enclosing loop, an integer constant, a stable name, a slice of
   those or a name recomputed before it; or value is `+ - * // %` of loop indices,
-  integer constants and integers recomputed before it.
+  integer constants and integers recomputed before it; or t is known to be a real
+  scalar (`analysis.ranks`) and value is `+ - * / **`, negation or a pure one-output
+  NumPy ufunc (`np.sin`) of names recomputed before it, loop indices, stable names and
+  numbers, one of them at least a loop index or recomputed: for a number, computing it again costs what recording it costs, and a
+  forward loop all of whose values are made again is left computing only the value,
+  which dead-code elimination then drops.
 
 A name is stable when nothing can change it between the forward and adjoint sweeps:
 it is never assigned inside a loop and at most once outside, nothing writes into it
@@ -29,15 +34,15 @@ analysis then finds the pushes of those names unneeded. The mirror checker
 (`mirror`) verifies the result like every other read of the adjoint sweep.
 """
 
-import copy
 
 import gast
 import numpy as np
 
 from ..frontend import primitives
-from ..frontend.builders import is_marker, walk
+from ..frontend.builders import clone, is_marker, walk
 from ..errors import SsadError
 from ..registry import REGISTRY
+from ..analysis.rank_rules import Fact
 from .liveness import Restore, Save, _all_statements
 
 _INTEGER_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
@@ -53,7 +58,7 @@ def insert_recomputations(rev, forward, backward):
         header = rev.adjoint_loops.get(id(rev.forward_loops.get(id(loop))))
         if header is None:
             continue
-        found = _recomputable(loop, targets, stable, counts, program)
+        found = _recomputable(loop, targets, stable, counts, program, rev.facts)
         if not found:
             continue
         needed = _needed(found, header.body)
@@ -62,7 +67,7 @@ def insert_recomputations(rev, forward, backward):
         lead = 0
         while lead < len(header.body) and is_marker(header.body[lead]):
             lead += 1
-        made = [copy.deepcopy(statement) for statement in found if statement.targets[0].id in needed]
+        made = [clone(statement) for statement in found if statement.targets[0].id in needed]
         header.body[lead:lead] = made
     return forward, backward
 
@@ -165,7 +170,11 @@ def _only_reads(value, program):
         return False
 
 
-def _recomputable(loop, targets, stable, counts, program):
+def _is_scalar(fact):
+    return isinstance(fact, Fact) and fact.rank == 0
+
+
+def _recomputable(loop, targets, stable, counts, program, facts):
     """The top-level statements of `loop`'s body that the adjoint loop can make again."""
     found, integers, names = [], set(targets), set()
     read_before = set()
@@ -178,7 +187,7 @@ def _recomputable(loop, targets, stable, counts, program):
             target = statement.targets[0].id
             value = statement.value
             if counts.get(target) == 1 and target not in read_before and target not in targets:
-                kind = _kind(value, integers, names, stable, program)
+                kind = _kind(value, integers, names, stable, program, _is_scalar(facts.get(target)))
                 if kind is not None:
                     found.append(statement)
                     names.add(target)
@@ -193,20 +202,53 @@ def _recomputable(loop, targets, stable, counts, program):
     return found
 
 
-def _kind(value, integers, names, stable, program):
-    """"integer" or "read" when `value` is recomputable, else None."""
+def _kind(value, integers, names, stable, program, scalar=False):
+    """"integer", "read" or "scalar" when `value` is recomputable, else None; `scalar`: the
+    value is known to be a real scalar (see `analysis.ranks`)."""
     if isinstance(value, gast.BinOp) and isinstance(value.op, _INTEGER_OPERATORS):
         operands = (value.left, value.right)
         if all(_is_integer(o, integers) for o in operands):
             return "integer"
-        return None
     if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
         base = value.value.id
         if base in program.namespace.values or not (base in stable or base in names):
             return None
         if all(_index_part(p, integers, names, stable) for p in _parts(value.slice)):
             return "read"
+        return None
+    if scalar and _scalar_operation(value, names | integers, stable, program):
+        return "scalar"
     return None
+
+
+_ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+
+
+def _scalar_operation(value, names, stable, program):
+    """Whether `value` is arithmetic or a pure ufunc (`np.sin`) of recomputed names, stable
+    names and numbers: with a scalar result, as cheap to make again as to record."""
+    if isinstance(value, gast.BinOp) and isinstance(value.op, _ARITHMETIC):
+        operands = [value.left, value.right]
+    elif isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub):
+        operands = [value.operand]
+    elif isinstance(value, gast.Call) and not value.keywords and primitives.is_static(value.func, program):
+        try:
+            callee = primitives.static_value(value.func, program)
+        except SsadError:
+            return False
+        if not (isinstance(callee, np.ufunc) and callee.nout == 1 and callee.signature is None
+                and REGISTRY.is_pure(callee)):
+            return False
+        operands = value.args
+    else:
+        return False
+    # one operand at least changes with the iteration: a value the same in every iteration
+    # is not recorded per iteration anyway (see `tape`)
+    return any(isinstance(o, gast.Name) and o.id in names for o in operands) and all(
+        (isinstance(o, gast.Name) and (o.id in names or o.id in stable))
+        or (isinstance(o, gast.Constant) and isinstance(o.value, (int, float)) and not isinstance(o.value, bool))
+        for o in operands
+    )
 
 
 def _is_integer(expr, integers):

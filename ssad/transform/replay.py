@@ -7,7 +7,6 @@ statements last to first; an `if` is replayed on its test; a `for` loop runs ove
 loop body disagree on which adjoints exist, the side that lacks one gets a zero.
 """
 
-import copy
 
 
 import gast
@@ -15,7 +14,7 @@ import gast
 from ..analysis.activity import list_mutation
 
 from . import mirror
-from ..frontend.builders import assign, call, is_loop_exit, name, store
+from ..frontend.builders import assign, call, clone, is_loop_exit, name, store
 from ..runtime import copy_adjoint
 
 
@@ -105,7 +104,7 @@ class AdjointSweep:
         if not body and not orelse:
             return
         self.out.append(gast.copy_location(
-            gast.If(test=copy.deepcopy(statement.test), body=body or [gast.Pass()], orelse=orelse), statement
+            gast.If(test=clone(statement.test), body=body or [gast.Pass()], orelse=orelse), statement
         ))
 
     def loop_adjoint(self, loop, depth):
@@ -160,10 +159,10 @@ class AdjointSweep:
             ignored = self.namer.fresh("_")
             rng = call(self.helper("range", range), name(counter))
             return gast.For(target=store(ignored), iter=rng, body=[], orelse=[], type_comment=None)
-        iterations = copy.deepcopy(loop.iter)
+        iterations = clone(loop.iter)
         if counter is not None:
             iterations = gast.Subscript(
                 value=iterations, slice=gast.Slice(lower=None, upper=name(counter), step=None), ctx=gast.Load()
             )
         rng = call(self.helper("reversed", reversed), iterations)
-        return gast.For(target=copy.deepcopy(loop.target), iter=rng, body=[], orelse=[], type_comment=None)
+        return gast.For(target=clone(loop.target), iter=rng, body=[], orelse=[], type_comment=None)

@@ -23,7 +23,6 @@ body) and one side has an adjoint the other lacks, that side gets an explicit
 zero. Each block of adjoint code is preceded by `# grad of: <source line>`.
 """
 
-import copy
 import inspect
 from dataclasses import dataclass
 
@@ -34,7 +33,7 @@ import gast
 from . import mirror
 from ..frontend import primitives
 from ..analysis.activity import list_mutation
-from ..frontend.builders import assign, assigned_names, constant, is_loop_exit, name, store
+from ..frontend.builders import assign, assigned_names, clone, constant, is_loop_exit, name, store
 from .adjoints import StatementAdjoints
 from .replay import AdjointSweep, _walk_statements
 from .calls import bind_operands
@@ -276,7 +275,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         self.callees.append((op.primitive, wrt))
         saved = self.namer.fresh(f"{target.id}_saved")
         self.calls[id(statement)] = (saved, self.helper(backward.__name__, backward), wrt, bound)
-        call = copy.deepcopy(statement.value)
+        call = clone(statement.value)
         call.func = name(self.helper(forward.__name__, forward))
         split = gast.Assign(
             targets=[gast.Tuple(elts=[store(target.id), store(saved)], ctx=gast.Store())], value=call, type_comment=None
@@ -292,12 +291,12 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         pullback = self.namer.fresh(f"{target.id}_pullback")
         if op.kind == primitives.DYNAMIC_CALL:
             helper = self.helper("call_forward", call_forward)
-            args = copy.deepcopy(op.args)
+            args = clone(op.args)
         else:
             helper = self.helper("method_forward", method_forward)
-            args = [copy.deepcopy(op.args[0]), constant(op.keys[0])] + copy.deepcopy(op.args[1:])
+            args = [clone(op.args[0]), constant(op.keys[0])] + clone(op.args[1:])
         self.calls[id(statement)] = ("dynamic", pullback, op.args, op.keywords)
-        keywords = [gast.keyword(arg=k, value=copy.deepcopy(v)) for k, v in op.keywords.items()]
+        keywords = [gast.keyword(arg=k, value=clone(v)) for k, v in op.keywords.items()]
         forward_call = gast.Call(func=name(helper), args=args, keywords=keywords)
         split = gast.Assign(
             targets=[gast.Tuple(elts=[store(target.id), store(pullback)], ctx=gast.Store())],

@@ -13,14 +13,13 @@ None first. Code that runs once and overwrites nothing records nothing.
 """
 
 import ast
-import copy
 
 import gast
 
 from ..frontend import primitives
 from ..analysis.activity import list_mutation
 from .adjoints import index_value
-from ..frontend.builders import comment, is_marker, walk
+from ..frontend.builders import clone, comment, is_marker, walk
 from .recompute import insert_recomputations
 from .liveness import Restore, Save, _all_statements, _loads, _popped, _read_only_for_shape
 from ..frontend.builders import name as _name
@@ -160,7 +159,7 @@ def insert_tape(reverse, forward, backward):
     markers = [s for s in _all_statements(forward) if isinstance(s, Save)]
     tape = program.namer.fresh("tape") if any(recorded(m) for m in markers) else None
     def index(marker):
-        return index_value(copy.deepcopy(marker.write.slice), program.namespace)
+        return index_value(clone(marker.write.slice), program.namespace)
 
     def save(marker):
         if marker.write is not None:
