@@ -22,6 +22,7 @@ from ..errors import SsadError, UnsupportedSyntaxError
 from .builders import clone, local_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
 from .desugar import lower_asserts, lower_generator, lower_imports, lower_index_writes
+from .distributions import lower_frozen_distributions
 
 
 @dataclass
@@ -164,8 +165,10 @@ def _read(f):
 
 
 def _finish(parsed):
-    """`parsed` with its free names resolved, and its imports, asserts and yields lowered."""
+    """`parsed` with its free names resolved, and its imports, frozen distributions, asserts
+    and yields lowered."""
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
+    lower_frozen_distributions(parsed)
     lower_asserts(parsed)
     lower_index_writes(parsed)
     if inspect.isgeneratorfunction(parsed.function):

@@ -43,8 +43,10 @@ Conventions
   first axis (or ``K - 1`` of them, the last being ``1 - sum``). The gradient in ``x``
   is that of the density's formula in every component (as autograd and JAX give it),
   not one projected onto the simplex.
-- Frozen distributions (``d = norm(mu, s); d.logpdf(x)``) are not differentiated in
-  their parameters; call ``norm.logpdf(x, mu, s)`` instead.
+- Frozen distributions made in the function (``d = norm(mu, s); d.logpdf(x)``) are read
+  as their family's functions (``norm.logpdf(x, mu, s)``) by the front end
+  (`frontend.distributions`); one used otherwise is not differentiated in its
+  parameters.
 - Every rule with an adjoint also has a tangent rule, its exact transpose.
 """
 
