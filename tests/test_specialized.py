@@ -389,3 +389,77 @@ def test_what_ssad_refuses_is_raised_by_grad_itself():
         ssad.grad(uses_a_with)
     with pytest.raises(ssad.MissingRuleError, match="hermval"):
         ssad.grad(hermite)
+
+
+def test_grad_and_its_first_call_parse_and_lower_once(monkeypatch):
+    """The check at grad(f) leaves its program in A-normal form to the first call's build."""
+    lowered = []
+    original = anf.to_anf
+
+    def counting(parsed):
+        lowered.append(parsed.function)
+        return original(parsed)
+
+    monkeypatch.setattr(anf, "to_anf", counting)
+    fresh = type(rows)(rows.__code__, rows.__globals__, "rows", rows.__defaults__)
+    gradient = ssad.grad(fresh)
+    x = RNG.standard_normal((4, 3))
+    assert_gradient_matches(rows, (x,), 0, gradient(x))
+    assert lowered.count(fresh) == 1  # (the suite also reads back what ssad generates)
+
+
+def test_a_closure_value_changed_after_grad_is_the_one_differentiated():
+    scale = 1.0
+
+    def f(x):
+        return scale * np.sum(x**3)
+
+    gradient = ssad.grad(f)
+    scale = 3.0  # rebound before the first call: the first call's value counts, as in f itself
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(gradient(x), 9.0 * x**2)
+
+
+WEIGHT = 1.0
+
+
+def weighted(x):
+    return WEIGHT * np.sum(np.sin(x))
+
+
+def test_a_global_rebound_after_grad_is_the_one_differentiated(monkeypatch):
+    gradient = ssad.grad(weighted)
+    monkeypatch.setitem(weighted.__globals__, "WEIGHT", -2.0)
+    x = np.array([0.3, 1.2])
+    np.testing.assert_allclose(gradient(x), -2.0 * np.cos(x))
+
+
+def test_a_rule_registered_after_grad_is_the_one_used():
+    def cube(x):
+        return x**3
+
+    def f(x):
+        return np.sum(cube(x))
+
+    gradient = ssad.grad(f)
+    x = np.array([0.5, 2.0])
+
+    @ssad.adjoint(cube)
+    def cube_adjoint(dy, y, x):
+        return (dy * 100.0,)  # deliberately not the derivative: shows which rule ran
+
+    np.testing.assert_allclose(gradient(x), np.full(2, 100.0))
+    np.testing.assert_allclose(ssad.grad(f)(x), np.full(2, 100.0))
+
+
+def test_code_replaced_after_grad_is_the_code_differentiated():
+    def f(x):
+        return np.sum(np.sin(x))
+
+    def other(x):
+        return np.sum(x**2)
+
+    gradient = ssad.grad(f)
+    f.__code__ = other.__code__
+    x = np.array([0.3, -1.5])
+    np.testing.assert_allclose(gradient(x), 2 * x)

@@ -18,6 +18,7 @@ from ..registry import REGISTRY
 from ..runtime import handles
 from ..runtime.callables import parameters
 from ..analysis.ranks import Fact
+from ..frontend.parse import names_read
 from .pipeline import build, check
 
 _cache = weakref.WeakKeyDictionary()  # function -> {key: Compiled}
@@ -154,12 +155,4 @@ def globals_read(f):
     module = getattr(f, "__globals__", None)
     if module is None:
         return ()
-    return tuple(id(module[n]) for n in _names_read(f.__code__) if n in module)
-
-
-def _names_read(code):
-    names = code.co_names
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names = names + _names_read(const)
-    return names
+    return tuple(id(module[n]) for n in names_read(f.__code__) if n in module)

@@ -25,38 +25,44 @@ _filenames_lock = threading.Lock()
 _filenames = {}  # filename -> source registered under it
 
 
-def _negative_literals(tree):
-    """Each `-1.0` constant as unary minus on 1.0, so the printer parenthesizes `(-1.0) ** 2`
-    correctly (one pass over the tree, in place)."""
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, ast.AST):
-                if _is_negative(value):
-                    setattr(node, field, _negated(value))
-                else:
-                    todo.append(value)
-            elif value.__class__ is list:
-                for k, item in enumerate(value):
-                    if isinstance(item, ast.AST):
-                        if _is_negative(item):
-                            value[k] = _negated(item)
-                        else:
-                            todo.append(item)
-    return tree
+def _to_ast(node):
+    """The standard library's tree of a gast tree, for the printer: what `gast.gast_to_ast`
+    gives (parameters as `ast.arg`, a handler's name as a string) without positions, which
+    the printer does not read, and with each negative number constant as unary minus on its
+    magnitude, so the printer parenthesizes `(-1.0) ** 2` right. One pass, a few times
+    faster than gast's own conversion."""
+    cls = node.__class__
+    if cls is gast.Name:
+        if node.ctx.__class__ is gast.Param:
+            return ast.arg(arg=node.id, annotation=_to_ast_or_none(node.annotation), type_comment=node.type_comment)
+        return ast.Name(id=node.id, ctx=_CONTEXTS[node.ctx.__class__])
+    if cls is gast.Constant:
+        value = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-value, kind=None))
+        return ast.Constant(value=value, kind=node.kind)
+    target = _AST_CLASSES.get(cls)
+    if target is None:
+        target = _AST_CLASSES[cls] = getattr(ast, cls.__name__)
+    new = target.__new__(target)
+    for field in target._fields:
+        value = getattr(node, field, None)
+        if value.__class__ is list:
+            value = [_to_ast(item) if isinstance(item, gast.AST) else item for item in value]
+        elif isinstance(value, gast.AST):
+            value = _to_ast(value)
+        setattr(new, field, value)
+    if cls is gast.ExceptHandler and node.name is not None:
+        new.name = node.name.id
+    return new
 
 
-def _is_negative(node):
-    if node.__class__ is not ast.Constant:
-        return False
-    value = node.value
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
+def _to_ast_or_none(node):
+    return None if node is None else _to_ast(node)
 
 
-def _negated(node):
-    return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-node.value))
+_AST_CLASSES = {}  # gast class -> the standard library's class of the same name
+_CONTEXTS = {gast.Load: ast.Load(), gast.Store: ast.Store(), gast.Del: ast.Del()}
 
 
 def _fill_empty_blocks(statements):
@@ -76,7 +82,7 @@ def to_source(nodes):
     nodes = list(nodes)
     _fill_empty_blocks(nodes)
     module = gast.Module(body=nodes, type_ignores=[])
-    tree = _negative_literals(gast.gast_to_ast(module))  # the printer needs no line numbers
+    tree = _to_ast(module)
     text = astor.to_source(tree, pretty_source=_join)
     lines = []
     for line in text.splitlines():

@@ -7,12 +7,15 @@ returns the source after that stage instead (how the compiler itself is debugged
 and what `ssad.show(f, stage=...)` prints).
 """
 
+import dataclasses
+import weakref
+
 import gast
 
 from ..analysis import activity
 from ..errors import SsadError
 from ..frontend import anf, fence, parse
-from ..frontend.builders import assign, call, name
+from ..frontend.builders import assign, call, clone, name
 from ..optimize import cse
 from ..runtime import stop_gradient
 from ..runtime.checkpoints import Checkpoints
@@ -37,24 +40,28 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
     `as_tuple`: the gradient function returns a tuple of gradients even for one `wrt`
     (as `grad(f, wrt=(0,))` does), so code that differentiates it sees that structure.
     `checkpoint`: the loop checkpointing strategy of reverse mode, or None."""
-    parsed = rule_caller(f, variant) or parse_or_missing_rule(f, variant)
-    if getattr(f, "_ssad_has_aux", False):  # made by `as_function(f, "aux")`: grad(f, has_aux=True)
-        aux_cut_off(parsed)
-    if stage == "parse":
-        return emit.to_source([parsed.node])
-    fence.check(parsed)
-    if stage == "fence":  # what the fence accepted, unchanged
-        return emit.to_source([parsed.node])
-    if stage == "jumps":
-        return emit.to_source([anf.jumps_lowered(parsed)])
-    program = anf.to_anf(parsed)
-    _not_checkpointed(program)
-    program.mode = "forward" if variant == JVP else "reverse"  # which rules make a callee a primitive
-    if stage == "anf":
-        return emit.to_source([program.node])
-    program = cse.eliminate_common_subexpressions(program)
-    if stage == "cse":
-        return emit.to_source([program.node])
+    program = _checked_front(f, variant) if stage is None else None
+    if program is None:
+        parsed = rule_caller(f, variant) or parse_or_missing_rule(f, variant)
+        if getattr(f, "_ssad_has_aux", False):  # made by `as_function(f, "aux")`: grad(f, has_aux=True)
+            aux_cut_off(parsed)
+        if stage == "parse":
+            return emit.to_source([parsed.node])
+        fence.check(parsed)
+        if stage == "fence":  # what the fence accepted, unchanged
+            return emit.to_source([parsed.node])
+        if stage == "jumps":
+            return emit.to_source([anf.jumps_lowered(parsed)])
+        program = anf.to_anf(parsed)
+        _not_checkpointed(program)
+        program.mode = "forward" if variant == JVP else "reverse"  # which rules make a callee a primitive
+        if stage == "anf":
+            return emit.to_source([program.node])
+        program = cse.eliminate_common_subexpressions(program)
+        if stage == "cse":
+            return emit.to_source([program.node])
+        if stage == _CHECK:
+            _keep_front(f, variant, program)
     analysis = activity.analyze(program, wrt)
     if stage == "activity":
         return activity_report(program, analysis)
@@ -83,6 +90,41 @@ def check(f, wrt, variant):
 
 
 _CHECK = "check"  # not a stage `show` takes: `build` stops after the transformation
+
+
+# The front end's result (the program in A-normal form, common subexpressions merged), as
+# the check left it, for the first build of the same function: it depends on the variant
+# and on the objects the function's free names denote, not on `wrt` or the argument
+# shapes. f -> (variant, free objects, program); taken once.
+_FRONTS = weakref.WeakKeyDictionary()
+
+
+def _keep_front(f, variant, program):
+    try:
+        _FRONTS[f] = (variant, parse.free_objects(f), _copy(program))
+    except TypeError:  # not weakly referable: no sharing
+        pass
+
+
+def _copy(program):
+    """The same program, apart from `program`: later stages may change either."""
+    namer = program.namer.copy()
+    return dataclasses.replace(
+        program, node=clone(program.node), namer=namer, namespace=program.namespace.copy(namer),
+        params=list(program.params), positional=list(program.positional), result=clone(program.result),
+        shares={n: set(names) for n, names in program.shares.items()},
+    )
+
+
+def _checked_front(f, variant):
+    """The program the check made of `f`, when nothing it depends on changed since; else None."""
+    try:
+        kept = _FRONTS.pop(f, None)
+    except TypeError:
+        return None
+    if kept is None or kept[0] != variant or not parse.same_objects(kept[1], parse.free_objects(f)):
+        return None
+    return kept[2]
 
 
 def _not_checkpointed(program):

@@ -20,6 +20,8 @@ differentiated like its family's functions, with parameters that carry gradients
 transformation refuses it, naming the form to write.
 """
 
+import types
+
 import gast
 
 from ..registry import REGISTRY
@@ -32,6 +34,8 @@ _NOT_PARAMETERS = frozenset({"seed", "random_state"})  # keywords of freezing th
 
 def lower_frozen_distributions(parsed):
     """Rewrite, in place, each frozen distribution of `parsed` that only calls its methods."""
+    if not any(_may_reach_stats(value) for value in parsed.namespace.values()):
+        return  # the common case, decided without walking the tree
     node = parsed.node
     parents = {}
     for parent in walk(node):
@@ -55,6 +59,14 @@ def lower_frozen_distributions(parsed):
         if any(_in_nested_function(c, parents, node) for c in calls):
             continue
         _lower(statement, made, calls, frozen, taken, parents)
+
+
+def _may_reach_stats(value):
+    """Whether a free name's object is scipy.stats, a part of it, or a package holding it
+    (`scipy`, `stats`, `norm`): only then can the function freeze a distribution."""
+    if isinstance(value, types.ModuleType):
+        return value.__name__ == "scipy" or value.__name__.startswith("scipy.stats")
+    return type(value).__module__.startswith("scipy.stats")
 
 
 def _frozen(statement, namespace):

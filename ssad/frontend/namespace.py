@@ -24,6 +24,12 @@ class Namespace:
         self.values = dict(initial)
         self.pure = []  # callables bound here that have no side effects (adjoint rules)
 
+    def copy(self, namer):
+        """The same bindings, apart from this namespace, handing out names with `namer`."""
+        twin = Namespace(namer, self.values)
+        twin.pure = list(self.pure)
+        return twin
+
     def bind(self, preferred, value):
         """A name for `value` in generated code.
 

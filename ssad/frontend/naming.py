@@ -67,6 +67,12 @@ class Namer:
     def reserve(self, name):
         self._taken.add(name)
 
+    def copy(self):
+        """A Namer that hands out what this one would, from here on apart from it."""
+        twin = Namer.__new__(Namer)
+        twin._taken, twin._user_names = set(self._taken), self._user_names
+        return twin
+
     def is_taken(self, name):
         return name in self._taken
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import SsadError, UnsupportedSyntaxError
+from ..registry import REGISTRY
 from .builders import clone, local_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
 from .desugar import lower_asserts, lower_generator, lower_imports, lower_index_writes
@@ -88,8 +89,75 @@ def refuse_a_generator(f, api):
 
 
 def parse_function(f):
-    """Parse `f` into a `Parsed`, raising SsadError when its source is unavailable."""
+    """Parse `f` into a `Parsed`, raising SsadError when its source is unavailable.
+
+    The result is the caller's to change. A function is parsed once while the objects its
+    free names denote stay the same (`grad(f)` checks it, the first call compiles it, `show`
+    prints it): later readings get a copy of the first."""
     require_python_function(f)
+    snapshot = free_objects(f)
+    try:
+        memo = _PARSED.get(f)
+    except TypeError:
+        memo = None
+    if memo is not None and same_objects(memo[0], snapshot):
+        return _copy(memo[1])
+    parsed = _parse_function(f)
+    try:
+        _PARSED[f] = (snapshot, _copy(parsed))
+    except TypeError:
+        pass
+    return parsed
+
+
+# function -> (its free objects when parsed, the Parsed as it was then)
+_PARSED = weakref.WeakKeyDictionary()
+
+
+def free_objects(f):
+    """What parsing `f` reads, as (name, object) pairs: its code, its closure cells' contents,
+    the module globals its code names, and the rule registry's version (frozen distributions
+    are lowered by the rules there). Held, so identities cannot be reused."""
+    pairs = [("", REGISTRY.version), ("<code>", f.__code__)]
+    if f.__closure__:
+        for name, cell in zip(f.__code__.co_freevars, f.__closure__, strict=True):
+            try:
+                pairs.append((name, cell.cell_contents))
+            except ValueError:  # the cell is still empty
+                pairs.append((name, _EMPTY))
+    module = f.__globals__
+    pairs.extend((name, module[name]) for name in names_read(f.__code__) if name in module)
+    return pairs
+
+
+_EMPTY = object()
+
+
+def names_read(code):
+    """The names `code` and the code nested in it read as globals or attributes."""
+    names = code.co_names
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names = names + names_read(const)
+    return names
+
+
+def same_objects(old, new):
+    """Whether two `free_objects` lists name the same objects."""
+    return len(old) == len(new) and all(
+        a[0] == b[0] and (a[1] is b[1] or (not a[0] and a[1] == b[1])) for a, b in zip(old, new, strict=True)
+    )
+
+
+def _copy(parsed):
+    return Parsed(
+        function=parsed.function, node=clone(parsed.node), filename=parsed.filename,
+        line_offset=parsed.line_offset, col_offset=parsed.col_offset, source_lines=parsed.source_lines,
+        namespace=dict(parsed.namespace),
+    )
+
+
+def _parse_function(f):
     if f.__name__ == "<lambda>":
         parsed = _parse_lambda_in_its_file(f)
         if parsed is not None:

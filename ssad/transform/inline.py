@@ -35,7 +35,13 @@ class Template:
     globals: dict
     ignored: set  # *args / **kwargs parameters the body never reads
 
-
+    def __post_init__(self):
+        # what `instantiate` asks at every call site, answered once per rule
+        self.locals = [s.targets[0].id for s in self.body]
+        self.statement_reads = [_loaded_list(s.value) for s in self.body]
+        self.output_reads = [_loaded_list(output) for output in self.outputs]
+        reads = {n for names in self.statement_reads + self.output_reads for n in names}
+        self.free = sorted(reads - set(self.params) - set(self.locals))
 
 
 def template_of(rule, single=False):
@@ -184,24 +190,18 @@ def instantiate(template, call, namespace, namer, needed):
         if param in template.ignored:
             continue
         mapping[param] = call[param] if param in call else template.defaults[param]
-    locals_ = [s.targets[0].id for s in template.body]
-    loaded = set()
-    for statement in template.body:
-        loaded |= _loaded(statement.value)
-    for output in template.outputs:
-        loaded |= _loaded(output)
-    for name in sorted(loaded - set(template.params) - set(locals_)):
+    for name in template.free:
         value = template.globals[name] if name in template.globals else getattr(builtins, name)
         mapping[name] = namespace.bind(name, value)
 
-    uses = dict.fromkeys(locals_, 0)
+    uses = dict.fromkeys(template.locals, 0)
     for position in needed:
-        for name in _loaded_list(template.outputs[position]):
+        for name in template.output_reads[position]:
             if name in uses:
                 uses[name] += 1
-    for statement in reversed(template.body):
+    for statement, reads in zip(reversed(template.body), reversed(template.statement_reads), strict=True):
         if uses[statement.targets[0].id]:
-            for name in _loaded_list(statement.value):
+            for name in reads:
                 if name in uses:
                     uses[name] += 1
 
@@ -227,6 +227,3 @@ def instantiate(template, call, namespace, namer, needed):
 def _loaded_list(expr):
     return [n.id for n in walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
-
-def _loaded(expr):
-    return {n.id for n in walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
