@@ -36,7 +36,7 @@ from ssad.rules.linalg import einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.runtime.in_place import diagonal_fill  # noqa: E402
-from ssad.runtime.structure import add_attr  # noqa: E402
+from ssad.runtime.structure import add_attr, attribute_part  # noqa: E402
 
 from .rules.test_coverage import MODULES as RULE_TEST_MODULES  # noqa: E402
 
@@ -335,6 +335,7 @@ EXTRA_SAMPLES = [
     Sample(dict.values, ({"a": _A, "b": _B},), id="dict.values", dy=[_C, 2.0 * _B]),
     Sample(dict.items, ({"a": _A, "b": _B},), id="dict.items", dy=[(None, _C), (None, 2.0 * _B)]),
     Sample(add_attr, (types.SimpleNamespace(w=_A), "w", _C), id="add_attr", dy=types.SimpleNamespace(w=_B[:, :1] * _C)),
+    Sample(attribute_part, (types.SimpleNamespace(w=_A, c=_B), "w"), id="attribute_part", dy=_C),
     Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {})),
     Sample(unspent, ((_A, [_B, _C]),), id="unspent", dy=(_C, [2.0 * _B, _A])),
     Sample(einsum_of, ("ij,ik->jk", [_A, _B]), id="einsum_of"),

@@ -6,6 +6,8 @@ checked against central differences of a second derivative that
 tests/test_higher_order.py checks against differences of the gradient.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -69,6 +71,32 @@ def test_grad_of_grad_of_grad_is_the_closed_form():
     third = ssad.grad(ssad.grad(ssad.grad(cubic)))
     for x in (0.3, -1.7):
         expected = -np.cos(x) * x * x - 6 * x * np.sin(x) + 6 * np.cos(x)
+        np.testing.assert_allclose(third(x), expected, rtol=1e-12)
+
+
+@dataclasses.dataclass
+class Pair:
+    a: float
+    b: float
+
+
+def through_a_record(x):
+    pair = Pair(x, x * x)
+    return np.sin(pair.a) * pair.b + pair.a**3
+
+
+def through_a_dict(x):
+    parts = {"a": x, "b": x * x}
+    return np.sin(parts["a"]) * parts["b"] + parts["a"] ** 3
+
+
+@pytest.mark.parametrize("function", [through_a_record, through_a_dict])
+def test_third_derivatives_through_records_and_dicts(function):
+    """The second-order code reads the adjoint of a record's attribute (`attribute_part`), which has
+    its own rules: a third derivative of attribute and key reads is the closed form."""
+    third = ssad.grad(ssad.grad(ssad.grad(function)))
+    for x in (0.7, -1.2):
+        expected = -np.cos(x) * x * x - 6 * x * np.sin(x) + 6 * np.cos(x) + 6.0
         np.testing.assert_allclose(third(x), expected, rtol=1e-12)
 
 

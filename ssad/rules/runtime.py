@@ -48,7 +48,7 @@ from ..runtime.pullbacks import (
     third_order_error,
 )
 from ..runtime.refusals import check_assertion
-from ..runtime.structure import add_adjoint, add_attr
+from ..runtime.structure import add_adjoint, add_attr, attribute_part
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
@@ -285,12 +285,22 @@ def pack_like_tangent(tangents, y, x, items):
 
 @adjoint(add_attr)
 def add_attr_adjoint(dy, y, d_x, name, d_part):
-    return (dy, None, getattr(dy, name))
+    return (dy, None, attribute_part(dy, name))
 
 
 @tangent(add_attr)
 def add_attr_tangent(tangents, y, d_x, name, d_part):
     return add_attr(_base_tangent(tangents[0], d_x), name, tangents[2])
+
+
+@adjoint(attribute_part)
+def attribute_part_adjoint(dy, y, d_x, name):
+    return (add_attr(zeros_like_value(d_x), name, dy), None)
+
+
+@tangent(attribute_part)
+def attribute_part_tangent(tangents, y, d_x, name):
+    return attribute_part(tangents[0], name)
 
 
 # Calls through function values, read again (see runtime.pullbacks): the tangent and the

@@ -125,7 +125,7 @@ def add_attr(d_x, name, d_part):
     if isinstance(d_x, dict) and not hasattr(d_x, name):
         # a dict whose keys read as attributes (scipy's OdeResult, OptimizeResult): the adjoint is a dict
         return {**d_x, name: add_adjoint(d_x.get(name), d_part)}
-    if not hasattr(d_x, name) and (d_part is None or type(d_part) is type(d_x)):
+    if _is_a_method(d_x, name) and (d_part is None or type(d_part) is type(d_x)):
         # a method of x taken as a value (`c = x.cell`): its adjoint is x's own (see `dynamic`)
         return add_adjoint(d_x, d_part)
     current = getattr(d_x, name)
@@ -134,6 +134,27 @@ def add_attr(d_x, name, d_part):
     new = copy.copy(d_x)
     object.__setattr__(new, name, add_adjoint(current, d_part))
     return new
+
+
+def attribute_part(d_x, name):
+    """The part of the adjoint `d_x` of an object at its attribute `name` (for t = x.name, the
+    adjoint of t that `add_attr(d, name, d_t)` put there): what generated code reads when the
+    adjoint sweep of `add_attr` is made, and itself differentiable (see `rules/runtime.py`).
+    A dict read by attribute (scipy's OdeResult) gives its entry, None (zero) where it has none;
+    for a method taken as a value the adjoint is x's own, as in `add_attr`."""
+    if isinstance(d_x, dict) and not hasattr(d_x, name):
+        return d_x.get(name)
+    if _is_a_method(d_x, name):
+        return d_x
+    return getattr(d_x, name)
+
+
+def _is_a_method(d_x, name):
+    """Whether `name` of the object whose adjoint is `d_x` is no field of it: a method (the
+    adjoint of an object is made of its fields; a dataclass's still has its class's methods)."""
+    if not hasattr(d_x, name):
+        return True
+    return is_record(d_x) and name not in fields_of(d_x) and callable(getattr(type(d_x), name, None))
 
 
 def _real_part(g, dtype):

@@ -42,8 +42,8 @@ from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import vjp_handles
 from ..runtime.pullbacks import call_forward_packed, method_forward_packed
 from ..runtime import (
-    add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, iterated, merged, owned, pack_like,
-    unspent, zero_at, zipped,
+    add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, iterated, kept, merged, owned,
+    pack_like, take_part, unspent, written_part, zero_at, zipped,
     zeros_like_value,
 )
 from ..analysis.ranks import Fact, rank_facts
@@ -146,6 +146,8 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                 names.add(target.id)
                 names |= {a.id for a in op.operands() if isinstance(a, gast.Name)}
             elif op.kind == primitives.PRIMITIVE:
+                if _indexed_by_a_key(op):
+                    names.add(op.args[_KEYED[op.primitive]].id)  # a dict: an adjoint read by its key
                 if op.primitive in _STRUCTURED:
                     # an adjoint helper returns the structure of its first operand (a dict, a
                     # list...): so does the value, in generated code differentiated again
@@ -358,6 +360,22 @@ _SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concate
 # Primitives whose operands and value may be containers or function values: the items
 # and values of a dict, and calls through function values read again (`pullbacks`).
 _PACKED_CALLS = {dict.items, dict.values, call_forward_packed, method_forward_packed}
+# Run-time adjoint helpers that index an operand (at this position) with the next argument.
+_KEYED = {take_part: 0, written_part: 0, zero_at: 0, add_at: 0, added_at: 0, getitem_adjoint: 1, kept: 1}
+
+
+def _indexed_by_a_key(op):
+    """Whether `op` is a helper of `_KEYED` reading its operand by a string key, as in a dict."""
+    try:
+        position = _KEYED.get(op.primitive)
+    except TypeError:  # an unhashable callable: not one of them
+        return False
+    if position is None or len(op.args) < position + 2:
+        return False
+    operand, key = op.args[position], op.args[position + 1]
+    return isinstance(operand, gast.Name) and isinstance(key, gast.Constant) and isinstance(key.value, str)
+
+
 # Run-time adjoint helpers whose result has the structure of their first operand.
 _STRUCTURED = {
     copy_adjoint, zero_at, add_at, added_at, add_adjoint, zeros_like_value, getitem_adjoint, pack_like, add_attr,

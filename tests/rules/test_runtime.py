@@ -30,7 +30,7 @@ from ssad.runtime import (
 )
 from ssad.runtime.dynamic import call_jvp, method_jvp
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent
-from ssad.runtime.structure import add_adjoint, add_attr
+from ssad.runtime.structure import add_adjoint, add_attr, attribute_part
 from ssad.testing import check_rule, check_tangent
 
 from .cases import Case, case_id
@@ -72,6 +72,9 @@ CASES = [
     Case(owned, (A34[1:, ::2],), id="owned"),
 ]
 CHECKED_ELSEWHERE = [add_at, pack_like, add_attr, unspent]
+# the adjoint of a record's attribute, read by second-order code: third derivatives through
+# attribute reads in tests/test_third_order.py, its rules below
+CHECKED_ELSEWHERE += [attribute_part]
 # Calls through function values read again: their rules run the callee's generated vjp
 # under forward or reverse mode, checked against closed forms and differences in
 # tests/test_function_values_at_second_order.py and on the corpora in
@@ -115,6 +118,22 @@ def test_pack_like_and_add_attr_rules():
     base = types.SimpleNamespace(w=np.zeros(2), c=0.0)
     grown = REGISTRY.tangent_rule(add_attr)((base, None, np.array([1.0, 2.0])), None, base, "w", None)
     np.testing.assert_array_equal(grown.w, [1.0, 2.0])
+
+
+def test_attribute_part_and_its_rules():
+    d_object = types.SimpleNamespace(w=np.ones(2), c=3.0)
+    np.testing.assert_array_equal(attribute_part(d_object, "w"), np.ones(2))
+    assert attribute_part({"y": 2.0}, "y") == 2.0 and attribute_part({"y": 2.0}, "t") is None
+    d_part, d_name = REGISTRY.adjoint_rule(attribute_part)(np.array([1.0, 2.0]), None, d_object, "w")
+    np.testing.assert_array_equal(d_part.w, [1.0, 2.0])
+    assert d_part.c == 0.0 and d_name is None
+    assert REGISTRY.adjoint_rule(attribute_part)(4.0, None, {"y": 1.0, "t": 2.0}, "t")[0] == {"y": 0.0, "t": 4.0}
+    tangent = REGISTRY.tangent_rule(attribute_part)((d_object, None), None, d_object, "c")
+    assert tangent == 3.0
+    # transposes: <adjoint(u), v> == <u, tangent(v)>
+    u, v = 1.5, types.SimpleNamespace(w=np.array([0.5, -1.0]), c=2.0)
+    (adjoint_of_u, _) = REGISTRY.adjoint_rule(attribute_part)(u, None, v, "c")
+    assert adjoint_of_u.c * v.c == u * REGISTRY.tangent_rule(attribute_part)((v, None), None, v, "c")
 
 
 @pytest.mark.parametrize(

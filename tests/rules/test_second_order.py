@@ -12,13 +12,8 @@ from ssad.testing import check_second_order
 from .cases import case_id
 from .test_coverage import MODULES
 
-# Primitives whose second derivative is refused on purpose, with the reason the docs give.
-REFUSED = {
-    "scipy.integrate.odeint": "the gradient of an ODE solution is itself an ODE solution whose "
-    "right-hand side is ssad's own vjp; second derivatives through it are refused with an SsadError "
-    "(tests/rules/test_scipy_integrate.py checks the refusal)",
-    "scipy.integrate.solve_ivp": "as odeint: second derivatives through an ODE solution are refused",
-}
+# Primitives whose second derivative is refused on purpose, with the reason the docs give: none.
+REFUSED = {}
 
 
 def _first_case_of_each_primitive():
