@@ -71,7 +71,10 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
             return None
         built = jvp_function(f, program, tangents, wrt, optimize, stage)
     else:
-        gradient = reverse(program, analysis, wrt, scalars, tape=stage not in ("reverse", _CHECK), checkpoint=checkpoint)
+        gradient = reverse(
+            program, analysis, wrt, scalars, tape=stage not in ("reverse", _CHECK), checkpoint=checkpoint,
+            specialize=stage != _CHECK,
+        )
         if stage == _CHECK:
             return None
         built = reverse_functions(f, program, gradient, wrt, variant, optimize, stage, as_tuple)

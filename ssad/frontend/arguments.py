@@ -24,7 +24,7 @@ from .builders import store as _store
 from .builders import walk
 from .fence import check
 from .builders import local_names
-from .parse import parse_function
+from .parse import parse_function, parsed_to_read
 
 
 _TWINS = weakref.WeakKeyDictionary()  # twin function -> the parameters it copies
@@ -73,7 +73,7 @@ def _may_write_into_arguments(f):
     name that is not a module-level one (`items.append(v)` may change an argument,
     `np.sum(x)` may not)."""
     try:
-        parsed = parse_function(f)
+        parsed = parsed_to_read(f)
     except Exception:  # noqa: BLE001 - reported when compiled
         return False
     local = local_names(parsed.node)

@@ -94,6 +94,11 @@ def parse_function(f):
     The result is the caller's to change. A function is parsed once while the objects its
     free names denote stay the same (`grad(f)` checks it, the first call compiles it, `show`
     prints it): later readings get a copy of the first."""
+    return _copy(parsed_to_read(f))
+
+
+def parsed_to_read(f):
+    """`parse_function(f)` for a caller that changes nothing in it: the kept parse itself."""
     require_python_function(f)
     snapshot = free_objects(f)
     try:
@@ -101,10 +106,10 @@ def parse_function(f):
     except TypeError:
         memo = None
     if memo is not None and same_objects(memo[0], snapshot):
-        return _copy(memo[1])
+        return memo[1]
     parsed = _parse_function(f)
     try:
-        _PARSED[f] = (snapshot, _copy(parsed))
+        _PARSED[f] = (snapshot, parsed)
     except TypeError:
         pass
     return parsed

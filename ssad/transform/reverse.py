@@ -67,18 +67,20 @@ class Gradient:
     scalar_adjoints: frozenset = frozenset()  # adjoints of values known to be real scalars
 
 
-def reverse(program, activity, wrt, scalar_params=(), tape=True, checkpoint=None):
+def reverse(program, activity, wrt, scalar_params=(), tape=True, checkpoint=None, specialize=True):
     """Build the forward and adjoint sweeps of `program` with respect to `wrt` (names).
 
     `scalar_params` names the parameters the caller passes scalars for; the code
     is then specialized on that fact (see `shapes`). With `tape=False` the sweeps keep
     the tape's markers as comments (`# save: x`, `# restore: x`), for showing the
     code before the tape stage. `checkpoint` names a strategy for the outermost loops
-    (see `checkpoints`).
+    (see `checkpoints`). `specialize=False` finds no rank facts at all (not even of
+    literals): for sweeps made only to see what ssad refuses (`pipeline.check`).
     """
     rev = _Reverse(program, activity)
     rev.checkpoint = checkpoint
-    facts = {} if may_be_complex(program) else rank_facts(program, parameter_facts(scalar_params))
+    specialize = specialize and not may_be_complex(program)
+    facts = rank_facts(program, parameter_facts(scalar_params)) if specialize else {}
     rev.facts = facts
     rev.ranks = {n: fact.rank for n, fact in facts.items()}
     rev.integers = {n for n, fact in facts.items() if fact.integer and fact.rank == 0}
