@@ -532,7 +532,7 @@ def add_tangent(tangents, y, x1, x2):
 
 @adjoint(np.subtract)
 def subtract_adjoint(dy, y, x1, x2):
-    return (unbroadcast(dy, x1), unbroadcast(-dy, x2))
+    return (unbroadcast(dy, x1), -unbroadcast(dy, x2))  # the sum of the smaller array is negated
 
 
 @tangent(np.subtract)

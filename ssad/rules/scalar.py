@@ -443,7 +443,7 @@ def add_tangent(tangents, y, a, b):
 
 @adjoint(operator.sub)
 def sub_adjoint(dy, y, a, b):
-    return (unbroadcast(dy, a), unbroadcast(-dy, b))
+    return (unbroadcast(dy, a), -unbroadcast(dy, b))  # the sum of the smaller array is negated
 
 
 @tangent(operator.sub)
