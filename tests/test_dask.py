@@ -282,7 +282,7 @@ def _scipy_rules():
 
     functions = [
         scipy.special.logsumexp, scipy.special.softmax, scipy.special.log_softmax, scipy.special.polygamma,
-        scipy.special.multigammaln, scipy.linalg.solve_triangular, scipy.linalg.cholesky,
+        scipy.special.multigammaln, scipy.special.gammainc, scipy.special.gammaincc, scipy.linalg.solve_triangular, scipy.linalg.cholesky,
         scipy.linalg.cho_factor, scipy.linalg.cho_solve, scipy.linalg.solve, scipy.linalg.inv, scipy.linalg.det,
         scipy.linalg.lu_factor, scipy.linalg.lu_solve, scipy.linalg.expm, scipy.linalg.sqrtm, scipy.linalg.logm,
         scipy.signal.convolve, scipy.signal.correlate, scipy.signal.fftconvolve, scipy.signal.oaconvolve,

@@ -21,12 +21,14 @@ Conventions
   ``beta``, whose formulas take ``log(x - loc)``, count the edge as outside (0).
 - ``laplace`` at ``x == loc`` (its kink): the slope of ``-abs(z)`` is 0 there, as
   ``np.abs`` has (docs/conventions.md), and ``loc`` gets 0 too.
-- Shape derivatives with no closed form are refused, never returned as zero:
-  ``t.cdf``/``sf``/``logcdf``/``logsf`` in ``df``, ``beta``'s in ``a`` and ``b``,
-  ``gamma``'s in ``a``, ``chi2``'s in ``df``. Those rules give the shape parameter a
-  `runtime.refusals.NoDerivative` adjoint: unused (the parameter carries no gradient) it is dropped,
-  used it raises `SsadError` naming the function and the parameter; the tangent rule
-  raises as soon as that parameter's tangent is not zero.
+- The cdf-like methods of ``t`` (in ``df``), ``gamma`` (``a``), ``chi2`` (``df``) and
+  ``beta`` (``a``, ``b``) have no closed-form shape derivative: the rules call the
+  primitives of `rules.scipy_incomplete`, which integrate the density times its score
+  numerically (about 1e-10 relative or better), and whose own rules give second
+  derivatives in (shape, x, loc, scale); a third derivative in the shape is refused
+  with `SsadError`. ``logcdf`` and ``logsf`` divide that derivative by ``exp(y)``:
+  where the cdf (the sf) underflows to 0 at a finite ``y`` the shape's slope is NaN or
+  inf, never a silent number.
 - ``poisson``: ``logpmf``, ``pmf``, ``cdf``, ``logcdf``, ``sf``, ``logsf`` in ``mu``.
   ``k`` gets no gradient (``None``: the pmf is a function of integers); an integer
   shift ``loc`` that carries a gradient is refused (the rules give it no adjoint). At
@@ -56,25 +58,15 @@ from scipy import special, stats
 from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, unbroadcast
-from ..runtime.refusals import no_derivative, refused_tangent
+from .scipy_incomplete import _betainc_da, _betainc_db, _gammainc_da, _t_cdf_ddf, _t_df_partial
 
-# ----- Helpers: arguments, refusals -----
+# ----- Helpers: arguments -----
 
 
 def _tangent_of(tangents, position):
     """The tangent of argument `position`: 0.0 for one the call left out or that carries none."""
     return tangents[position] if position < len(tangents) and tangents[position] is not None else 0.0
 
-
-def _no_derivative(function, parameter):
-    return no_derivative(f"scipy.stats.{function}", parameter)
-
-
-def _refused_tangent(t, function, parameter):
-    return refused_tangent(t, f"scipy.stats.{function}", parameter)
-
-
-nondifferentiable(_no_derivative, _refused_tangent)
 
 # ----- Helpers: location-scale families -----
 # A family's density is g(z; shapes) / scale with z = (x - loc) / scale. Its log density's
@@ -112,6 +104,60 @@ def _log_ratio(log_density, y):
     return np.where(inside, np.exp(np.where(inside, log_density, 0.0) - np.where(inside, y, 0.0)), 0.0)
 
 
+def _per_value(d, y):
+    """d / exp(y): the derivative of log(cdf) (or log(sf)), whose value is y, from that of the
+    cdf (the sf), d. 0 where y is -inf (outside the support, where d is 0 too); NaN or inf
+    where exp(y) underflows to 0 although y is finite."""
+    outside = y == -np.inf
+    return np.where(outside, 0.0, d / np.exp(np.where(outside, 0.0, y)))
+
+
+def _chi2_cdf_ddf(z, df):
+    """d/ddf of chi2.cdf(z, df) = gammainc(df / 2, z / 2)."""
+    return 0.5 * _gammainc_da(df / 2.0, z / 2.0)
+
+
+# ----- Helpers: tangents of the shapes of the cdf-like methods -----
+# Their derivatives are integrals, one per element: computed only for a moving shape.
+
+
+def _moving(t):
+    """Whether the tangent `t` is not zero."""
+    return not np.all(np.equal(t, 0.0))
+
+
+def _t_df_tangent(t_df, z, df):
+    """t_df * d t.cdf(z, df) / d df; 0.0 (nothing integrated) for a zero tangent."""
+    if _moving(t_df):
+        return t_df * _t_cdf_ddf(z, df)
+    return 0.0
+
+
+def _gamma_a_tangent(t_a, z, a):
+    """t_a * d gamma.cdf(z, a) / d a; 0.0 (nothing integrated) for a zero tangent."""
+    if _moving(t_a):
+        return t_a * _gammainc_da(a, z)
+    return 0.0
+
+
+def _chi2_df_tangent(t_df, z, df):
+    """t_df * d chi2.cdf(z, df) / d df; 0.0 (nothing integrated) for a zero tangent."""
+    if _moving(t_df):
+        return t_df * _chi2_cdf_ddf(z, df)
+    return 0.0
+
+
+def _beta_shapes_tangent(t_a, t_b, z, a, b):
+    """t_a * d beta.cdf(z, a, b) / d a + t_b * d beta.cdf(z, a, b) / d b, each term 0.0
+    (nothing integrated) for a zero tangent."""
+    t_shapes = 0.0
+    if _moving(t_a):
+        t_shapes = t_shapes + t_a * _betainc_da(a, b, z)
+    if _moving(t_b):
+        t_shapes = t_shapes + t_b * _betainc_db(a, b, z)
+    return t_shapes
+
+
 # ----- Slopes of the standard log densities, and their shape derivatives -----
 
 
@@ -137,14 +183,6 @@ def _logistic_slope(z):
 
 def _t_slope(z, df):
     return -(df + 1.0) * z / (df + z * z)
-
-
-def _t_df_partial(z, df):
-    z2 = z * z
-    return 0.5 * (
-        special.digamma((df + 1.0) / 2.0) - special.digamma(df / 2.0) - 1.0 / df
-        - np.log1p(z2 / df) + (df + 1.0) * z2 / (df * (df + z2))
-    )
 
 
 def _positive(z):
@@ -604,27 +642,37 @@ def t_pdf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
 def t_cdf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
     d_z = dy * stats.t.pdf(z, df) / scale
-    return (unbroadcast(d_z, x), _no_derivative("t.cdf", "df"), unbroadcast(-d_z, loc), unbroadcast(-(d_z * z), scale))
+    return (
+        unbroadcast(d_z, x),
+        unbroadcast(dy * _t_cdf_ddf(z, df), df),
+        unbroadcast(-d_z, loc),
+        unbroadcast(-(d_z * z), scale),
+    )
 
 
 @tangent(stats.t.cdf)
 def t_cdf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "t.cdf", "df")
+    t_shapes = _t_df_tangent(_tangent_of(tangents, 1), z, df)
     return broadcast_like(_tail_tangent(tangents, 1, stats.t.pdf(z, df), z, scale) + t_shapes, y)
 
 
 @adjoint(stats.t.sf)
 def t_sf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    d_z = dy * -stats.t.pdf(z, df) / scale
-    return (unbroadcast(d_z, x), _no_derivative("t.sf", "df"), unbroadcast(-d_z, loc), unbroadcast(-(d_z * z), scale))
+    d_z = -dy * stats.t.pdf(z, df) / scale
+    return (
+        unbroadcast(d_z, x),
+        unbroadcast(-dy * _t_cdf_ddf(z, df), df),
+        unbroadcast(-d_z, loc),
+        unbroadcast(-(d_z * z), scale),
+    )
 
 
 @tangent(stats.t.sf)
 def t_sf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "t.sf", "df")
+    t_shapes = -_t_df_tangent(_tangent_of(tangents, 1), z, df)
     return broadcast_like(_tail_tangent(tangents, 1, -stats.t.pdf(z, df), z, scale) + t_shapes, y)
 
 
@@ -634,7 +682,7 @@ def t_logcdf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
     d_z = dy * _log_ratio(stats.t.logpdf(z, df), y) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("t.logcdf", "df"),
+        unbroadcast(dy * _per_value(_t_cdf_ddf(z, df), y), df),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -643,17 +691,17 @@ def t_logcdf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
 @tangent(stats.t.logcdf)
 def t_logcdf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "t.logcdf", "df")
+    t_shapes = _per_value(_t_df_tangent(_tangent_of(tangents, 1), z, df), y)
     return broadcast_like(_tail_tangent(tangents, 1, _log_ratio(stats.t.logpdf(z, df), y), z, scale) + t_shapes, y)
 
 
 @adjoint(stats.t.logsf)
 def t_logsf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    d_z = dy * -_log_ratio(stats.t.logpdf(z, df), y) / scale
+    d_z = -dy * _log_ratio(stats.t.logpdf(z, df), y) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("t.logsf", "df"),
+        unbroadcast(-dy * _per_value(_t_cdf_ddf(z, df), y), df),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -662,7 +710,7 @@ def t_logsf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
 @tangent(stats.t.logsf)
 def t_logsf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "t.logsf", "df")
+    t_shapes = -_per_value(_t_df_tangent(_tangent_of(tangents, 1), z, df), y)
     return broadcast_like(_tail_tangent(tangents, 1, -_log_ratio(stats.t.logpdf(z, df), y), z, scale) + t_shapes, y)
 
 
@@ -703,7 +751,7 @@ def gamma_cdf_adjoint(dy, y, x, a, loc=0.0, scale=1.0):
     d_z = dy * stats.gamma.pdf(z, a) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("gamma.cdf", "a"),
+        unbroadcast(dy * _gammainc_da(a, z), a),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -712,17 +760,17 @@ def gamma_cdf_adjoint(dy, y, x, a, loc=0.0, scale=1.0):
 @tangent(stats.gamma.cdf)
 def gamma_cdf_tangent(tangents, y, x, a, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "gamma.cdf", "a")
+    t_shapes = _gamma_a_tangent(_tangent_of(tangents, 1), z, a)
     return broadcast_like(_tail_tangent(tangents, 1, stats.gamma.pdf(z, a), z, scale) + t_shapes, y)
 
 
 @adjoint(stats.gamma.sf)
 def gamma_sf_adjoint(dy, y, x, a, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    d_z = dy * -stats.gamma.pdf(z, a) / scale
+    d_z = -dy * stats.gamma.pdf(z, a) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("gamma.sf", "a"),
+        unbroadcast(-dy * _gammainc_da(a, z), a),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -731,7 +779,7 @@ def gamma_sf_adjoint(dy, y, x, a, loc=0.0, scale=1.0):
 @tangent(stats.gamma.sf)
 def gamma_sf_tangent(tangents, y, x, a, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "gamma.sf", "a")
+    t_shapes = -_gamma_a_tangent(_tangent_of(tangents, 1), z, a)
     return broadcast_like(_tail_tangent(tangents, 1, -stats.gamma.pdf(z, a), z, scale) + t_shapes, y)
 
 
@@ -741,7 +789,7 @@ def gamma_logcdf_adjoint(dy, y, x, a, loc=0.0, scale=1.0):
     d_z = dy * _log_ratio(stats.gamma.logpdf(z, a), y) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("gamma.logcdf", "a"),
+        unbroadcast(dy * _per_value(_gammainc_da(a, z), y), a),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -750,17 +798,17 @@ def gamma_logcdf_adjoint(dy, y, x, a, loc=0.0, scale=1.0):
 @tangent(stats.gamma.logcdf)
 def gamma_logcdf_tangent(tangents, y, x, a, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "gamma.logcdf", "a")
+    t_shapes = _per_value(_gamma_a_tangent(_tangent_of(tangents, 1), z, a), y)
     return broadcast_like(_tail_tangent(tangents, 1, _log_ratio(stats.gamma.logpdf(z, a), y), z, scale) + t_shapes, y)
 
 
 @adjoint(stats.gamma.logsf)
 def gamma_logsf_adjoint(dy, y, x, a, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    d_z = dy * -_log_ratio(stats.gamma.logpdf(z, a), y) / scale
+    d_z = -dy * _log_ratio(stats.gamma.logpdf(z, a), y) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("gamma.logsf", "a"),
+        unbroadcast(-dy * _per_value(_gammainc_da(a, z), y), a),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -769,7 +817,7 @@ def gamma_logsf_adjoint(dy, y, x, a, loc=0.0, scale=1.0):
 @tangent(stats.gamma.logsf)
 def gamma_logsf_tangent(tangents, y, x, a, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "gamma.logsf", "a")
+    t_shapes = -_per_value(_gamma_a_tangent(_tangent_of(tangents, 1), z, a), y)
     return broadcast_like(_tail_tangent(tangents, 1, -_log_ratio(stats.gamma.logpdf(z, a), y), z, scale) + t_shapes, y)
 
 
@@ -810,7 +858,7 @@ def chi2_cdf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
     d_z = dy * stats.chi2.pdf(z, df) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("chi2.cdf", "df"),
+        unbroadcast(dy * _chi2_cdf_ddf(z, df), df),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -819,17 +867,17 @@ def chi2_cdf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
 @tangent(stats.chi2.cdf)
 def chi2_cdf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "chi2.cdf", "df")
+    t_shapes = _chi2_df_tangent(_tangent_of(tangents, 1), z, df)
     return broadcast_like(_tail_tangent(tangents, 1, stats.chi2.pdf(z, df), z, scale) + t_shapes, y)
 
 
 @adjoint(stats.chi2.sf)
 def chi2_sf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    d_z = dy * -stats.chi2.pdf(z, df) / scale
+    d_z = -dy * stats.chi2.pdf(z, df) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("chi2.sf", "df"),
+        unbroadcast(-dy * _chi2_cdf_ddf(z, df), df),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -838,7 +886,7 @@ def chi2_sf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
 @tangent(stats.chi2.sf)
 def chi2_sf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "chi2.sf", "df")
+    t_shapes = -_chi2_df_tangent(_tangent_of(tangents, 1), z, df)
     return broadcast_like(_tail_tangent(tangents, 1, -stats.chi2.pdf(z, df), z, scale) + t_shapes, y)
 
 
@@ -848,7 +896,7 @@ def chi2_logcdf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
     d_z = dy * _log_ratio(stats.chi2.logpdf(z, df), y) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("chi2.logcdf", "df"),
+        unbroadcast(dy * _per_value(_chi2_cdf_ddf(z, df), y), df),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -857,17 +905,17 @@ def chi2_logcdf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
 @tangent(stats.chi2.logcdf)
 def chi2_logcdf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "chi2.logcdf", "df")
+    t_shapes = _per_value(_chi2_df_tangent(_tangent_of(tangents, 1), z, df), y)
     return broadcast_like(_tail_tangent(tangents, 1, _log_ratio(stats.chi2.logpdf(z, df), y), z, scale) + t_shapes, y)
 
 
 @adjoint(stats.chi2.logsf)
 def chi2_logsf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    d_z = dy * -_log_ratio(stats.chi2.logpdf(z, df), y) / scale
+    d_z = -dy * _log_ratio(stats.chi2.logpdf(z, df), y) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("chi2.logsf", "df"),
+        unbroadcast(-dy * _per_value(_chi2_cdf_ddf(z, df), y), df),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -876,7 +924,7 @@ def chi2_logsf_adjoint(dy, y, x, df, loc=0.0, scale=1.0):
 @tangent(stats.chi2.logsf)
 def chi2_logsf_tangent(tangents, y, x, df, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = _refused_tangent(_tangent_of(tangents, 1), "chi2.logsf", "df")
+    t_shapes = -_per_value(_chi2_df_tangent(_tangent_of(tangents, 1), z, df), y)
     return broadcast_like(_tail_tangent(tangents, 1, -_log_ratio(stats.chi2.logpdf(z, df), y), z, scale) + t_shapes, y)
 
 
@@ -929,8 +977,8 @@ def beta_cdf_adjoint(dy, y, x, a, b, loc=0.0, scale=1.0):
     d_z = dy * stats.beta.pdf(z, a, b) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("beta.cdf", "a"),
-        _no_derivative("beta.cdf", "b"),
+        unbroadcast(dy * _betainc_da(a, b, z), a),
+        unbroadcast(dy * _betainc_db(a, b, z), b),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -939,21 +987,18 @@ def beta_cdf_adjoint(dy, y, x, a, b, loc=0.0, scale=1.0):
 @tangent(stats.beta.cdf)
 def beta_cdf_tangent(tangents, y, x, a, b, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = (
-        _refused_tangent(_tangent_of(tangents, 1), "beta.cdf", "a")
-        + _refused_tangent(_tangent_of(tangents, 2), "beta.cdf", "b")
-    )
+    t_shapes = _beta_shapes_tangent(_tangent_of(tangents, 1), _tangent_of(tangents, 2), z, a, b)
     return broadcast_like(_tail_tangent(tangents, 2, stats.beta.pdf(z, a, b), z, scale) + t_shapes, y)
 
 
 @adjoint(stats.beta.sf)
 def beta_sf_adjoint(dy, y, x, a, b, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    d_z = dy * -stats.beta.pdf(z, a, b) / scale
+    d_z = -dy * stats.beta.pdf(z, a, b) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("beta.sf", "a"),
-        _no_derivative("beta.sf", "b"),
+        unbroadcast(-dy * _betainc_da(a, b, z), a),
+        unbroadcast(-dy * _betainc_db(a, b, z), b),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -962,10 +1007,7 @@ def beta_sf_adjoint(dy, y, x, a, b, loc=0.0, scale=1.0):
 @tangent(stats.beta.sf)
 def beta_sf_tangent(tangents, y, x, a, b, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = (
-        _refused_tangent(_tangent_of(tangents, 1), "beta.sf", "a")
-        + _refused_tangent(_tangent_of(tangents, 2), "beta.sf", "b")
-    )
+    t_shapes = -_beta_shapes_tangent(_tangent_of(tangents, 1), _tangent_of(tangents, 2), z, a, b)
     return broadcast_like(_tail_tangent(tangents, 2, -stats.beta.pdf(z, a, b), z, scale) + t_shapes, y)
 
 
@@ -975,8 +1017,8 @@ def beta_logcdf_adjoint(dy, y, x, a, b, loc=0.0, scale=1.0):
     d_z = dy * _log_ratio(stats.beta.logpdf(z, a, b), y) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("beta.logcdf", "a"),
-        _no_derivative("beta.logcdf", "b"),
+        unbroadcast(dy * _per_value(_betainc_da(a, b, z), y), a),
+        unbroadcast(dy * _per_value(_betainc_db(a, b, z), y), b),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -985,21 +1027,18 @@ def beta_logcdf_adjoint(dy, y, x, a, b, loc=0.0, scale=1.0):
 @tangent(stats.beta.logcdf)
 def beta_logcdf_tangent(tangents, y, x, a, b, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = (
-        _refused_tangent(_tangent_of(tangents, 1), "beta.logcdf", "a")
-        + _refused_tangent(_tangent_of(tangents, 2), "beta.logcdf", "b")
-    )
+    t_shapes = _per_value(_beta_shapes_tangent(_tangent_of(tangents, 1), _tangent_of(tangents, 2), z, a, b), y)
     return broadcast_like(_tail_tangent(tangents, 2, _log_ratio(stats.beta.logpdf(z, a, b), y), z, scale) + t_shapes, y)
 
 
 @adjoint(stats.beta.logsf)
 def beta_logsf_adjoint(dy, y, x, a, b, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    d_z = dy * -_log_ratio(stats.beta.logpdf(z, a, b), y) / scale
+    d_z = -dy * _log_ratio(stats.beta.logpdf(z, a, b), y) / scale
     return (
         unbroadcast(d_z, x),
-        _no_derivative("beta.logsf", "a"),
-        _no_derivative("beta.logsf", "b"),
+        unbroadcast(-dy * _per_value(_betainc_da(a, b, z), y), a),
+        unbroadcast(-dy * _per_value(_betainc_db(a, b, z), y), b),
         unbroadcast(-d_z, loc),
         unbroadcast(-(d_z * z), scale),
     )
@@ -1008,10 +1047,7 @@ def beta_logsf_adjoint(dy, y, x, a, b, loc=0.0, scale=1.0):
 @tangent(stats.beta.logsf)
 def beta_logsf_tangent(tangents, y, x, a, b, loc=0.0, scale=1.0):
     z = (x - loc) / scale
-    t_shapes = (
-        _refused_tangent(_tangent_of(tangents, 1), "beta.logsf", "a")
-        + _refused_tangent(_tangent_of(tangents, 2), "beta.logsf", "b")
-    )
+    t_shapes = -_per_value(_beta_shapes_tangent(_tangent_of(tangents, 1), _tangent_of(tangents, 2), z, a, b), y)
     h = -_log_ratio(stats.beta.logpdf(z, a, b), y)
     return broadcast_like(_tail_tangent(tangents, 2, h, z, scale) + t_shapes, y)
 

@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 import scipy.stats
 import scipy.stats as st
-from scipy import stats
+from scipy import special, stats
 from scipy.stats import multivariate_normal, norm
 
 import ssad
 import ssad.rules  # noqa: F401  (registers the built-in rules)
 from ssad.registry import REGISTRY
+from ssad.rules import scipy_incomplete as incomplete
 from ssad.testing import assert_close, check_rule, check_second_order, check_tangent, numerical_gradient
 
 from .cases import Case, assert_transpose, case_id
@@ -37,18 +38,17 @@ X_POSITIVE = uniform(0.6, 3.0, 5)  # gamma, chi2, expon: x - loc > 0
 X_UNIT = uniform(0.3, 1.9, 5)  # beta with loc 0.1, scale 2: z in (0.1, 0.9)
 LOC_ROW = np.array([0.15, -0.2, 0.3, 0.05, -0.1])
 
-# (family, points, shapes of the densities, shapes of the cdf-like methods (integers: no
-# gradient), loc, scale)
+# (family, points, shapes of the densities, shapes of the cdf-like methods, loc, scale)
 FAMILIES = [
     ("norm", X, (), (), 0.4, 1.3),
     ("laplace", X, (), (), 0.1, 0.8),
     ("cauchy", X, (), (), 0.4, 1.3),
     ("logistic", X, (), (), 0.4, 1.3),
     ("expon", X_POSITIVE, (), (), 0.2, 1.4),
-    ("t", X, (3.5,), (3,), 0.4, 1.3),
-    ("gamma", X_POSITIVE, (2.5,), (2,), 0.1, 0.9),
-    ("chi2", X_POSITIVE, (3.5,), (3,), 0.1, 0.9),
-    ("beta", X_UNIT, (2.5, 1.7), (2, 3), 0.1, 2.0),
+    ("t", X, (3.5,), (2.5,), 0.4, 1.3),
+    ("gamma", X_POSITIVE, (2.5,), (0.7,), 0.1, 0.9),
+    ("chi2", X_POSITIVE, (3.5,), (4.5,), 0.1, 0.9),
+    ("beta", X_UNIT, (2.5, 1.7), (0.8, 2.6), 0.1, 2.0),
 ]
 
 
@@ -387,33 +387,194 @@ def test_far_tails_stay_finite():
     np.testing.assert_allclose(REGISTRY.adjoint_rule(norm.logcdf)(1.0, norm.logcdf(-40.0), -40.0)[0], 40.0, rtol=1e-3)
 
 
-# ----- Refused: shape derivatives of the cdfs, frozen distributions -----
+# ----- Shape derivatives of the cdfs: the primitives of ssad/rules/scipy_incomplete.py -----
+# Checked against five-point differences of SciPy's own functions, taken on the side of x
+# that holds less probability (gammainc or gammaincc, betainc or betaincc, t.cdf or t.sf),
+# where the differences keep their relative accuracy deep in the tails; the second
+# derivatives against differences of the first (checked first).
+
+CHECKED_ELSEWHERE = [
+    incomplete._gammainc_da, incomplete._gammainc_daa, incomplete._betainc_da, incomplete._betainc_db,
+    incomplete._betainc_daa, incomplete._betainc_dab, incomplete._betainc_dbb, incomplete._t_cdf_ddf,
+    incomplete._t_cdf_ddf2,
+]
+GAMMA_POINTS = [(a, x) for a in (0.05, 0.7, 2.5, 40.0) for x in (1e-6, 0.3, 2.0, 45.0, 150.0)]
+BETA_POINTS = [(a, b, x) for a in (0.3, 2.5, 30.0) for b in (0.5, 4.0) for x in (1e-5, 0.2, 0.7, 0.999)]
+T_POINTS = [(x, df) for df in (0.6, 3.5, 40.0) for x in (-60.0, -2.0, -0.3, 1e-4, 1.2, 1.6, 25.0)]
 
 
-def t_cdf_in_df(x, df):
-    return np.sum(stats.t.cdf(x, df))
+def _difference(function, at, step):
+    """The derivative of `function` at `at`, by five-point central differences."""
+    values = [function(at + k * step) for k in (-2, -1, 1, 2)]
+    return (values[0] - 8 * values[1] + 8 * values[2] - values[3]) / (12 * step)
 
 
-def beta_sf_in_b(x, b):
-    return np.sum(scipy.stats.beta.sf(x, 2.0, b))
+def _smaller_side(lower, upper, at, step):
+    """Differences of `lower`, or minus those of `upper` = 1 - lower where lower(at) > 1/2."""
+    if lower(at) <= 0.5:
+        return _difference(lower, at, step)
+    return -_difference(upper, at, step)
+
+
+@pytest.mark.parametrize("a, x", GAMMA_POINTS)
+def test_gammainc_derivatives_in_a_against_scipy(a, x):
+    step = 1e-4 * min(a, 1.0)
+    expected = _smaller_side(lambda v: special.gammainc(v, x), lambda v: special.gammaincc(v, x), a, step)
+    assert_close("d/da gammainc", incomplete._gammainc_da(a, x), expected, 1e-8, 0.0)
+    expected = _difference(lambda v: incomplete._gammainc_da(v, x), a, step)
+    assert_close("d2/da2 gammainc", incomplete._gammainc_daa(a, x), expected, 1e-6, 0.0)
+
+
+@pytest.mark.parametrize("a, b, x", BETA_POINTS)
+def test_betainc_derivatives_in_a_and_b_against_scipy(a, b, x):
+    def lower(a, b):
+        return special.betainc(a, b, x)
+
+    def upper(a, b):
+        return special.betaincc(a, b, x)
+
+    step_a, step_b = 1e-4 * min(a, 1.0), 1e-4 * min(b, 1.0)
+    expected = _smaller_side(lambda v: lower(v, b), lambda v: upper(v, b), a, step_a)
+    assert_close("d/da betainc", incomplete._betainc_da(a, b, x), expected, 1e-8, 0.0)
+    expected = _smaller_side(lambda v: lower(a, v), lambda v: upper(a, v), b, step_b)
+    assert_close("d/db betainc", incomplete._betainc_db(a, b, x), expected, 1e-8, 0.0)
+    firsts = {"da": incomplete._betainc_da, "db": incomplete._betainc_db}
+    in_a = {name: _difference(lambda v, f=f: f(v, b, x), a, step_a) for name, f in firsts.items()}
+    in_b = {name: _difference(lambda v, f=f: f(a, v, x), b, step_b) for name, f in firsts.items()}
+    assert_close("d2/da2 betainc", incomplete._betainc_daa(a, b, x), in_a["da"], 1e-6, 0.0)
+    assert_close("d2/dadb betainc", incomplete._betainc_dab(a, b, x), in_b["da"], 1e-6, 0.0)
+    assert_close("d2/dbda betainc", incomplete._betainc_dab(a, b, x), in_a["db"], 1e-6, 0.0)
+    assert_close("d2/db2 betainc", incomplete._betainc_dbb(a, b, x), in_b["db"], 1e-6, 0.0)
+
+
+@pytest.mark.parametrize("x, df", T_POINTS)
+def test_t_cdf_derivatives_in_df_against_scipy(x, df):
+    step = 1e-4 * df
+    if abs(x) < 1:  # F - 1/2 = sign(x) betainc(1/2, df / 2, x² / (df + x²)) / 2 keeps its digits near 0
+        expected = _difference(lambda v: np.sign(x) * special.betainc(0.5, v / 2, x * x / (v + x * x)) / 2, df, step)
+    else:
+        expected = _smaller_side(lambda v: stats.t.cdf(x, v), lambda v: stats.t.sf(x, v), df, step)
+    assert_close("d/ddf t.cdf", incomplete._t_cdf_ddf(x, df), expected, 1e-8, 0.0)
+    expected = _difference(lambda v: incomplete._t_cdf_ddf(x, v), df, step)
+    assert_close("d2/ddf2 t.cdf", incomplete._t_cdf_ddf2(x, df), expected, 1e-6, 0.0)
+
+
+def test_the_primitives_are_elementwise_and_zero_outside_the_support():
+    a, x = np.array([[0.4], [3.0]]), np.array([0.2, 1.5, 7.0])
+    np.testing.assert_array_equal(incomplete._gammainc_da(a, x), [[incomplete._gammainc_da(u, v) for v in x] for u in a[:, 0]])
+    assert np.shape(incomplete._betainc_db(np.array([0.5, 2.0]), 3.0, 0.4)) == (2,)
+    assert np.ndim(incomplete._t_cdf_ddf2(0.5, 3.0)) == 0
+    np.testing.assert_array_equal(incomplete._gammainc_daa(2.0, np.array([-1.0, 0.0, np.inf])), 0.0)
+    np.testing.assert_array_equal(incomplete._betainc_dab(2.0, 0.5, np.array([-0.5, 0.0, 1.0, 1.5])), 0.0)
+    np.testing.assert_array_equal(incomplete._t_cdf_ddf(np.array([-np.inf, 0.0, np.inf]), 3.0), 0.0)
+    assert np.isnan(incomplete._gammainc_da(-1.0, 2.0)) and np.isnan(incomplete._betainc_da(1.0, 0.0, 0.5))
+
+
+# The derivatives in x (closed forms) and, for the first derivatives, in the parameters.
+# The second derivatives refuse their parameters: given as integers there, which carry none.
+INCOMPLETE_CASES = [
+    Case(incomplete._gammainc_da, (0.7, X_POSITIVE), id="gammainc_da"),
+    Case(incomplete._gammainc_daa, (2, X_POSITIVE), id="gammainc_daa"),
+    Case(incomplete._betainc_da, (0.8, 2.6, X_UNIT / 2), id="betainc_da"),
+    Case(incomplete._betainc_db, (2.5, 0.6, X_UNIT / 2), id="betainc_db"),
+    Case(incomplete._betainc_daa, (2, 3, X_UNIT / 2), id="betainc_daa"),
+    Case(incomplete._betainc_dab, (2, 3, X_UNIT / 2), id="betainc_dab"),
+    Case(incomplete._betainc_dbb, (2, 3, X_UNIT / 2), id="betainc_dbb"),
+    Case(incomplete._t_cdf_ddf, (X, 2.5), id="t_cdf_ddf"),
+    Case(incomplete._t_cdf_ddf2, (X, 3), id="t_cdf_ddf2"),
+]
+
+
+def test_the_primitives_are_all_checked():
+    assert {case.primitive for case in INCOMPLETE_CASES} == set(CHECKED_ELSEWHERE)
+
+
+@pytest.mark.parametrize("case", INCOMPLETE_CASES, ids=case_id)
+def test_rules_of_the_incomplete_functions(case):
+    check_rule(case.primitive, *case.args)
+    check_tangent(case.primitive, *case.args)
+    assert_transpose(case.primitive, *case.args)
+
+
+# ----- Shape derivatives of the cdfs, end to end -----
+
+# (family, points from near 0 to the far tails, shapes with one below 1, loc, scale)
+SHAPE_FAMILIES = [
+    ("t", np.array([-30.0, -1.7, -0.2, 1e-3, 0.9, 2.3, 15.0]), (2.5,), 0.2, 1.3),
+    ("gamma", np.array([0.002, 0.3, 1.4, 6.0, 35.0]), (0.7,), 0.0, 0.9),
+    ("chi2", np.array([0.01, 0.8, 3.0, 12.0, 60.0]), (4.5,), 0.0, 1.2),
+    ("beta", np.array([0.003, 0.1, 0.5, 0.93, 0.98]), (0.8, 2.6), 0.0, 1.0),
+]
+
+
+@pytest.mark.parametrize("family, x, shapes, loc, scale", SHAPE_FAMILIES, ids=[f[0] for f in SHAPE_FAMILIES])
+@pytest.mark.parametrize("method", ("cdf", "sf", "logcdf", "logsf"))
+def test_cdfs_in_their_shapes_end_to_end(family, x, shapes, loc, scale, method):
+    """`dist.method(x, *shapes, loc, scale)` differentiated in x and the shapes: the gradient
+    against central differences, the tangent against the gradient, and the second
+    derivatives (reverse over reverse, forward over reverse) against differences of the
+    gradient."""
+    names = ", ".join(f"s{i}" for i in range(len(shapes)))
+    call = f"stats.{family}.{method}(v, {names}, {loc!r}, {scale!r})"
+    weights = np.linspace(0.5, 1.5, np.size(x))
+    f = _compiled(f"def f(v, {names}):\n    return np.sum(weights * np.sin({call}))\n", weights=weights)
+    args = (x, *shapes)
+    grads = ssad.grad(f, wrt=tuple(range(len(args))))(*args)
+    for i in range(len(args)):
+        assert_close(f"{family}.{method} argument {i}", grads[i], _central(f, args, i), 1e-6, 1e-8)
+    direction = (np.linspace(-1.0, 1.0, np.size(x)), *(0.6 - 0.9 * k for k in range(len(shapes))))
+    _, slope = ssad.jvp(f, args, direction)
+    np.testing.assert_allclose(slope, sum(np.sum(g * d) for g, d in zip(grads, direction, strict=True)), rtol=1e-9)
+    ssad.check_grads(f, args, order=2)
+
+
+def test_shape_slopes_outside_the_support_are_zero():
+    x = np.array([-0.5, 0.0, 0.5, 2.5])  # gamma: two points outside; beta (0, 1): three
+    for primitive, values in ((stats.gamma.logcdf, (1.7,)), (stats.chi2.sf, (3.0,)), (stats.beta.logsf, (1.8, 2.6))):
+        shapes = [np.full(4, v) for v in values]  # one slope per point
+        y = primitive(x, *shapes, 0.0, 1.0)
+        adjoints = REGISTRY.adjoint_rule(primitive)(np.ones_like(y), y, x, *shapes, 0.0, 1.0)
+        outside = (x <= 0) | ((x >= 1) & (primitive is stats.beta.logsf))
+        for adjoint in adjoints[1 : 1 + len(shapes)]:
+            assert np.all(np.isfinite(adjoint))
+            np.testing.assert_array_equal(adjoint[outside], 0.0)
+
+
+def gamma_cdf_in_a(a, x):
+    return np.sum(np.sin(st.gamma.cdf(x, a, scale=1.5)))
+
+
+def beta_logsf_in_b(b, x):
+    return np.sum(np.sin(stats.beta.logsf(x, 1.5, b)))
+
+
+def t_logcdf_in_df(df, x):
+    return np.sum(np.sin(stats.t.logcdf(x, df)))
+
+
+@pytest.mark.parametrize(
+    "function, shape, x, pattern",
+    [
+        (gamma_cdf_in_a, 0.7, X_POSITIVE, r"gammainc\(a, x\) .*`a`"),
+        (beta_logsf_in_b, 0.6, X_UNIT / 2, r"betainc\(a, b, x\) .*`b`"),
+        (t_logcdf_in_df, 2.5, X, r"t\.cdf\(x, df\) .*`df`"),
+    ],
+    ids=["gamma", "beta", "t"],
+)
+def test_third_derivatives_in_the_shape_are_refused(function, shape, x, pattern):
+    first, second = ssad.grad(function), ssad.grad(ssad.grad(function))
+    assert_close("second derivative", second(shape, x), numerical_gradient(lambda v: first(v, x), shape), 1e-6, 1e-8)
+    with pytest.raises(ssad.SsadError, match=pattern):
+        ssad.grad(second)(shape, x)
+    with pytest.raises(ssad.SsadError, match=pattern):
+        ssad.jvp(second, (shape, x), (1.0, np.zeros_like(x)))
+    # in x, the third derivative is a closed form
+    expected = numerical_gradient(lambda v: second(shape, v), x)
+    assert_close("third derivative in x", ssad.grad(second, wrt=1)(shape, x), expected, 1e-5, 1e-7)
 
 
 def gamma_logcdf_in_x(x, a):
     return np.sum(st.gamma.logcdf(x, a, scale=2.0))
-
-
-@pytest.mark.parametrize(
-    "function, args, wrt, pattern",
-    [(t_cdf_in_df, (X, 3.5), 1, r"t\.cdf .* `df`"), (beta_sf_in_b, (X_UNIT / 2, 1.5), 1, r"beta\.sf .* `b`")],
-)
-def test_shape_derivatives_of_cdfs_are_refused(function, args, wrt, pattern):
-    with pytest.raises(ssad.SsadError, match=pattern):
-        ssad.grad(function, wrt=wrt)(*args)
-    with pytest.raises(ssad.SsadError, match=pattern):
-        ssad.jvp(function, args, (np.zeros_like(args[0]), 1.0))
-    # no closed form: the error says so, and points at stop_gradient
-    with pytest.raises(ssad.SsadError, match="stop_gradient"):
-        ssad.grad(function, wrt=wrt)(*args)
 
 
 def test_the_other_parameters_of_a_cdf_still_differentiate():
@@ -424,15 +585,7 @@ def test_the_other_parameters_of_a_cdf_still_differentiate():
     np.testing.assert_allclose(slope, np.sum(expected), rtol=1e-6)
 
 
-def test_refused_adjoint_is_dropped_when_unused_and_raises_when_used():
-    rule = REGISTRY.adjoint_rule(stats.t.cdf)
-    y = stats.t.cdf(X, 3.0)
-    d_x, d_df, _, _ = rule(np.ones(5), y, X, 3.0)
-    assert np.all(np.isfinite(d_x))
-    with pytest.raises(ssad.SsadError, match="no derivative"):
-        d_df + 1.0
-    with pytest.raises(ssad.SsadError, match="no derivative"):
-        np.asarray(d_df)
+# ----- Frozen distributions -----
 
 
 def frozen_model(x, mu, s):
