@@ -273,8 +273,13 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
     else:
 
         fitters = list(zip(getters, [gradient_fitter((n,), sparse) for n in wrt], strict=True))
+        given = positions(f, wrt)
+        # the common call: every parameter of wrt given by position, none sparse
+        direct = None if sparse or None in given else (max(given), list(given))
 
         def fit_all(gradients, args, kwargs):
+            if direct is not None and not kwargs and len(args) > direct[0]:
+                return tuple([fit_gradient(g, args[p]) for g, p in zip(gradients, direct[1], strict=True)])
             return tuple([fit(g, get(args, kwargs)) for g, (get, fit) in zip(gradients, fitters, strict=True)])
 
         if with_value:

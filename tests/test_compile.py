@@ -317,3 +317,21 @@ def test_a_vjp_whose_loop_hands_a_tape_to_its_backward_half_runs_as_numpy_code()
     _close(got, ssad.vjp(rows_of_a_matrix, W, xs)[1](1.0), 1e-13)
     messages = [str(w.message) for w in caught if issubclass(w.category, ssad.NativeWarning)]
     assert len(messages) == 1 and "handed from the forward half to the backward half" in messages[0]
+
+
+def broadcast_operands(W, b, c, x):
+    # a bias added to every row and a column: their adjoints are `.sum(axis=0)` and
+    # `.sum(axis=1, keepdims=True)` in the code compiled for these shapes
+    return np.sum((np.tanh(x @ W + b) * c) ** 2)
+
+
+def test_adjoints_summed_to_a_row_or_a_column_compile():
+    rng = np.random.default_rng(3)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal((5, 1)), rng.standard_normal((5, 3)))
+    source = ssad.show(broadcast_operands, wrt=(0, 1, 2), args=args).source
+    assert ".sum(axis=0)" in source and ".sum(axis=1, keepdims=True)" in source
+    got = ssad.grad(broadcast_operands, wrt=(0, 1, 2), compile="strict")(*args)
+    _close(got, ssad.grad(broadcast_operands, wrt=(0, 1, 2))(*args))
+    for position in range(3):
+        moved = lambda v, p=position: broadcast_operands(*args[:p], v, *args[p + 1:])  # noqa: E731
+        np.testing.assert_allclose(got[position], numerical_gradient(moved, args[position]), rtol=1e-6, atol=1e-8)

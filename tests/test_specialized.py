@@ -463,3 +463,99 @@ def test_code_replaced_after_grad_is_the_code_differentiated():
     f.__code__ = other.__code__
     x = np.array([0.3, -1.5])
     np.testing.assert_allclose(gradient(x), 2 * x)
+
+
+# ----- adjoints summed back to a broadcast operand's shape, as plain sums -----
+
+
+def broadcast_operands(W, b, c, s, x):
+    # b is added to every row, c multiplies every column, s is a number
+    z = np.tanh(x @ W + b) * c + s
+    return np.sum(z**2) + np.sum(c * c)
+
+
+def _broadcast_arguments():
+    return (RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal((5, 1)), 0.7,
+            RNG.standard_normal((5, 3)))
+
+
+def test_broadcast_operands_get_plain_sums():
+    args = _broadcast_arguments()
+    source = ssad.show(broadcast_operands, wrt=(0, 1, 2, 3), args=args).source
+    assert ".sum(axis=0)" in source  # the bias
+    assert ".sum(axis=1, keepdims=True)" in source  # the column
+    assert ".sum()" in source  # the number
+    assert "unbroadcast" not in source
+    got = ssad.grad(broadcast_operands, wrt=(0, 1, 2, 3))(*args)
+    expected = autograd.grad(with_autograd_numpy(broadcast_operands), (0, 1, 2, 3))(*args)
+    for name, g, e in zip("Wbcs", got, expected, strict=True):
+        assert_close(f"d_{name}", g, e, 1e-10, 1e-12)
+    assert type(got[3]) is float  # the number's gradient is a number
+
+
+def test_plain_sums_differentiate_again():
+    args = _broadcast_arguments()
+    for position in (1, 2):
+        got = ssad.hessian(broadcast_operands, position)(*args)
+        expected = autograd.hessian(with_autograd_numpy(broadcast_operands), position)(*args)
+        assert_close(f"hessian {position}", got, expected, 1e-9, 1e-11)
+    gradient = ssad.grad(broadcast_operands, 1)
+    inner = autograd.grad(with_autograd_numpy(broadcast_operands), 1)
+
+    def squared(W, b, c, s, x):
+        return np.sum(gradient(W, b, c, s, x) ** 2)
+
+    def squared_autograd(W, b, c, s, x):
+        return anp.sum(inner(W, b, c, s, x) ** 2)
+
+    assert_close("grad of a gradient", ssad.grad(squared, 2)(*args), autograd.grad(squared_autograd, 2)(*args),
+                 1e-9, 1e-11)
+
+
+def test_a_unit_dimension_both_operands_share_is_not_summed():
+    def f(c, d):
+        return np.sum(np.sin(c * d))  # both (5, 1): the product is a column too
+
+    c, d = RNG.standard_normal((5, 1)), RNG.standard_normal((5, 1))
+    source = ssad.show(f, wrt=(0, 1), args=(c, d)).source
+    assert "d_c = d_c_times_d * d" in source and "keepdims" not in source and "unbroadcast" not in source
+    got = ssad.grad(f, wrt=(0, 1))(c, d)
+    assert_close("d_c", got[0], np.cos(c * d) * d, 1e-12, 1e-14)
+    assert_close("d_d", got[1], np.cos(c * d) * c, 1e-12, 1e-14)
+
+
+def cross_entropy(logits, labels):
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    return -np.mean(log_probs[np.arange(logits.shape[0]), labels])
+
+
+def test_a_mean_of_gathered_entries_scatters_its_number():
+    """The mean's adjoint is one number: the scatter into the log-probabilities spreads it
+    over the entries read, with no array of copies made first."""
+    logits, labels = RNG.standard_normal((6, 4)), np.array([0, 3, 1, 1, 2, 0])
+    source = ssad.show(cross_entropy, args=(logits, labels)).source
+    assert "broadcast_to" not in source and "getitem_adjoint(" in source
+    got = ssad.grad(cross_entropy)(logits, labels)
+    probabilities = np.exp(logits) / np.sum(np.exp(logits), axis=1, keepdims=True)
+    expected = (probabilities - np.eye(4)[labels]) / 6
+    assert_close("d_logits", got, expected, 1e-12, 1e-14)
+    hessian = ssad.hessian(cross_entropy)(logits, labels)
+    assert_close("hessian", hessian, autograd.hessian(with_autograd_numpy(cross_entropy))(logits, labels), 1e-10, 1e-12)
+
+
+def test_calls_with_new_shapes_of_one_class_share_its_code():
+    gradient = ssad.grad(broadcast_operands, wrt=(0, 1))
+    W, b, c, s, x = _broadcast_arguments()
+    for rows in (5, 7, 5):
+        x_rows, c_rows = RNG.standard_normal((rows, 3)), RNG.standard_normal((rows, 1))
+        got = gradient(W, b, c_rows, s, x_rows)
+        assert_gradient_matches(broadcast_operands, (W, b, c_rows, s, x_rows), 1, got[1])
+    assert len(gradient.variants.by_mask) == 1 and len(gradient.variants.by_shapes) == 2
+    # a dimension of length 1 where there was none is another class; so are integers
+    gradient(W[:1], b, c, s, x[:, :1])
+    gradient(W, b, c, 1, x)
+    assert len(gradient.variants.by_mask) == 3
+    # every parameter of wrt by keyword too
+    got = gradient(W=W, b=b, c=c, s=s, x=x)
+    assert_gradient_matches(broadcast_operands, (W, b, c, s, x), 0, got[0])

@@ -47,7 +47,7 @@ from .activity import simple_statements
 from ..frontend.builders import walk
 from .rank_rules import _ANY, _NONE, _RANGE, Fact, Shape, fact_of, meet, value_fact
 
-__all__ = ["Fact", "Shape", "rank_facts", "unbroadcast_is_identity"]
+__all__ = ["Fact", "Shape", "rank_facts", "unbroadcast_axes", "unbroadcast_is_identity"]
 
 
 
@@ -118,6 +118,24 @@ def unbroadcast_is_identity(operand, others, facts):
                 continue  # x's length there is the result's
             return False
     return True
+
+
+def unbroadcast_axes(operand, result, facts):
+    """`(leading, units, rank)`: the axes over which `unbroadcast(g, operand)` sums an adjoint
+    `g` of an elementwise result of fact `result` (the leading axes the operand lacks, then
+    its unit dimensions the result may not share, kept), and the operand's rank; None when
+    the facts cannot tell."""
+    x = fact_of(operand, facts)
+    if not isinstance(x, Fact) or not isinstance(result, Fact) or x.rank > result.rank:
+        return None
+    extra = result.rank - x.rank
+    units = []
+    for k, unit in enumerate(x.units):
+        if unit is None:
+            return None
+        if unit and result.units[extra + k] is not True:
+            units.append(k)
+    return tuple(range(extra)), tuple(units), x.rank
 
 
 def _narrow(facts, target, found, fixed):

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..frontend import primitives
 from .ranks import Fact, rank_facts
-from ..frontend.builders import walk
+from ..frontend.builders import clone, walk
 
 _ELEMENTWISE_OPERATORS = {
     operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod,
@@ -119,8 +119,38 @@ def drop_unbroadcast(output, op, position, y, scalar, unbroadcast_names):
 def without_shape_calls(output, helper_names, operand):
     """`output` with each `helper(g, operand)` (a helper named in `helper_names`) as `g`:
     where the shapes already match, summing or spreading g to operand's shape is g."""
+    return _shape_calls_replaced(output, helper_names, operand, lambda g: g)
 
-    class Drop(gast.NodeTransformer):
+
+def summed_shape_calls(output, helper_names, operand, leading, units, rank):
+    """`output` with each `helper(g, operand)` (a helper named in `helper_names`) as the plain
+    sum it comes to, from g's leading axes `leading` and the unit axes `units` of the
+    operand (of rank `rank`) that g may not share (`ranks.unbroadcast_axes`): `g.sum()` for a
+    scalar, `g.sum(axis=0)` for a bias added to every row, `g.sum(axis=1, keepdims=True)`
+    for a column. Other combinations keep the helper."""
+    if not leading and not units:
+        return without_shape_calls(output, helper_names, operand)
+    if rank == 0:
+        keywords = []
+    elif len(leading) == 1 and not units:
+        keywords = [gast.keyword(arg="axis", value=gast.Constant(value=0, kind=None))]
+    elif not leading and len(units) == 1:
+        keywords = [gast.keyword(arg="axis", value=gast.Constant(value=units[0], kind=None)),
+                    gast.keyword(arg="keepdims", value=gast.Constant(value=True, kind=None))]
+    else:
+        return output
+
+    def summed(g):
+        method = gast.Attribute(value=g, attr="sum", ctx=gast.Load())
+        return gast.Call(func=method, args=[], keywords=[clone(k) for k in keywords])
+
+    return _shape_calls_replaced(output, helper_names, operand, summed)
+
+
+def _shape_calls_replaced(output, helper_names, operand, replacement):
+    """`output` with each `helper(g, operand)` (a helper named in `helper_names`) as `replacement(g)`."""
+
+    class Replace(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
             if (
@@ -130,7 +160,7 @@ def without_shape_calls(output, helper_names, operand):
                 and isinstance(node.args[1], gast.Name)
                 and node.args[1].id == operand
             ):
-                return node.args[0]
+                return replacement(node.args[0])
             return node
 
-    return Drop().visit(output)
+    return Replace().visit(output)

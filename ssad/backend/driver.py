@@ -110,7 +110,8 @@ class Variants:
     refuses in it (`pipeline.check`), but compiled nothing: the first call compiles the
     code for its arguments' classes, and the general code (no shape assumed) is compiled
     when first asked for, so `grad(f)` and its first call compile once. `for_args(args)`
-    costs a type test per positional argument and a dict lookup.
+    costs one dict lookup keyed by the arguments' exact shapes and dtypes (`by_shapes`);
+    a new key is classed once (`by_mask`: the arguments' classes).
     """
 
     def __init__(self, f, wrt, variant, optimize, as_tuple=False, checkpoint=None):
@@ -120,6 +121,7 @@ class Variants:
         check(f, wrt, variant)
         self._general = None
         self.by_mask = {}
+        self.by_shapes = {}  # (shape, dtype) or type per argument -> the entry of their classes
 
     @property
     def general(self):
@@ -131,6 +133,13 @@ class Variants:
         return self._general
 
     def for_args(self, args):
+        # every call of a gradient function asks: one key of the arguments' exact shapes first,
+        # which determine their classes
+        key = tuple([(a.shape, a.dtype.char) if type(a) is np.ndarray else type(a) for a in args])
+        try:
+            return self.by_shapes[key]
+        except KeyError:
+            pass
         mask = tuple([argument_class(a) for a in args])
         entry = self.by_mask.get(mask)
         if entry is None:
@@ -140,6 +149,9 @@ class Variants:
                 if facts else self.general
             )
             self.by_mask[mask] = entry
+        if len(self.by_shapes) >= _MOST_SHAPES:
+            self.by_shapes.clear()
+        self.by_shapes[key] = entry
         return entry
 
 

@@ -161,7 +161,8 @@ def lower_index_writes(parsed):
     from ..runtime.in_place import along_axis_index, diagonal_fill, diagonal_index
 
     functions = {np.fill_diagonal: ("a", "val", "wrap"), np.put_along_axis: ("arr", "indices", "values", "axis")}
-    taken = local_names(parsed.node) | set(parsed.namespace)
+    local = local_names(parsed.node)
+    taken = local | set(parsed.namespace)
     names = {}
 
     def helper(value):
@@ -177,7 +178,7 @@ def lower_index_writes(parsed):
         if not isinstance(statement, gast.Expr) or not isinstance(statement.value, gast.Call):
             return None
         call = statement.value
-        callee = _static(call.func, parsed.namespace, local_names(parsed.node))
+        callee = _static(call.func, parsed.namespace, local)
         if not any(callee is f for f in functions) or any(isinstance(a, gast.Starred) for a in call.args):
             return None
         parameters = functions[next(f for f in functions if f is callee)]

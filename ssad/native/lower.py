@@ -164,10 +164,19 @@ def _lower_reductions(tree, namespace, reductions, bindings):
         def visit_Call(self, node):
             self.generic_visit(node)
             func = node.func
+            keywords = {k.arg: k.value for k in node.keywords}
+            if (isinstance(func, ast.Attribute) and func.attr == "sum" and not node.args and set(keywords) ==
+                    {"axis", "keepdims"} and isinstance(keywords["keepdims"], ast.Constant)
+                    and keywords["keepdims"].value is True and ("sum", True) in reductions and numpy_names
+                    and not (isinstance(func.value, ast.Name) and func.value.id in numpy_names)):
+                # `g.sum(axis=1, keepdims=True)`, an adjoint summed back to a column
+                node = ast.copy_location(ast.Call(
+                    func=ast.Attribute(ast.Name(min(numpy_names), ast.Load()), "sum", ast.Load()),
+                    args=[func.value], keywords=node.keywords), node)
+                func = node.func
             if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                     and func.value.id in numpy_names and (func.attr, False) in reductions):
                 return node
-            keywords = {k.arg: k.value for k in node.keywords}
             if set(keywords) - {"axis", "keepdims"} or len(node.args) > 2 or (len(node.args) == 2 and "axis" in keywords):
                 return node
             keepdims = keywords.get("keepdims", ast.Constant(False))

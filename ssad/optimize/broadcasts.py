@@ -9,6 +9,13 @@ itself, and the statement becomes `b = v`:
     d_s = np.broadcast_to(d_total, np.shape(s))      d_s = d_total
     d_x = d_s * 2 * x          # s = x ** 2     ->   d_x = d_s * 2 * x
 
+The same holds where `b` is scattered back by the adjoint of the read `w = x[i]` it
+was spread to: `getitem_adjoint(b, x, i)` writes into the positions `x[i]` selects,
+which broadcasts `v` to w's shape by itself:
+
+    d_p = np.broadcast_to(d_mean / size(p), np.shape(p))      d_p = d_mean / size(p)
+    d_x = getitem_adjoint(d_p, x, (rows, labels))   # p = x[rows, labels]
+
 Shapes are known equal through *shape classes*: names assigned once, at the top
 level of the function (or never: parameters), whose value is an elementwise
 expression (`+ - * / **`, unary minus, a ufunc called with positional operands)
@@ -129,7 +136,8 @@ class _Folder:
             if len(chains) != self.loads[b]:
                 continue  # read in a nested block, or before the broadcast
             target = self.shape_class(w)
-            if all(self.reaches(chain, b, target) for chain in chains):
+            missed = [chain for chain in chains if not self.reaches(chain, b, target)]
+            if len(missed) == self.scatters_of(block[position + 1:], b, w, block[:position]):
                 statement.value = value
 
     def reaches(self, chain, b, target):
@@ -143,6 +151,31 @@ class _Folder:
             if kind not in (_SPREAD, _CONSTANT):
                 return False
         return False
+
+    def scatters_of(self, block, b, w, before):
+        """How many reads of `b` in `block` are the adjoint `getitem_adjoint(b, x, i)` of a
+        read `w = x[i]` made in `before`, with x and the names of i assigned once: the
+        scatter broadcasts `b` to the shape of `x[i]`, which is w's, by itself."""
+        from ..runtime import getitem_adjoint
+
+        read = next((s.value for s in before if isinstance(s, gast.Assign) and len(s.targets) == 1
+                     and isinstance(s.targets[0], gast.Name) and s.targets[0].id == w), None)
+        if not (isinstance(read, gast.Subscript) and isinstance(read.value, gast.Name)):
+            return 0
+        names = [n.id for n in walk(read) if isinstance(n, gast.Name)]
+        if any(self.stores.get(n, 0) > 1 for n in names):
+            return 0
+        index = gast.dump(read.slice)
+        count = 0
+        for node in _walk(block):
+            if not (isinstance(node, gast.Call) and len(node.args) == 3 and not node.keywords):
+                continue
+            first, source, at = node.args
+            if (isinstance(first, gast.Name) and first.id == b and isinstance(source, gast.Name)
+                    and source.id == read.value.id and gast.dump(at) == index
+                    and self.callee(node.func, self.namespace)[0] is getitem_adjoint):
+                count += 1
+        return count
 
     def chains_of(self, statement, name):
         """For each read of `name` in `statement`, the elementwise expressions around

@@ -36,8 +36,8 @@ from ..runtime import (
     zeros_like_value,
 )
 from ..runtime import unbroadcast as unbroadcast_helper
-from ..analysis.ranks import unbroadcast_is_identity
-from ..analysis.shapes import drop_unbroadcast, is_elementwise, without_shape_calls
+from ..analysis.ranks import unbroadcast_axes, unbroadcast_is_identity
+from ..analysis.shapes import drop_unbroadcast, is_elementwise, summed_shape_calls, without_shape_calls
 from ..registry import REGISTRY
 from .fold import fold
 
@@ -267,6 +267,8 @@ class StatementAdjoints(CallAdjoints):
             others = [a for i, a in enumerate(op.args) if i != position]
             if unbroadcast_is_identity(operand, others, self.facts):
                 output = without_shape_calls(output, names, operand.id)
+            elif (axes := unbroadcast_axes(operand, self.facts.get(y), self.facts)) is not None:
+                output = summed_shape_calls(output, names, operand.id, *axes)
         ranks = dict(self.ranks)
         if dy is not None and y in ranks:
             ranks[dy] = ranks[y]

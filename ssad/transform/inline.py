@@ -163,17 +163,29 @@ def _is_literal(value):
     return value is None or isinstance(value, (bool, int, float, complex, str))
 
 
-class _Substitute(gast.NodeTransformer):
-    def __init__(self, mapping):
-        self.mapping = mapping
+_NAME = gast.Name
 
-    def visit_Name(self, node):
-        if node.id in self.mapping:
-            replacement = self.mapping[node.id]
-            if isinstance(replacement, str):
-                return gast.Name(id=replacement, ctx=node.ctx, annotation=None, type_comment=None)
-            return clone(replacement)
-        return node
+
+def _substituted(node, mapping):
+    """A copy of the rule's expression `node` with each name in `mapping` replaced (by a
+    copy of an expression, or by another name): `clone` and a substitution in one pass."""
+    if node.__class__ is _NAME:
+        replacement = mapping.get(node.id)
+        if replacement is None:
+            return clone(node)
+        if isinstance(replacement, str):
+            return gast.Name(id=replacement, ctx=node.ctx, annotation=None, type_comment=None)
+        return clone(replacement)
+    new = node.__class__.__new__(node.__class__)
+    fields = new.__dict__
+    for key, value in node.__dict__.items():
+        if isinstance(value, gast.AST):
+            fields[key] = _substituted(value, mapping)
+        elif value.__class__ is list:
+            fields[key] = [_substituted(item, mapping) if isinstance(item, gast.AST) else item for item in value]
+        else:
+            fields[key] = value
+    return new
 
 
 def instantiate(template, call, namespace, namer, needed):
@@ -210,7 +222,7 @@ def instantiate(template, call, namespace, namer, needed):
         local = statement.targets[0].id
         if not uses[local]:
             continue
-        value = fold(_Substitute(mapping).visit(clone(statement.value)))
+        value = fold(_substituted(statement.value, mapping))
         if uses[local] == 1:
             mapping[local] = value
         else:
@@ -218,7 +230,7 @@ def instantiate(template, call, namespace, namer, needed):
             statements.append(gast.Assign(targets=[gast.Name(id=fresh, ctx=gast.Store(), annotation=None, type_comment=None)], value=value, type_comment=None))
             mapping[local] = fresh
     outputs = [
-        fold(_Substitute(mapping).visit(clone(output))) if position in needed else None
+        fold(_substituted(output, mapping)) if position in needed else None
         for position, output in enumerate(template.outputs)
     ]
     return statements, outputs
