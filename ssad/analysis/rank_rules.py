@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from ..frontend import primitives
-from ..runtime import seed, shape_only, zeros_like_value
+from ..runtime import iterated, owned, seed, shape_only, zeros_like_value
 
 _ANY = "any"  # not yet narrowed by an assignment (the top of the lattice)
 
@@ -52,7 +52,7 @@ _FULL_ONLY = {np.linalg.det, np.trace, np.vdot}
 
 _SAME_RANK = {
     np.ndarray.copy, np.copy, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.array, np.asarray, np.ascontiguousarray, shape_only, zeros_like_value,
+    np.full_like, np.array, np.asarray, np.ascontiguousarray, shape_only, zeros_like_value, owned,
 }
 
 
@@ -162,7 +162,7 @@ def _primitive_fact(op, facts):
         return Shape(args[0].units) if len(args) == 1 and isinstance(args[0], Fact) and not op.keywords else _NONE
     if primitive is builtins.range:
         return _RANGE if not op.keywords and all(_is_integer(a) for a in args) else _NONE
-    if primitive is builtins.reversed:
+    if primitive is builtins.reversed or primitive is iterated:  # `iterated` gives a range back as it is
         return _RANGE if args == [_RANGE] else _NONE
     if primitive is builtins.len:
         known = len(args) == 1 and isinstance(args[0], Fact) and args[0].rank >= 1
@@ -294,6 +294,9 @@ def _index_fact(value, facts):
         return Fact(0, True) if len(parts) == 1 and _is_integer(fact_of(parts[0], facts)) else _NONE
     if base == _ANY:
         return _ANY
+    if base == _RANGE:  # an item of a range: an integer
+        position = fact_of(parts[0], facts) if len(parts) == 1 and not isinstance(parts[0], gast.Slice) else _NONE
+        return _ANY if position == _ANY else (Fact(0, True) if _is_integer(position) else _NONE)
     if not isinstance(base, Fact):
         return _NONE
     if len(parts) > base.rank:

@@ -19,6 +19,7 @@ from ..frontend import parse
 from ..frontend.builders import blank, clone, is_marker, param, store, stored_names, walk
 from ..frontend.builders import name as _name
 from ..optimize.cleanup import optimize as optimize_pass
+from ..optimize.release import release_dead_values
 from ..registry import REGISTRY
 from ..runtime import copy_adjoint
 from ..optimize.unit_seed import fold_unit_seed
@@ -200,6 +201,9 @@ def jvp_function(f, program, tangents, wrt, optimize, stage=None):
     body = prologue + tangents.body + [gast.Return(value=returned)]
     tangent_names = stored_names(tangents.body)
     function.body = optimize_pass(body, namespace, tangent_names) if optimize and stage != "reverse" else body
+    if optimize and stage != "reverse":
+        parameters = [a.id for a in function.args.args + function.args.kwonlyargs]
+        function.body = release_dead_values(function.body, parameters)
     source = emit.to_source([function])
     if stage is not None:
         return source

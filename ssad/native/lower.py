@@ -15,7 +15,8 @@ generated lines to the user's, `runtime.locations`, holds for it too), in which
 - a name bound to `None` only so that its first push has a value to record (a name a
   loop first assigns) is recorded after each assignment rather than before it, and
   read back from the top of its stack: its stack then holds values of one type, not
-  `None` and arrays, which Numba would type as optional and refuse to compute with.
+  `None` and arrays, which Numba would type as optional and refuse to compute with;
+- `del a, b` (values released, `optimize.release`) is `pass`: Numba takes no `del`.
 
 Anything else of the tape (a copy of it, a push Numba cannot pair with its pop)
 raises `NotNative` naming the line; the caller then keeps the NumPy code.
@@ -111,7 +112,9 @@ def for_numba(source, namespace, reductions=None):
         if not isinstance(node, ast.stmt) or isinstance(node, (ast.FunctionDef, ast.For, ast.While, ast.If)):
             continue
         text = None
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        if isinstance(node, ast.Delete):
+            text = "pass"  # Numba refuses `del`, and frees what compiled code made by itself
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             if isinstance(node.targets[0], ast.Name) and node.targets[0].id in tapes:
                 creations.append(node.lineno)  # `tape = Tape()`: the lists are made here, once all are known
                 text = "pass"
