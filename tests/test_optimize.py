@@ -385,19 +385,10 @@ def test_values_are_released_after_their_last_read():
 def test_nothing_is_released_where_a_nested_function_may_read_it():
     from ssad.optimize.release import release_dead_values
 
-    statements = parse(
-        """
+    source = """
         a = x * 2.0
         f = lambda t: t * a
         b = f(x)
         return b
         """
-    )
-    same(release_dead_values(statements, ["x"]), unparse(parse(
-        """
-        a = x * 2.0
-        f = lambda t: t * a
-        b = f(x)
-        return b
-        """
-    )))
+    same(release_dead_values(parse(source), ["x"]), source)
