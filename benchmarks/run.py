@@ -1,6 +1,7 @@
 """Time ssad's gradients against hand-written ones (and autograd, PyTorch, JAX where installed).
 
     python benchmarks/run.py [--quick] [--only NAME ...] [--peers NAME ...] [--json PATH] [--plot PATH]
+                             [--unsettled]
 
 For each workload in `workloads.py`, in one run: the function alone, the gradient
 written by hand, ssad's gradient, and every installed peer, each checked against the
@@ -10,7 +11,9 @@ negligible. Also measured: ssad's transform time (the first `grad(f)` and first 
 of a function it has not seen), the overhead of a cached `grad(f)` call over calling
 the generated function directly, the cost of ssad's forward sweep against the
 function alone for straight-line code, and the peak memory (tracemalloc) of the RNN
-gradient against the hand-written one.
+gradient against the hand-written one. Before timing, the run settles glibc's allocator
+(`settle_allocator`), so no workload's figures depend on the workloads before it;
+`--unsettled` times from the state a new process starts in instead.
 """
 
 import argparse
@@ -299,8 +302,25 @@ def cached_call_overhead(workload, args, target, repeats):
 # ----- the run -----
 
 
-def run(names, quick, chosen_peers=None):
+def settle_allocator():
+    """Put glibc's allocator in the state a long-running NumPy process reaches, so that no
+    workload's figures depend on the workloads timed before it.
+
+    glibc serves an allocation of 128 KiB or more with a fresh `mmap` (a page fault per
+    page touched), and each such block freed raises that threshold to its own size, up to
+    32 MiB; the heap is returned to the system whenever more than twice the threshold lies
+    free at its top. So a call that makes and drops a few arrays larger than any freed so
+    far has its heap trimmed after it and faulted in again by the next call, or not,
+    depending on the sizes the process has freed before. One array of 32 MB, made and
+    freed, takes the threshold to its maximum, where it stays.
+    """
+    np.ones(4_000_000)
+
+
+def run(names, quick, chosen_peers=None, settle=True):
     target, repeats = (0.005, 5) if quick else (0.02, 11)
+    if settle:
+        settle_allocator()
     peers = available_peers()
     if chosen_peers is not None:
         peers = {name: make for name, make in peers.items() if name in chosen_peers}
@@ -312,7 +332,7 @@ def run(names, quick, chosen_peers=None):
             "platform": platform.platform(),
             "processor": platform.processor() or platform.machine(),
         },
-        "settings": {"target_seconds_per_run": target, "repeats": repeats},
+        "settings": {"target_seconds_per_run": target, "repeats": repeats, "allocator_settled": settle},
         "workloads": [],
     }
     for workload in workloads.WORKLOADS:
@@ -515,8 +535,10 @@ def main(argv=None):
                         help="peers to time (autograd, torch, jax, jax.jit; default: every one installed)")
     parser.add_argument("--json", default=str(HERE / "results.json"), help="where to write the results")
     parser.add_argument("--plot", default=str(HERE / "ratios.png"), help="where to write the chart")
+    parser.add_argument("--unsettled", action="store_true",
+                        help="time with the allocator as the process starts (see settle_allocator)")
     options = parser.parse_args(argv)
-    results = run(set(options.only), options.quick, options.peers)
+    results = run(set(options.only), options.quick, options.peers, settle=not options.unsettled)
     Path(options.json).write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nresults written to {options.json}")
     plot(results, options.plot)

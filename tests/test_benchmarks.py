@@ -60,3 +60,36 @@ def test_the_twenty_line_function_is_differentiated_right():
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-13)
     ssad.check_grads(twenty.function, args, wrt=twenty.wrt)
+
+
+_FAULTS = """
+import resource, sys
+import numpy as np
+sys.path.insert(0, {here!r})
+import run
+
+def faults():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(50):  # a call that makes six 512 KiB temporaries and drops them
+        held = [np.ones(65536) for _ in range(6)]
+        del held
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+print(faults(), end=" ")
+run.settle_allocator()
+print(faults())
+"""
+
+
+def test_settled_allocator_serves_large_arrays_without_page_faults():
+    # The premise of `settle_allocator`: in a new process the heap is trimmed after each
+    # round of temporaries and faulted in again by the next (128 pages an array); once
+    # settled, only the first round faults its pages in.
+    import subprocess
+
+    here = str(Path(__file__).resolve().parents[1] / "benchmarks")
+    done = subprocess.run([sys.executable, "-c", _FAULTS.format(here=here)], capture_output=True, text=True,
+                          check=True)
+    new, settled = map(int, done.stdout.split())
+    assert new >= 40 * 6 * 128
+    assert settled <= 2 * 6 * 128
