@@ -8,6 +8,8 @@ calls it; `inner_jvp` gives the rules of `jvp` called inside differentiated code
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .api import Compile, _native_mode, differentiable
 from .backend.driver import Variants, argument_facts, compiled
 from .errors import SsadError
@@ -45,5 +47,28 @@ def _jvp_entry(f, primals, tangents):
         raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(primals)}")
     wrt = tuple(n for n, t in zip(positional, tangents, strict=False) if t is not None)
     scalars = argument_facts(positional, primals)
-    keywords = {tangent_parameter(n): t for n, t in zip(positional, tangents, strict=False) if t is not None}
+    keywords = {
+        tangent_parameter(n): _fitted(p, t) for n, p, t in zip(positional, primals, tangents, strict=False)
+        if t is not None
+    }
     return compiled(f, wrt, JVP, True, scalars), keywords
+
+
+def _fitted(primal, tangent):
+    """`tangent` as the kind of value `primal` is, where it is a Python number standing for
+    the tangent of a NumPy array or scalar (`jvp(f, (np.array(2.0),), (1.0,))`): the
+    generated code treats a tangent as its primal is treated, and may index it."""
+    if isinstance(tangent, (int, float, complex)) and not isinstance(tangent, bool):
+        if isinstance(primal, np.ndarray):
+            return np.full(primal.shape, tangent, dtype=np.result_type(primal.dtype, type(tangent), float))
+        if isinstance(primal, np.generic):
+            return np.result_type(primal.dtype, type(tangent), float).type(tangent)
+        return tangent
+    if isinstance(primal, (list, tuple)) and isinstance(tangent, (list, tuple)) and len(primal) == len(tangent):
+        fitted = [t if t is None else _fitted(p, t) for p, t in zip(primal, tangent, strict=True)]
+        if isinstance(tangent, list):
+            return fitted
+        return type(tangent)(*fitted) if hasattr(tangent, "_fields") else tuple(fitted)
+    if isinstance(primal, dict) and isinstance(tangent, dict):
+        return {k: t if t is None or k not in primal else _fitted(primal[k], t) for k, t in tangent.items()}
+    return tangent

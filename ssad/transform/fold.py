@@ -158,6 +158,10 @@ _COMPARISONS = {
 }
 
 
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
+
+
 def _literal(node):
     return isinstance(node, gast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str)))
 
@@ -195,6 +199,15 @@ def fold(node):
 class _Materialize(gast.NodeTransformer):
     def visit_Name(self, node):
         return gast.Constant(value=0.0, kind=None) if node.id == ZERO else node
+
+    def visit_IfExp(self, node):
+        # `zero if d is None else d` of a rule, given the zero for d: the branch for a zero
+        # that is not None (`0.0 is None` would be printed, which Python warns about)
+        test = node.test
+        if (isinstance(test, gast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (gast.Is, gast.IsNot))
+                and is_zero(test.left) and _is_none(test.comparators[0])):
+            return self.visit(node.orelse if isinstance(test.ops[0], gast.Is) else node.body)
+        return self.generic_visit(node)
 
 
 def materialize_zeros(node):

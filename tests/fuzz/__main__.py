@@ -85,6 +85,7 @@ def run_seed(task):
     from tests.fuzz.harness import Outcome, evaluate
 
     warnings.simplefilter("ignore")
+    warnings.simplefilter("error", SyntaxWarning)  # generated code Python warns about is a finding
     program = from_seed(seed)
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)

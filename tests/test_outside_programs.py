@@ -1,0 +1,100 @@
+"""Programs written as users write them, not for ssad, whose derivatives once failed:
+each is checked against central differences (or a closed form) at every order it failed."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import ssad
+from ssad.testing import numerical_gradient
+
+
+def sorted_quantiles(x):
+    s = np.sort(x)
+    c = np.cumsum(s)
+    return np.sum(c * np.linspace(0, 1, x.shape[0])) + np.median(x)
+
+
+def smooth_quantiles(x):
+    return np.sum(np.sin(x) * np.cumsum(np.sort(x))) + np.median(np.tanh(x)) ** 2
+
+
+def test_reverse_over_reverse_through_a_median():
+    # the median's adjoint indexes its seed, a NumPy scalar, as seed[..., None]: the adjoint
+    # of that index is added into a scalar (once "cannot index an adjoint of type float64")
+    t = np.array([0.3, -0.2, 0.5, 0.1, -0.4, 0.9])
+    x = np.random.default_rng(0).standard_normal(6)
+    for f in (sorted_quantiles, smooth_quantiles):
+        gradient = ssad.grad(f)
+
+        def directional(x, gradient=gradient):
+            return np.sum(gradient(x) * t)
+
+        got = ssad.grad(directional)(x)
+        expected = numerical_gradient(lambda x, directional=directional: float(directional(x)), x)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+        hessian_t = ssad.jvp(gradient, (x,), (t,))[1]
+        np.testing.assert_allclose(hessian_t, got, rtol=1e-8, atol=1e-10)
+        if f is sorted_quantiles:  # piecewise linear
+            np.testing.assert_allclose(got, np.zeros(6), atol=1e-12)
+
+
+def expanded(x):
+    return np.sum(np.sin(x)[..., None] * np.array([1.0, 2.0]))
+
+
+def indexed_scalar(x):
+    return np.sum(x[None] * 3.0) + x[()] ** 2
+
+
+@pytest.mark.parametrize("f", [expanded, indexed_scalar])
+@pytest.mark.parametrize("kind", ["0-d array", "NumPy scalar"])
+def test_a_number_is_the_tangent_of_a_numpy_scalar(f, kind):
+    # `jvp(f, (np.float64(2.0),), (1.0,))`: the tangent, a Python float, is indexed as its
+    # primal is (once "'float' object is not subscriptable" from the generated code)
+    x = np.array(0.7) if kind == "0-d array" else np.float64(0.7)
+    value, tangent = ssad.jvp(f, (x,), (1.0,))
+    assert value == pytest.approx(f(x))
+    assert tangent == pytest.approx((f(x + 1e-6) - f(x - 1e-6)) / 2e-6, rel=1e-6)
+    _, tangent = ssad.jvp(f, (x,), (0.5,))
+    assert tangent == pytest.approx(0.5 * (f(x + 1e-6) - f(x - 1e-6)) / 2e-6, rel=1e-6)
+
+
+def test_a_number_is_the_tangent_of_every_entry_of_an_array():
+    def f(x):
+        return np.sum(x[:, None] * x[None, :])
+
+    x = np.array([0.5, -1.0, 2.0])
+    _, tangent = ssad.jvp(f, (x,), (1.0,))
+    assert tangent == pytest.approx(np.sum(ssad.grad(f)(x)))
+    _, tangents = ssad.jvp(lambda xs: f(xs[0]) * xs[1], ([x, 2.0],), ([1.0, 0.0],))
+    assert tangents == pytest.approx(2.0 * np.sum(ssad.grad(f)(x)))
+
+
+def gp_negative_log_likelihood(log_scale, X, y):
+    scale = np.exp(log_scale)
+    d = X[:, None, :] - X[None, :, :]
+    K = np.exp(-0.5 * np.sum(d**2, axis=-1) / scale**2) + 1e-2 * np.eye(X.shape[0])
+    L = np.linalg.cholesky(K)
+    alpha = scipy.linalg.solve_triangular(L, y, lower=True)
+    return 0.5 * alpha @ alpha + np.sum(np.log(np.diag(L)))
+
+
+def test_forward_mode_through_a_triangular_solve_with_a_constant_right_side():
+    # the tangent rule's `0.0 if d_b is None else d_b`, given no tangent for b, once printed
+    # `0.0 if 0.0 is None else 0.0`, which Python warns about when it compiles the code
+    rng = np.random.default_rng(0)
+    args = (0.3, rng.standard_normal((6, 2)), rng.standard_normal(6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SyntaxWarning)
+        _, tangent = ssad.jvp(gp_negative_log_likelihood, args, (1.0, None, None))
+        _, curvature = ssad.jvp(ssad.grad(gp_negative_log_likelihood), args, (1.0, None, None))
+    f = gp_negative_log_likelihood
+    step = 1e-5
+    assert tangent == pytest.approx((f(0.3 + step, *args[1:]) - f(0.3 - step, *args[1:])) / (2 * step), rel=1e-6)
+    gradient = ssad.grad(f)
+    expected = (gradient(0.3 + step, *args[1:]) - gradient(0.3 - step, *args[1:])) / (2 * step)
+    assert curvature == pytest.approx(expected, rel=1e-5)
+    assert "0.0 is None" not in str(ssad.show(f, mode="forward"))
