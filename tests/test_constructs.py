@@ -482,24 +482,6 @@ def annotation_without_value(x):
     return np.sum(x)
 
 
-@refused("y = -x", "`else` clause on a loop")
-def for_else(x):
-    for v in x:
-        y = v
-    else:
-        y = -x  # <- here
-    return np.sum(y)
-
-
-@refused("y = x", "`else` clause on a loop")
-def while_else(x):
-    while np.sum(x) > 100.0:
-        x = x / 2.0
-    else:
-        y = x  # <- here
-    return np.sum(y)
-
-
 @refused("y = x * 2", "can reach its end without a `return`")
 def no_return(x):
     y = x * 2  # <- here  # noqa: F841

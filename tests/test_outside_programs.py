@@ -98,3 +98,25 @@ def test_forward_mode_through_a_triangular_solve_with_a_constant_right_side():
     expected = (gradient(0.3 + step, *args[1:]) - gradient(0.3 - step, *args[1:])) / (2 * step)
     assert curvature == pytest.approx(expected, rel=1e-5)
     assert "0.0 is None" not in str(ssad.show(f, mode="forward"))
+
+
+class Affine:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def __call__(self, x):
+        return x @ self.W + self.b
+
+
+def affine_model(W, x):
+    layer = Affine(W, 0.5)
+    return np.sum(np.tanh(layer(x)) ** 2)
+
+
+def test_a_class_built_from_active_values_is_refused_alike_in_both_modes():
+    W, x = np.ones((3, 2)), np.ones((4, 3))
+    with pytest.raises(ssad.MissingRuleError, match="constructing an Affine from values that carry gradients"):
+        ssad.grad(affine_model)(W, x)
+    with pytest.raises(ssad.MissingRuleError, match="constructing an Affine from values that carry tangents"):
+        ssad.jvp(affine_model, (W, x), (W, None))

@@ -212,10 +212,6 @@ class _Fence:
                     )
 
     def _check_loop(self, loop):
-        if loop.orelse:
-            raise self.parsed.unsupported(
-                loop.orelse[0], "an `else` clause on a loop is not supported; use a flag set before `break`"
-            )
         if isinstance(loop, gast.For):
             self._check_loop_target(loop.target)
             iterable = loop.iter
@@ -387,6 +383,21 @@ def _always_returns(statements):
         if isinstance(statement, gast.If) and statement.orelse:
             if _always_returns(statement.body) and _always_returns(statement.orelse):
                 return True
+        if isinstance(statement, (gast.For, gast.While)) and _always_returns(statement.orelse):
+            if not _breaks_out(statement.body):  # the `else` runs unless a `break` leaves the loop
+                return True
+    return False
+
+
+def _breaks_out(statements):
+    """True when a `break` in `statements` leaves the loop they are the body of."""
+    todo = list(statements)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Break):
+            return True
+        if not isinstance(node, (gast.For, gast.While, gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            todo.extend(gast.iter_child_nodes(node))
     return False
 
 

@@ -16,7 +16,8 @@ the end of the block or is inside an `if` — the structure the tape replays:
                                                  s = s + a
 
 `break` sets both flags (`skip_k`, `stop_k`); `return v` assigns the result,
-sets `returned` and both flags of every enclosing loop. The rest of a block after
+sets `returned` and both flags of every enclosing loop. A loop's `else` clause
+follows the loop, under `if not stop_k` when the loop can be left early. The rest of a block after
 a statement that may jump runs under `if not skip_k` (inside loop k) or
 `if not returned` (at function level). Functions without jumps are unchanged.
 """
@@ -84,7 +85,8 @@ def needs_lowering(node):
     returns = [n for n in _own_nodes(node) if isinstance(n, gast.Return)]
     early_return = len(returns) > 1 or (returns and returns[0] is not body[-1])
     jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in _own_nodes(node))
-    return early_return or jumps
+    loop_else = any(isinstance(n, (gast.For, gast.While)) and n.orelse for n in _own_nodes(node))
+    return early_return or jumps or loop_else
 
 
 def lower_jumps(node, namer):
@@ -166,9 +168,22 @@ def _statement(statement, context):
 def _loop(statement, context):
     loop = _Loop(context.namer.fresh("skip"), context.namer.fresh("stop"))
     may_return = context.returned is not None and _contains(statement.body, gast.Return, into_loops=True)
+    orelse, statement.orelse = statement.orelse, []
     context.loops.append(loop)
     body, _ = _block(statement.body, context)
     context.loops.pop()
+    if orelse:  # runs when the loop ends without `break` (or `return`): when `stop_k` is still False
+        lowered, else_jumps = _block(orelse, context)
+        after = _lowered_loop(statement, loop, body)
+        if loop.uses_stop:
+            test = gast.UnaryOp(op=gast.Not(), operand=_name(loop.stop))
+            lowered = [gast.copy_location(gast.If(test=test, body=lowered, orelse=[]), orelse[0])]
+        return after + lowered, may_return or else_jumps
+    return _lowered_loop(statement, loop, body), may_return
+
+
+def _lowered_loop(statement, loop, body):
+    """The loop with its flags set and tested; the statements that replace it."""
     prologue = []
     if loop.uses_skip:
         body = [_set(loop.skip, False, statement)] + body
@@ -179,4 +194,4 @@ def _loop(statement, context):
         )
         body = body + [exit_test]
     statement.body = body
-    return prologue + [statement], may_return
+    return prologue + [statement]

@@ -260,11 +260,7 @@ class CallAdjoints:
             )
         label = primitive_name(op.primitive)
         if isinstance(op.primitive, type):
-            return MissingRuleError(
-                f"constructing a {op.primitive.__name__} from values that carry gradients is not "
-                "supported; pass the object in as an argument, or make it a namedtuple or a dataclass",
-                *where,
-            )
+            return MissingRuleError(class_refusal(op.primitive, "gradients"), *where)
         has_source = hasattr(op.primitive, "__code__")
         library = (getattr(op.primitive, "__module__", None) or "").split(".")[0]
         if type(op.primitive).__module__.startswith("scipy.stats") and hasattr(op.primitive, "freeze"):
@@ -299,3 +295,12 @@ class CallAdjoints:
             "position the rule differentiates, or wrap the value with ssad.stop_gradient",
             *self.program.parsed.where(statement),
         )
+
+
+def class_refusal(cls, what):
+    """Why a class constructed from values that carry `what` (gradients, tangents) is refused."""
+    article = "an" if cls.__name__[:1].lower() in "aeiou" else "a"
+    return (
+        f"constructing {article} {cls.__name__} from values that carry {what} is not supported; pass the "
+        "object in as an argument, or make it a namedtuple or a dataclass"
+    )

@@ -17,6 +17,7 @@ from ..errors import MissingRuleError, SourceError
 from .fold import ZERO, is_zero, materialize_zeros
 from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
+from .call_adjoints import class_refusal
 from .calls import bind_operands
 from ..runtime import broadcast_like
 from ..runtime.callables import function_label, parameter_order, tangent_parameter, transformable
@@ -60,6 +61,8 @@ class TangentCalls:
         if rule is None and op.primitive is not None and transformable(op.primitive):
             # the user gave an adjoint rule but no tangent rule: forward mode reads the source
             return self.user_call(statement, op, target)
+        if rule is None and isinstance(op.primitive, type):
+            raise MissingRuleError(class_refusal(op.primitive, "tangents"), *self.program.parsed.where(statement))
         if rule is None:
             label = primitive_name(op.primitive) if op.primitive is not None else op.name
             raise MissingRuleError(

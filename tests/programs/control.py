@@ -495,6 +495,62 @@ def first_exceedance(x):
     return -acc
 
 
+def accumulate_until_else(x, t):
+    # for ... else: the else block runs only when no break left the loop
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc = acc + np.sin(x[i]) * acc + x[i]
+        if acc > t:
+            break
+    else:
+        acc = acc * 3.0 + np.sum(x**2)
+    return acc
+
+
+def loop_else_without_break(x):
+    s = 0.0
+    for v in x:
+        s = s + v * v
+    else:
+        s = s * np.cos(s)
+    return s
+
+
+def damp_while_else(x, t):
+    k = 0
+    y = x
+    while k < 4:
+        y = y * 0.8 + np.sin(y)
+        k += 1
+        if np.sum(y) > t:
+            break
+    else:
+        y = y**2
+    return np.sum(y)
+
+
+def inner_else_continues_outer(x):
+    total = 0.0
+    for i in range(3):
+        for j in range(3):
+            if j > i:
+                break
+            total = total + x[i] * x[j]
+        else:
+            total = total * 1.5
+            continue
+        total = total + np.exp(x[i])
+    return total
+
+
+def search_or_else_return(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            return np.sum(x[:i] ** 2) + x[i]
+    else:
+        return np.sum(np.tanh(x))
+
+
 def search_grid(A, t):
     for i in range(A.shape[0]):
         for j in range(A.shape[1]):
@@ -721,6 +777,14 @@ CASES = [
     (nested_break, (A34 * 0.4,)),
     (first_exceedance, (np.array([0.9, 1.1, -0.7, 1.5, 0.4]),)),
     (first_exceedance, (np.array([0.3, -0.2, 0.4]),)),
+    (accumulate_until_else, (np.array([0.3, -0.4, 0.8, 0.5]), 0.6)),
+    (accumulate_until_else, (np.array([0.3, -0.4, 0.8, 0.5]), 50.0)),
+    (loop_else_without_break, (V4,)),
+    (damp_while_else, (np.array([0.3, -0.4, 0.8, 0.5]), 3.0)),
+    (damp_while_else, (np.array([0.3, -0.4, 0.8, 0.5]), 10.0)),
+    (inner_else_continues_outer, (V4,)),
+    (search_or_else_return, (np.array([0.3, -0.4, 0.8, 0.5]), 0.6)),
+    (search_or_else_return, (np.array([0.3, -0.4, 0.8, 0.5]), 5.0)),
     (search_grid, (A34, 0.8)),
     (search_grid, (A34, 0.05)),
     (continue_skips_state_update, (np.array([0.9, 0.1, 1.2, -0.4, 0.7]), V3 * 0.5)),
