@@ -73,8 +73,24 @@ def broadcasts(a, b):
     return np.sum(np.exp(-c * c)) + np.mean(b * b)
 
 
+def inner_loop_breaks(x):
+    # the inner loop's trip count changes after it is first assigned: its stack must get the
+    # count each outer step ends with (once 0 each time: the adjoint skipped the inner loop)
+    total = 0.0
+    for i in range(3):
+        for j in range(3):
+            if j > i:
+                break
+            total = total + x[i] * x[j]
+        else:
+            total = total * 1.5
+        total = total + np.exp(x[i])
+    return total
+
+
 PROGRAMS = [
     (scalar_while, (0.7, 1.3), (0, 1)),
+    (inner_loop_breaks, (np.array([0.3, -0.4, 0.8, 0.5]),), (0,)),
     (branches_in_a_loop, (np.array([0.5, -1.2, 0.9, -0.1]), 0.8), (0, 1)),
     (rows_of_a_matrix, (0.3 * np.random.default_rng(1).standard_normal((4, 4)),
                         np.random.default_rng(2).standard_normal((5, 4))), (0, 1)),
@@ -114,6 +130,28 @@ def test_what_numba_cannot_compile_runs_as_numpy_code_after_one_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ssad.NativeWarning)
         gradient(params, x)  # warned once
+
+
+def power_iteration(A, v):
+    for _ in range(8):
+        v = A @ v
+        v = v / np.sqrt(np.sum(v * v))
+    return v @ A @ v
+
+
+def test_a_value_the_tape_restores_under_another_name_runs_as_numpy_code():
+    # the tape records `A_matmul_v` (the first `v`, renamed) and restores it into `v`: one
+    # list a name would pop an empty list (IndexError) or another value, so it is refused
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((4, 4))
+    A, v = A + A.T + 4.0 * np.eye(4), rng.standard_normal(4)
+    with pytest.warns(ssad.NativeWarning, match="restores a value it records as `A_matmul_v` under another name"):
+        got = ssad.grad(power_iteration, wrt=(0, 1), compile=True)(A, v)
+    _close(got, ssad.grad(power_iteration, wrt=(0, 1))(A, v), 0.0)
+    with pytest.raises(ssad.SsadError, match="under another name"):
+        ssad.grad(power_iteration, wrt=(0, 1), compile="strict")(A, v)
+    with pytest.raises(ssad.SsadError, match="under another name"):
+        ssad.show(power_iteration, wrt=(0, 1), compile=True, args=(A, v))
 
 
 def calls_a_function_value(x, smooth):

@@ -140,7 +140,10 @@ def native_source(entry):
     """The source Numba compiles for `entry` (what `show(..., compile=True)` prints)."""
     from .overloads import REDUCTIONS
 
-    return for_numba(entry.source, entry.function.__globals__, REDUCTIONS)[0]
+    try:
+        return for_numba(entry.source, entry.function.__globals__, REDUCTIONS)[0]
+    except NotNative as error:  # what `grad(f, compile="strict")` raises, naming the user's line
+        _refused(entry, True, error.message, error.line)
 
 
 def _make(entry, strict):

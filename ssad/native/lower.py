@@ -64,6 +64,7 @@ def for_numba(source, namespace, reductions=None):
     creations = []
 
     named = {}  # key -> the name of its stack
+    pushes, pops = {}, {}  # name -> the lines that push it, that pop into it
     bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
     def stack_of(key, base=None):
@@ -119,12 +120,14 @@ def for_numba(source, namespace, reductions=None):
                 creations.append(node.lineno)  # `tape = Tape()`: the lists are made here, once all are known
                 text = "pass"
             elif is_tape_call(node.value, "pop") and isinstance(node.targets[0], ast.Name):
+                pops.setdefault(node.targets[0].id, []).append(node.lineno)
                 text = f"{node.targets[0].id} = {stack_of(node.targets[0].id)}.pop()"
         elif isinstance(node, ast.Expr) and is_tape_call(node.value, "push") and len(node.value.args) == 1:
             pushed = node.value.args[0]
             if is_helper_call(pushed, shape_only):
                 pushed = pushed.args[0]
             if isinstance(pushed, ast.Name):
+                pushes.setdefault(pushed.id, []).append(node.lineno)
                 text = f"{stack_of(pushed.id)}.append({pushed.id})"
             elif is_helper_call(pushed, saved_part) and isinstance(pushed.args[0], ast.Name):
                 text = f"{part_stack(pushed.args[0].id, pushed.args[1])}.append({ast.unparse(pushed)})"
@@ -148,6 +151,7 @@ def for_numba(source, namespace, reductions=None):
             raise NotNative("a statement of the tape over several lines", node.lineno)
         indent = lines[node.lineno - 1][: len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
         rewritten[node.lineno] = indent + text
+    _paired_by_name(pushes, pops)
     record_after_assignment(tree, tapes, helper_name.get(shape_only), named, lines, rewritten)
     made = "; ".join(f"{stack} = []" for stack in stacks) or "pass"
     for number in creations:
@@ -155,6 +159,19 @@ def for_numba(source, namespace, reductions=None):
     for number, text in rewritten.items():
         lines[number - 1] = text
     return "\n".join(lines) + "\n", bindings
+
+
+def _paired_by_name(pushes, pops):
+    """NotNative unless every name the tape records is restored into that name, at as many
+    places: one list per name then pairs each pop with the push the tape would give it. A
+    value recorded under one name and restored into another (`tape.push(A_matmul_v)`,
+    later `v = tape.pop()`, where a copy was renamed away) would be popped from the wrong
+    list."""
+    for name in sorted(set(pushes) | set(pops)):
+        if len(pushes.get(name, ())) != len(pops.get(name, ())):
+            line = min(pushes.get(name, []) + pops.get(name, []))
+            raise NotNative(f"the tape restores a value it records as `{name}` under another name (one list a "
+                            "name would pair the wrong values)", line)
 
 
 def _lower_reductions(tree, namespace, reductions, bindings):

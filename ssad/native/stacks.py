@@ -12,8 +12,8 @@ import ast
 
 def record_after_assignment(tree, tapes, shape_only_name, named, lines, rewritten):
     """Rewrite, in `rewritten`, each name bound to `None` before its first push (the tape's
-    prologue) whose every push comes just before an assignment of it: the push moves after
-    the assignment, `v = tape.pop()` becomes a pop and a read of the new top, and the
+    prologue) whose every push comes just before an assignment of it, and which nothing
+    else assigns but its pops: the push moves after the assignment, `v = tape.pop()` becomes a pop and a read of the new top, and the
     `None` goes.
 
     Both keep one invariant: the stack as the tape kept it, then the current value, is
@@ -74,6 +74,16 @@ def record_after_assignment(tree, tapes, shape_only_name, named, lines, rewritte
         # the tape's order: that function is not rewritten with this one
         elsewhere = {popped(s) for other in ast.walk(tree) if isinstance(other, ast.FunctionDef) and other is not function
                      for s in ast.walk(other) if isinstance(s, ast.stmt)}
+        # a name also changed between its pushes (a trip counter: `trips = 0` recorded, then
+        # `trips = trips + 1` in the loop) would be recorded with the value it had too early
+        stores = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                stores.setdefault(node.id, set()).add(node.lineno)
+        for name in list(fit & set(pushes)):
+            recorded = {placeholders[name], *pops.get(name, []), *(line for _, line in pushes[name])}
+            if stores.get(name, set()) - recorded:
+                fit.discard(name)
         for name in sorted((fit & set(pushes)) - elsewhere):
             stack = named[name]
             line = lines[placeholders[name] - 1]
