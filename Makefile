@@ -50,7 +50,9 @@ fuzz: install
 	$(BIN)/python -m tests.fuzz 0 $(CHECKPOINTED_PROGRAMS) --modes checkpointed \
 		-j $(FUZZ_JOBS) --failures fuzz-checkpointed-failures.txt --check; \
 	s6=$$?; \
-	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0 -a $$s5 -eq 0 -a $$s6 -eq 0
+	SSAD_COMPILED_CORPUS=all $(BIN)/python -m pytest tests/test_compile.py -q -k corpus -n $(FUZZ_JOBS); \
+	s7=$$?; \
+	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0 -a $$s5 -eq 0 -a $$s6 -eq 0 -a $$s7 -eq 0
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dask,numba,bench]'

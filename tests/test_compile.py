@@ -373,3 +373,38 @@ def test_adjoints_summed_to_a_row_or_a_column_compile():
     for position in range(3):
         moved = lambda v, p=position: broadcast_operands(*args[:p], v, *args[p + 1:])  # noqa: E731
         np.testing.assert_allclose(got[position], numerical_gradient(moved, args[position]), rtol=1e-6, atol=1e-8)
+
+
+def _corpus_cases():
+    """(id, function, args, wrt) of the corpus programs with float arguments: with
+    SSAD_COMPILED_CORPUS=all (`make fuzz`) every one of the straight-line, control-flow and
+    function corpora, else the control-flow programs whose loops can stop early or run a
+    count of times not known on entry (`break`, `while`), where the tape records the most."""
+    import inspect
+
+    from tests.programs import control, functions, straight
+
+    everything = os.environ.get("SSAD_COMPILED_CORPUS") == "all"
+    cases, seen = [], {}
+    for module in (control, straight, functions) if everything else (control,):
+        for function, args in module.CASES:
+            source = inspect.getsource(function)
+            if not everything and "break" not in source and "while" not in source:
+                continue
+            wrt = tuple(i for i, a in enumerate(args)
+                        if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+            if wrt:
+                k = seen[function.__name__] = seen.get(function.__name__, -1) + 1
+                cases.append(pytest.param(function, args, wrt, id=f"{function.__name__}-{k}"))
+    return cases
+
+
+@pytest.mark.parametrize("function, args, wrt", _corpus_cases())
+def test_corpus_programs_compiled_or_not_give_the_numpy_gradient(function, args, wrt):
+    # compiled, or run as NumPy code after a NativeWarning: the same gradient either way (an
+    # inner loop's trip count recorded too early once gave a wrong compiled gradient here)
+    expected = ssad.grad(function, wrt=wrt)(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ssad.NativeWarning)
+        got = ssad.grad(function, wrt=wrt, compile=True)(*args)
+    _close(got, expected, 1e-9)
