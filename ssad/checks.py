@@ -8,14 +8,35 @@ from .api import grad, normalize_wrt, vjp
 from .forward_mode import jvp
 from .errors import SsadError
 from .testing import _inner, _random_like
+from .trees import flatten
 
 
 def _perturbed(args, position, direction, step):
     moved = list(args)
+    if isinstance(args[position], (dict, list, tuple)):  # a structure: moved through its flat vector
+        vector, unflatten = flatten(args[position])
+        moved[position] = unflatten(vector + step * direction)
+        return moved
     moved[position] = np.asarray(args[position], dtype=np.float64) + step * direction
     if isinstance(args[position], numbers.Real):
         moved[position] = float(moved[position])
     return moved
+
+
+def _direction(arg, rng):
+    """A random direction for `arg`: shaped like it, or, for a dict, list or tuple of
+    parameters, one entry per number of its flat vector (`ssad.flatten`)."""
+    if isinstance(arg, (dict, list, tuple)):
+        return rng.standard_normal(flatten(arg)[0].size)
+    direction = rng.standard_normal(np.shape(arg))
+    return float(direction) if np.ndim(arg) == 0 else direction
+
+
+def _along(derivative, arg, direction):
+    """<derivative, direction>, through the flat vector for a structure."""
+    if isinstance(arg, (dict, list, tuple)):
+        derivative = flatten(derivative)[0]
+    return float(np.sum(np.asarray(derivative, dtype=np.float64) * direction))
 
 
 def check_grads(f, args, wrt=None, order=1, *, modes=("reverse", "forward"), directions=3, eps=1e-6,
@@ -59,17 +80,18 @@ def check_grads(f, args, wrt=None, order=1, *, modes=("reverse", "forward"), dir
     worst = None
     for position in positions:
         for _ in range(directions):
-            direction = rng.standard_normal(np.shape(args[position]))
-            if np.ndim(args[position]) == 0:
-                direction = float(direction)
+            direction = _direction(args[position], rng)
             up = _inner(dy, f(*_perturbed(args, position, direction, eps)))
             down = _inner(dy, f(*_perturbed(args, position, direction, -eps)))
             expected = (up - down) / (2 * eps)
             found = []
             if adjoints is not None:
-                found.append(("reverse", float(np.sum(np.asarray(adjoints[position], dtype=np.float64) * direction))))
+                found.append(("reverse", _along(adjoints[position], args[position], direction)))
             if "forward" in modes:
-                tangents = tuple(direction if i == position else None for i in range(len(args)))
+                tangent_of_arg = direction
+                if isinstance(args[position], (dict, list, tuple)):  # the direction in the structure's shape
+                    tangent_of_arg = flatten(args[position])[1](direction)
+                tangents = tuple(tangent_of_arg if i == position else None for i in range(len(args)))
                 _, tangent = jvp(f, args, tangents)
                 found.append(("forward", _inner(dy, tangent)))
             for mode, got in found:

@@ -38,7 +38,7 @@ def jacobian(
 
     @functools.wraps(f)
     def jacobian_function(*args, **kwargs):
-        inputs = [get(args, kwargs) for get in getters]
+        inputs = _arrays_or_numbers(names, [get(args, kwargs) for get in getters])
         value = np.asarray(f(*args, **kwargs), dtype=np.float64)
         size_in = sum(int(np.size(x)) for x in inputs)
         chosen = mode or ("forward" if size_in < value.size else "reverse")
@@ -86,6 +86,19 @@ def _jacobian_of_a_jacobian(g, inner_names, wrt):
 
     jacobian_of_jacobian._ssad_matrix = True
     return jacobian_of_jacobian
+
+
+def _arrays_or_numbers(names, inputs):
+    """`inputs`, or SsadError for a dict, list or tuple: a matrix has one row or column per
+    number of an array or a number."""
+    for name, x in zip(names, inputs, strict=True):
+        if isinstance(x, (dict, list, tuple)):
+            raise SsadError(
+                f"jacobian and hessian take arrays and numbers, and `{name}` is a {type(x).__name__}: flatten "
+                f"it (`v, unflatten = ssad.flatten({name})`) and differentiate `lambda v: f(unflatten(v), ...)`, "
+                "or use hvp, which takes it as it is"
+            )
+    return inputs
 
 
 def _dense(g, x):
@@ -159,7 +172,7 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0, *, compile: Compile = False) ->
 
     @functools.wraps(f)
     def hessian_blocks(*args, **kwargs):
-        inputs = [get(args, kwargs) for get in getters]
+        inputs = _arrays_or_numbers(names, [get(args, kwargs) for get in getters])
         blocks = [[None] * len(names) for _ in names]
         for j, (name, x) in enumerate(zip(names, inputs, strict=True)):
             jvp_function = _jvp_function(compiled(gradient, (name,), JVP), native)

@@ -40,6 +40,8 @@ def _random_like(value, rng):
         return tuple(_random_like(v, rng) for v in value)
     if isinstance(value, list):
         return [_random_like(v, rng) for v in value]
+    if isinstance(value, dict):
+        return {k: _random_like(v, rng) for k, v in value.items()}
     shape = np.shape(value)
     draw = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
     if _is_complex(value):  # a non-uniform complex direction: every phase is exercised
@@ -52,6 +54,8 @@ def _inner(dy, y):
     """The pairing of an adjoint with a value: sum(dy * y), its real part for complex values."""
     if isinstance(dy, (tuple, list)):
         return sum(_inner(a, b) for a, b in zip(dy, y, strict=True))
+    if isinstance(dy, dict):
+        return sum(_inner(dy[k], y[k]) for k in dy)
     if _is_complex(dy) or _is_complex(y):
         return float(np.real(np.sum(np.asarray(dy, dtype=np.complex128) * np.asarray(y, dtype=np.complex128))))
     return float(np.sum(np.asarray(dy, dtype=np.float64) * np.asarray(y, dtype=np.float64)))

@@ -120,3 +120,63 @@ def test_a_class_built_from_active_values_is_refused_alike_in_both_modes():
         ssad.grad(affine_model)(W, x)
     with pytest.raises(ssad.MissingRuleError, match="constructing an Affine from values that carry tangents"):
         ssad.jvp(affine_model, (W, x), (W, None))
+
+
+def logistic_loss(p, X, y):
+    z = X @ p["w"] + p["b"]
+    return np.mean(np.logaddexp(0.0, -y * z)) + 0.1 * np.sum(p["w"] ** 2)
+
+
+def two_layers(ws, X):
+    return np.sum(np.tanh(X @ ws[0]) * ws[1])
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    p = {"w": rng.standard_normal(3), "b": 0.1}
+    ws = [rng.standard_normal((3, 2)), rng.standard_normal(2)]
+    return p, ws, rng.standard_normal((8, 3)), np.sign(rng.standard_normal(8))
+
+
+def test_check_grads_takes_a_dict_or_a_list_of_parameters_at_both_orders():
+    # once "'float' object is not subscriptable": directions are drawn over the flat vector
+    p, ws, X, y = _data()
+    for order in (1, 2):
+        ssad.check_grads(logistic_loss, (p, X, y), wrt=0, order=order)
+        ssad.check_grads(two_layers, (ws, X), wrt=0, order=order)
+
+
+def off_by_a_percent(x):
+    return np.sin(x)
+
+
+@ssad.adjoint(off_by_a_percent)
+def _off_by_a_percent_adjoint(dy, y, x):
+    return (dy * np.cos(x) * 1.01,)
+
+
+def wrong_inside_a_list(ws, X):
+    return np.sum(off_by_a_percent(X @ ws[0]) * ws[1])
+
+
+def test_check_grads_still_finds_a_wrong_rule_through_a_list():
+    _, ws, X, _ = _data()
+    with pytest.raises(AssertionError, match="reverse mode"):
+        ssad.check_grads(wrong_inside_a_list, (ws, X), wrt=0, modes=("reverse",))
+
+
+def test_a_matrix_of_a_dict_parameter_is_refused_with_the_flat_way_round():
+    p, _, X, y = _data()
+    for matrix in (ssad.hessian, ssad.jacobian):
+        with pytest.raises(ssad.SsadError, match=r"`p` is a dict: flatten it"):
+            matrix(logistic_loss)(p, X, y)
+    vector, unflatten = ssad.flatten(p)
+
+    def flat_loss(v):
+        return logistic_loss(unflatten(v), X, y)
+
+    H = ssad.hessian(flat_loss)(vector)
+    product = ssad.hvp(logistic_loss)(p, X, y, {"w": np.array([1.0, 0.0, 0.0]), "b": 0.0})
+    np.testing.assert_allclose(ssad.flatten(product)[0], H[:, 0], rtol=1e-10)
+    expected = numerical_gradient(lambda v: float(ssad.grad(flat_loss)(v)[0]), vector)
+    np.testing.assert_allclose(H[0], expected, rtol=1e-5, atol=1e-7)
