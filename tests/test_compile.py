@@ -17,6 +17,7 @@ import pytest
 
 import ssad
 from ssad.testing import numerical_gradient
+from tests.programs import control
 
 numba = pytest.importorskip("numba")
 
@@ -73,24 +74,11 @@ def broadcasts(a, b):
     return np.sum(np.exp(-c * c)) + np.mean(b * b)
 
 
-def inner_loop_breaks(x):
-    # the inner loop's trip count changes after it is first assigned: its stack must get the
-    # count each outer step ends with (once 0 each time: the adjoint skipped the inner loop)
-    total = 0.0
-    for i in range(3):
-        for j in range(3):
-            if j > i:
-                break
-            total = total + x[i] * x[j]
-        else:
-            total = total * 1.5
-        total = total + np.exp(x[i])
-    return total
-
-
 PROGRAMS = [
     (scalar_while, (0.7, 1.3), (0, 1)),
-    (inner_loop_breaks, (np.array([0.3, -0.4, 0.8, 0.5]),), (0,)),
+    # an inner loop that can break: its trip count changes after it is first assigned, and its
+    # stack must get the count each outer step ends with (once 0 each time: a wrong gradient)
+    (control.inner_else_continues_outer, (np.array([0.3, -0.4, 0.8, 0.5]),), (0,)),
     (branches_in_a_loop, (np.array([0.5, -1.2, 0.9, -0.1]), 0.8), (0, 1)),
     (rows_of_a_matrix, (0.3 * np.random.default_rng(1).standard_normal((4, 4)),
                         np.random.default_rng(2).standard_normal((5, 4))), (0, 1)),
@@ -382,7 +370,7 @@ def _corpus_cases():
     count of times not known on entry (`break`, `while`), where the tape records the most."""
     import inspect
 
-    from tests.programs import control, functions, straight
+    from tests.programs import functions, straight
 
     everything = os.environ.get("SSAD_COMPILED_CORPUS") == "all"
     cases, seen = [], {}
