@@ -48,9 +48,10 @@ from .namespace import Namespace, index_aliases
 from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names
-from .arguments import WritesIntoArguments, lowered_copying_arguments
+from .aliasing import AliasingLowering
+from .arguments import lowered_copying_arguments
 from .spreads import changed_in_place
-from .sharing import AUGMENTED, Sharing, viewed_operand
+from .sharing import AUGMENTED, NEW_CONTAINERS, Sharing, viewed_operands
 
 
 @dataclass
@@ -113,7 +114,7 @@ def _to_anf(parsed):
     return program
 
 
-class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
+class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
     def __init__(self, parsed, namer, namespace, early_result=None):
         self.parsed = parsed
         # the variable early returns assign to (see jumps): it is assigned only on the way
@@ -130,6 +131,9 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         self.loops = []  # enclosing user loop statements
         self.writes_in_place = False
         self.numbers = set()  # names known to hold Python numbers (never share memory)
+        # names holding a new list, tuple or dict whose items may be shared (`args = list(xs)`):
+        # changing the container itself changes nothing the caller holds
+        self.new_containers = set()
         self.callers = set()  # names that may hold an array the caller passed in
         self.roots = {}  # each of them -> the parameters whose arrays it may hold
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
@@ -182,6 +186,7 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
     def statement(self, statement):
         if isinstance(statement, (gast.Assign, gast.Expr)):
             statement.value = self.with_unspent_residuals(statement.value)
+        self.check_calls_keep_arguments(statement)
         if self.is_drop_last(statement):
             self.block(self.without_drop_last(statement))
         elif self.is_put_back(statement):
@@ -276,15 +281,20 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
     def unpack(self, target, source):
         stores = []
         nested = []
-        for element in target.elts:
+        parts = []  # (the name an element is stored in, its index in the source)
+        for position, element in enumerate(target.elts):
             if isinstance(element, gast.Name):
                 stores.append(_store(self.define(element.id)))
+                parts.append((stores[-1].id, position))
             else:
                 temporary = self.namer.fresh("items")
                 self.defined.add(temporary)
                 nested.append((element, temporary))
                 stores.append(_store(temporary))
         self.emit(gast.Assign(targets=[gast.Tuple(elts=stores, ctx=gast.Store())], value=source, type_comment=None))
+        if not self.is_generated():  # generated code unpacks the results of its own functions
+            for stored, position in parts:  # an item may be an array the source holds, or a view of one
+                self.share_item(stored, source, position)
         for element, temporary in nested:
             self.unpack(element, _name(temporary))
 
@@ -293,49 +303,12 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         name = self.current.get(user_name)
         if name is None:
             raise self.parsed.unsupported(origin, f"`{user_name}` is not defined before this assignment")
-        self.check_not_shared(user_name, origin, f"{user_name}[...] = ...", write=True)
+        # an item of a list or dict replaced: the container changes, not the items it shared
+        self.check_not_shared(user_name, origin, f"{user_name}[...] = ...", write=True,
+                              list_change=name in self.new_containers)
         self.writes_in_place = True
         target = gast.Subscript(value=_name(name), slice=index, ctx=gast.Store())
         self.emit(gast.Assign(targets=[target], value=atom, type_comment=None))
-
-    def check_not_shared(self, user_name, statement, written, write=False, list_change=False):
-        """Refuse an in-place write to an array (or a change of a list, `list_change`) another
-        name shares and reads afterwards."""
-        name = self.current.get(user_name)
-        if name is None:
-            return
-        users = {ssa: user for user, ssa in self.current.items()}
-        others = self.sharing.same_list(name) if list_change else self.sharing.others(name)
-        sharing = [users[n] for n in others if n in users]
-        if write and (name in self.callers or any(n in self.callers for n in self.sharing.others(name))):
-            holders = [n for n in [name, *self.sharing.others(name)] if n in self.callers]
-            parameters = set().union(*(self.roots.get(n, set()) for n in holders))
-            refusal = self.parsed.unsupported(
-                statement,
-                f"`{written}` would change an array or list the caller passed in; copy it first "
-                f"(`{user_name} = {user_name}.copy()`) so the gradient function leaves the input unchanged",
-            )
-            raise WritesIntoArguments(parameters, refusal) if parameters and not self.is_generated() else refusal
-        # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would
-        # see the change, which the rebinding ssad makes of `x += v` would not show.
-        later = [u for u in sharing if u != self.early_result and self.read_later(u)]
-        if later:
-            fix = f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...`" if not write else (
-                f"copy it first (`{user_name} = {user_name}.copy()`)"
-            )
-            raise self.parsed.unsupported(
-                statement,
-                f"`{written}` would change an array that `{later[0]}` shares (a copy of the name or a "
-                f"view such as .T, a slice or reshape); {fix}",
-            )
-
-    def read_later(self, user_name):
-        """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""
-        for statements, position in self.context:
-            for statement in statements[position + 1 :]:
-                if reads_name(statement, user_name):
-                    return True
-        return any(_read_by_next_iteration(loop, user_name) for loop in self.loops)
 
     def define(self, user_name):
         """The name a new value of `user_name` is stored in."""
@@ -366,52 +339,30 @@ class _Lowering(ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
         else:
             self.sequences.discard(name)
         self.record_length(name, value)
-        source = viewed_operand(value, lambda n: n in self.defined, self.is_static)
-        if self.in_place_names and (self.owns_view(source) or (isinstance(value, gast.Name) and self.owns_view(name))):
+        resolve = None if self.is_generated() else self.resolve_static
+        if isinstance(value, (gast.List, gast.Tuple, gast.Dict)) or (
+                isinstance(value, gast.Call) and self.is_static(value.func)
+                and self.resolve_static(value.func) in NEW_CONTAINERS):
+            self.new_containers.add(name)
+        else:
+            self.new_containers.discard(name)
+        sources = viewed_operands(value, lambda n: n in self.defined, self.is_static, resolve)
+        if self.in_place_names and (any(self.owns_view(s) for s in sources)
+                                    or (isinstance(value, gast.Name) and self.owns_view(name))):
             view = value.id if isinstance(value, gast.Name) else self.namer.fresh(f"{name}_view")
             if view != getattr(value, "id", None):
                 self.defined.add(view)
                 self.emit(gast.Assign(targets=[_store(view)], value=value, type_comment=None))
-            value, source = self.owned(view), None
-        if source is not None and source in self.callers:
+            value, sources = self.owned(view), []
+        callers = [s for s in sources if s in self.callers]
+        if callers:
             self.callers.add(name)  # a view or a second name of the caller's array
-            self.roots[name] = self.roots.get(source, set())
+            self.roots[name] = set().union(*(self.roots.get(s, set()) for s in callers))
         else:
             self.callers.discard(name)  # a new value: `y = y.copy()` frees y from the caller's array
-        self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers, self.is_static)
+        self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers, self.is_static, resolve)
         self.emit(gast.Assign(targets=[_store(name)], value=value, type_comment=None))
 
     def emit(self, statement):
         gast.copy_location(statement, self.origin)
         self.out.append(statement)
-
-
-def _read_by_next_iteration(loop, name):
-    """Whether the next iteration of `loop` may read `name` before assigning it again
-    (a read after `name = ...` reads the new value)."""
-    if isinstance(loop, gast.While) and reads_name(loop.test, name):
-        return True
-    return _read_before_assigned(loop.body, name)[0]
-
-
-def _read_before_assigned(statements, name):
-    """(whether `statements` may read `name` before assigning it, whether they surely assign it)."""
-    for statement in statements:
-        if isinstance(statement, gast.If):
-            if reads_name(statement.test, name):
-                return True, False
-            read_body, assigned_body = _read_before_assigned(statement.body, name)
-            read_else, assigned_else = _read_before_assigned(statement.orelse, name)
-            if read_body or read_else:
-                return True, False
-            if assigned_body and assigned_else:
-                return False, True
-        elif isinstance(statement, (gast.For, gast.While)):
-            head = statement.iter if isinstance(statement, gast.For) else statement.test
-            if reads_name(head, name) or _read_before_assigned(statement.body + statement.orelse, name)[0]:
-                return True, False  # a loop may run no time: it assigns nothing for sure
-        elif reads_name(statement, name):
-            return True, False
-        elif isinstance(statement, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in statement.targets):
-            return False, True
-    return False, False

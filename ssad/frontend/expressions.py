@@ -17,6 +17,7 @@ from .builders import call as _call, clone, walk
 from .builders import name as _name
 from .builders import store as _store
 from .closures import make_template
+from .namespace import named_object
 from ..runtime import concat, zipped
 from .joins import JoinLowering
 from .spreads import SpreadLowering
@@ -143,6 +144,10 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
         while isinstance(expr, gast.Attribute):
             expr = expr.value
         return isinstance(expr, gast.Name) and expr.id in self.namespace.values and expr.id not in self.current
+
+    def resolve_static(self, expr):
+        """The object a static expression names (`np.linalg.norm`, a function of the user's)."""
+        return named_object(expr, self.namespace.values)
 
     def atom(self, expr, name_hint=None):
         if isinstance(expr, gast.Constant):

@@ -23,6 +23,8 @@ import numpy as np
 
 from ..runtime.callables import callable_instance
 from ..errors import SourceError
+from .namespace import named_object
+from .outputs import check_no_output_argument
 from .parse import local_names
 from .builders import walk
 
@@ -306,6 +308,8 @@ class _Fence:
         for hidden, message in _HIDDEN_FLOW.items():
             if value is hidden:
                 raise self.parsed.unsupported(call, message)
+        callee = self._static_callee(func)
+        check_no_output_argument(self.parsed, self.node, self.bound, call, callee)
         if not any(id(a) in passed_through for a in call.args):
             return
         # `g(a, *rest)` passes a tuple on to the `*args` of a function ssad knows when it
@@ -337,14 +341,7 @@ class _Fence:
         name (`np.put_along_axis`, `np.add.at`), else None."""
         if not self._is_static(func):
             return None
-        path = []
-        while isinstance(func, gast.Attribute):
-            path.append(func.attr)
-            func = func.value
-        value = self.parsed.namespace[func.id]
-        for attr in reversed(path):
-            value = getattr(value, attr, None)
-        return value
+        return named_object(func, self.parsed.namespace)
 
     def _check_not_in_place(self, statement, callee):
         """NumPy functions that write into an argument change an array ssad cannot follow:

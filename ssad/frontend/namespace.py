@@ -57,6 +57,19 @@ class Namespace:
         return name
 
 
+def named_object(expr, values):
+    """The object an attribute chain from a free name names (`np.linalg.norm`, `helper`),
+    looked up in `values` (free name -> object); None where an attribute is missing."""
+    path = []
+    while isinstance(expr, gast.Attribute):
+        path.append(expr.attr)
+        expr = expr.value
+    value = values.get(expr.id) if isinstance(expr, gast.Name) else None
+    for attr in reversed(path):
+        value = getattr(value, attr, None)
+    return value
+
+
 def _identifier(preferred):
     """`preferred` as a name generated code can use (`<lambda>` becomes `lambda_`)."""
     if preferred.isidentifier() and not keyword.iskeyword(preferred):

@@ -47,13 +47,14 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
-from ..runtime.refusals import check_assertion
+from ..runtime.refusals import check_assertion, unchanged_by_call
 from ..runtime.structure import add_adjoint, add_attr, attribute_part
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
 nondifferentiable(is_missing, insert_position)  # a test of a saved part, a list position
 nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where the function runs it
+nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 
 
 # ----- checkpointing -----

@@ -126,6 +126,8 @@ nondifferentiable(_trans_code, _structure, _lu_permutation)  # flags and indices
 def _project(m, family, lower, a):
     """The part of a tangent or adjoint `m` of `a` that a solve with structure
     `family` reads (symmetrized for the symmetric families)."""
+    if np.ndim(m) == 0:  # the zero tangent of a constant matrix, folded to the float 0.0
+        return m
     if family == "general":
         return m
     if family == "symmetric":
@@ -137,6 +139,13 @@ def _project(m, family, lower, a):
     if family == "tridiagonal":
         return np.triu(np.tril(m, 1), -1)
     return np.triu(m) if family == "upper triangular" else np.tril(m)
+
+
+def _matrix_times(m, v):
+    """m @ v, for a tangent `m` of a matrix that is the float 0.0 when the matrix is constant."""
+    if np.ndim(m) == 0:
+        return m * v
+    return m @ v
 
 
 def _solve_with_transpose(a, g, family, lower):
@@ -271,7 +280,8 @@ def solve_tangent(tangents, y, a, b, lower=False, overwrite_a=False, overwrite_b
                   assume_a=None, transposed=False):
     family = _structure(assume_a)
     d_a = _project(tangents[0], family, lower, a)
-    rhs = _columns(tangents[1], b) - (_transpose(d_a) if transposed else d_a) @ _columns(y, b)
+    rhs = _columns(tangents[1], b) - _matrix_times(_transpose(d_a) if transposed and np.ndim(d_a) else d_a,
+                                                    _columns(y, b))
     d_y = scipy.linalg.solve(a, rhs, lower=lower, assume_a=assume_a, transposed=transposed)
     return np.reshape(d_y, np.shape(y))
 

@@ -12,7 +12,7 @@ touched unless the user differentiates with respect to that parameter. Then any 
 
 import numpy as np
 
-from ..errors import SourceError
+from ..errors import SourceError, UnsupportedSyntaxError
 from .locations import caller_location
 
 
@@ -63,3 +63,19 @@ def check_assertion(test, message):
     """An `assert` of a differentiated function, as its forward sweep runs it."""
     if not test:
         raise AssertionError(message)
+
+
+def unchanged_by_call(value, message, filename, lineno, col):
+    """Before a call of a function of the user's that changes its parameter in place by an
+    augmented assignment (`v /= s`), where the caller reads the argument `value` again:
+    a number is rebound and nothing of the caller's changes, an array is written into,
+    which ssad's lowering (`v = v / s`) would not show. Raises for an array (or a list,
+    which `+=` extends in place)."""
+    if isinstance(value, (np.ndarray, list)):
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def _source_line(filename, lineno):
+    import linecache
+
+    return linecache.getline(filename, lineno) if filename and lineno else None

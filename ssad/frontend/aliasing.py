@@ -1,0 +1,153 @@
+"""In-place writes during A-normal form: refuse those whose result would depend on
+aliasing.
+
+`x += v`, `x[i] = v` and `items.append(v)` change an object in place. The lowering
+keeps them exact only when no other name that is read afterwards shares that object
+(see `sharing`), and when it is not the caller's (then the gradient works on a copy, see
+`arguments`). `AliasingLowering` is the part of the lowering that checks this.
+"""
+
+import inspect
+
+import gast
+
+from .arguments import WritesIntoArguments
+from ..runtime.refusals import unchanged_by_call
+from .builders import clone
+from .builders import name as _name
+from .expressions import reads_name
+from .outputs import is_library
+from .sharing import effects
+
+
+class AliasingLowering:
+    """Mixin of `anf._Lowering`: the checks of writes into shared arrays and lists."""
+
+    def share_item(self, stored, source, position):
+        """Record that `stored`, unpacked from the local `source`, may share its memory."""
+        item = gast.Subscript(value=clone(source), slice=gast.Constant(value=position, kind=None), ctx=gast.Load())
+        if source.id in self.callers:
+            self.callers.add(stored)
+            self.roots[stored] = self.roots.get(source.id, set())
+        self.sharing.record(stored, item, lambda n: n in self.defined and n not in self.numbers, self.is_static)
+
+
+    def check_not_shared(self, user_name, statement, written, write=False, list_change=False):
+        """Refuse an in-place write to an array (or a change of a list, `list_change`) another
+        name shares and reads afterwards."""
+        name = self.current.get(user_name)
+        if name is None:
+            return
+        users = {ssa: user for user, ssa in self.current.items()}
+        others = self.sharing.same_list(name) if list_change else self.sharing.others(name)
+        sharing = [users[n] for n in others if n in users]
+        changes_shared = not (list_change and name in self.new_containers)
+        if write and changes_shared and (name in self.callers or any(n in self.callers for n in self.sharing.others(name))):
+            holders = [n for n in [name, *self.sharing.others(name)] if n in self.callers]
+            parameters = set().union(*(self.roots.get(n, set()) for n in holders))
+            refusal = self.parsed.unsupported(
+                statement,
+                f"`{written}` would change an array or list the caller passed in; copy it first "
+                f"(`{user_name} = {user_name}.copy()`) so the gradient function leaves the input unchanged",
+            )
+            raise WritesIntoArguments(parameters, refusal) if parameters and not self.is_generated() else refusal
+        # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would
+        # see the change, which the rebinding ssad makes of `x += v` would not show.
+        later = [u for u in sharing if u != self.early_result and self.read_later(u)]
+        if later:
+            fix = f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...`" if not write else (
+                f"copy it first (`{user_name} = {user_name}.copy()`)"
+            )
+            raise self.parsed.unsupported(
+                statement,
+                f"`{written}` would change an array that `{later[0]}` shares (a copy of the name, a "
+                f"view such as .T, a slice or reshape, a list or dict holding it, or a call's result that "
+                f"may be one of these); {fix}",
+            )
+
+    def check_calls_keep_arguments(self, statement):
+        """`y = helper(z)` where `helper` changes its parameter by an augmented assignment
+        (`v /= s`) and `z` (or a name sharing it) is read afterwards. For a number Python
+        rebinds `v`; for an array it writes into the caller's `z`, which ssad's lowering
+        (`v = v / s`) would not show. Which one `z` holds is known when the code runs:
+        `unchanged_by_call(z, ...)` before the call raises for an array. (A call whose
+        result is unused, `helper(z)`, is refused by the activity analysis where `z`
+        carries gradients.)"""
+        if self.is_generated() or not isinstance(statement, (gast.Assign, gast.AnnAssign)) or statement.value is None:
+            return
+        targets = {n.id for n in gast.walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        for call in gast.walk(statement.value):
+            if not isinstance(call, gast.Call) or not self.is_static(call.func):
+                continue
+            callee = self.resolve_static(call.func)
+            found = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
+            if found is None or not found.changed:
+                continue
+            passed = list(zip(callee.__code__.co_varnames[: callee.__code__.co_argcount], call.args, strict=False))
+            passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+            for parameter, arg in passed:
+                if parameter in found.changed and isinstance(arg, gast.Name):
+                    self._guard_if_read_later(callee, parameter, arg.id, found.changed[parameter], targets, call)
+
+    def _guard_if_read_later(self, callee, parameter, user_name, line, targets, call):
+        name = self.current.get(user_name)
+        if name is None or name in self.numbers:
+            return
+        users = {ssa: user for user, ssa in self.current.items()}
+        readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
+        later = [u for u in readers if (u != user_name or u not in targets) and self.read_later(u)]
+        if not later:
+            return
+        label = callee.__name__
+        message = (
+            f"{label} changes its argument `{user_name}`, an array, in place (the augmented assignment to "
+            f"its parameter `{parameter}` at line {line}), and `{later[0]}` is read afterwards, where ssad "
+            f"would not see the change; in {label} assign a new array (`{parameter} = {parameter} * s` for "
+            f"`{parameter} *= s`), or pass a copy (`{user_name}.copy()`)"
+        )
+        filename, lineno, col, _ = self.parsed.where(call)
+        guard = gast.Call(
+            func=_name(self.namespace.bind("unchanged_by_call", unchanged_by_call)),
+            args=[_name(name)] + [gast.Constant(value=v, kind=None) for v in (message, filename, lineno, col)],
+            keywords=[],
+        )
+        self.emit(gast.Expr(value=guard))
+
+    def read_later(self, user_name):
+        """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""
+        for statements, position in self.context:
+            for statement in statements[position + 1 :]:
+                if reads_name(statement, user_name):
+                    return True
+        return any(_read_by_next_iteration(loop, user_name) for loop in self.loops)
+
+
+def _read_by_next_iteration(loop, name):
+    """Whether the next iteration of `loop` may read `name` before assigning it again
+    (a read after `name = ...` reads the new value)."""
+    if isinstance(loop, gast.While) and reads_name(loop.test, name):
+        return True
+    return _read_before_assigned(loop.body, name)[0]
+
+
+def _read_before_assigned(statements, name):
+    """(whether `statements` may read `name` before assigning it, whether they surely assign it)."""
+    for statement in statements:
+        if isinstance(statement, gast.If):
+            if reads_name(statement.test, name):
+                return True, False
+            read_body, assigned_body = _read_before_assigned(statement.body, name)
+            read_else, assigned_else = _read_before_assigned(statement.orelse, name)
+            if read_body or read_else:
+                return True, False
+            if assigned_body and assigned_else:
+                return False, True
+        elif isinstance(statement, (gast.For, gast.While)):
+            head = statement.iter if isinstance(statement, gast.For) else statement.test
+            if reads_name(head, name) or _read_before_assigned(statement.body + statement.orelse, name)[0]:
+                return True, False  # a loop may run no time: it assigns nothing for sure
+        elif reads_name(statement, name):
+            return True, False
+        elif isinstance(statement, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in statement.targets):
+            return False, True
+    return False, False
