@@ -22,6 +22,7 @@ from ..errors import SourceError
 from .invariance import invariant_maxima
 from ..registry import REGISTRY, is_random_draw, primitive_name
 from ..frontend.builders import walk
+from ..frontend.views import CHANGING_METHODS
 
 
 @dataclass
@@ -170,10 +171,7 @@ def _refuse_discarded_calls(program, varied):
         )
 
 
-_IN_PLACE_METHODS = {
-    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault", "popitem",
-    "fill", "put", "itemset", "resize", "partition", "setflags", "push",
-}
+_IN_PLACE_METHODS = CHANGING_METHODS
 _IN_PLACE_FUNCTIONS = {"fill_diagonal", "put", "place", "putmask", "copyto", "put_along_axis", "shuffle", "add.at"}
 
 

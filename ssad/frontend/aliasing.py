@@ -17,7 +17,7 @@ from .builders import clone
 from .builders import name as _name
 from .expressions import reads_name
 from .outputs import is_library
-from .sharing import effects
+from .views import VIEW_METHODS, effects, viewed_operands
 
 
 class AliasingLowering:
@@ -51,6 +51,14 @@ class AliasingLowering:
                 f"(`{user_name} = {user_name}.copy()`) so the gradient function leaves the input unchanged",
             )
             raise WritesIntoArguments(parameters, refusal) if parameters and not self.is_generated() else refusal
+        holders = [n for n in [name, *self.sharing.others(name)] if n in self.module_level]
+        if holders and name not in self.numbers and not self.is_generated():
+            raise self.parsed.unsupported(
+                statement,
+                f"`{written}` would change an array or list defined outside the function (`{user_name}` "
+                f"holds it, or a part of it), which ssad reads as a constant; copy it first "
+                f"(`{user_name} = {user_name}.copy()`)",
+            )
         # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would
         # see the change, which the rebinding ssad makes of `x += v` would not show.
         later = [u for u in sharing if u != self.early_result and self.read_later(u)]
@@ -63,6 +71,38 @@ class AliasingLowering:
                 f"`{written}` would change an array that `{later[0]}` shares (a copy of the name, a "
                 f"view such as .T, a slice or reshape, a list or dict holding it, or a call's result that "
                 f"may be one of these); {fix}",
+            )
+
+    def track_module_level(self, name, value, resolve):
+        """Whether `name = value` may hold an object of the module's (a global array, an item
+        of a global list, a view of one) or of a name that does."""
+        if resolve is None:  # generated code
+            return
+        root = value
+        while isinstance(root, (gast.Subscript, gast.Attribute)) and (
+                isinstance(root, gast.Subscript) or root.attr in VIEW_METHODS):
+            root = root.value
+        static = isinstance(root, gast.Name) and self.is_static(root) and not isinstance(
+            resolve(root), (int, float, complex, str, bool, type(None)))
+        sources = viewed_operands(value, lambda n: n in self.defined, self.is_static, resolve)
+        if static or any(s in self.module_level for s in sources):
+            self.module_level.add(name)
+        else:
+            self.module_level.discard(name)
+
+    def refuse_changing_captured(self, node, name, template, captured):
+        """A nested function or lambda that changes a value it captures in place (`z[0] = v`,
+        `z *= c`, `items.append(v)`) changes the enclosing function's value where ssad,
+        which captures values when the function is made, would not see it."""
+        found = effects(template)
+        changed = [c for c in captured if found is not None and c in found.written]
+        if changed:
+            label = "the lambda" if isinstance(node, gast.Lambda) else f"the nested function {name}"
+            raise self.parsed.unsupported(
+                node,
+                f"{label} changes `{changed[0]}`, which it captures, in place (line {found.written[changed[0]]}); "
+                f"ssad captures values when the function is made and would not see the change: pass "
+                f"`{changed[0]}` as an argument and return the changed value",
             )
 
     def check_calls_keep_arguments(self, statement):

@@ -51,7 +51,8 @@ from .parse import local_names
 from .aliasing import AliasingLowering
 from .arguments import lowered_copying_arguments
 from .spreads import changed_in_place
-from .sharing import AUGMENTED, NEW_CONTAINERS, Sharing, viewed_operands
+from .sharing import AUGMENTED, Sharing
+from .views import NEW_CONTAINERS, viewed_operands
 
 
 @dataclass
@@ -134,6 +135,8 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
         # names holding a new list, tuple or dict whose items may be shared (`args = list(xs)`):
         # changing the container itself changes nothing the caller holds
         self.new_containers = set()
+        # names that may hold an array or list defined outside the function (`buf = G[0]`)
+        self.module_level = set()
         self.callers = set()  # names that may hold an array the caller passed in
         self.roots = {}  # each of them -> the parameters whose arrays it may hold
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
@@ -346,6 +349,7 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
             self.new_containers.add(name)
         else:
             self.new_containers.discard(name)
+        self.track_module_level(name, value, resolve)
         sources = viewed_operands(value, lambda n: n in self.defined, self.is_static, resolve)
         if self.in_place_names and (any(self.owns_view(s) for s in sources)
                                     or (isinstance(value, gast.Name) and self.owns_view(name))):

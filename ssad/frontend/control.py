@@ -13,6 +13,8 @@ from .builders import call as _call, clone
 from .builders import is_loop_exit
 from .builders import name as _name
 from .builders import store as _store
+from .builders import walk
+from .views import expression_sharers
 from .expressions import assigns_name, short_label
 from ..runtime import iterated
 
@@ -22,9 +24,48 @@ class ControlFlowLowering:
 
     def lower_if(self, statement):
         test = self.test_atom(statement.test, statement.body + statement.orelse)
+        before = self.sharing.snapshot()
         body = self.nested(statement.body)
+        after_body = self.sharing.snapshot()
+        if not self.is_generated():  # each branch starts from what was shared before the `if`
+            self.sharing.join(before)
         orelse = self.nested(statement.orelse) if statement.orelse else []
+        if not self.is_generated():  # after it, a name shares what it shares on either branch
+            self.sharing.join(after_body, self.sharing.snapshot())
         self.emit(gast.If(test=test, body=body, orelse=orelse))
+
+    def share_across_iterations(self, loop):
+        """Before a loop's body is lowered: a name assigned in the body may, from the second
+        iteration on, share what it was assigned (`y[0] = v` then `y = z`: the second
+        iteration writes into z). Returns what was shared before the loop, which it may
+        also leave as it was (no iteration)."""
+        before = self.sharing.snapshot()
+        if self.is_generated():
+            return before
+        resolve = self.resolve_static
+
+        def lookup(user):
+            name = self.current.get(user)
+            return {name} if name is not None and name not in self.numbers else set()
+
+        for node in walk(loop):
+            if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+                continue
+            pairs = []
+            if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
+                pairs = [(t, node.value) for t in (node.targets if isinstance(node, gast.Assign) else [node.target])]
+            elif isinstance(node, gast.For) and node is not loop:
+                pairs = [(node.target, node.iter)]
+            for target, value in pairs:
+                sources = expression_sharers(value, lookup, self.is_static, resolve)
+                for stored in _stored_names(target) if sources else ():
+                    if stored in self.current:
+                        self.sharing.add(self.current[stored], sources - {self.current[stored]})
+        return before
+
+    def after_loop(self, before):
+        if not self.is_generated():
+            self.sharing.join(before, self.sharing.snapshot())
 
     def test_atom(self, expr, statements):
         """The test of an `if` as a name that no statement of the `if` assigns."""
@@ -66,6 +107,7 @@ class ControlFlowLowering:
         index_name = self.current[index] if index in self.current else self.define(index)
         self.defined.add(index_name)
         self.numbers.add(index_name)  # range() yields ints
+        before = self.share_across_iterations(statement)
         self.depth += 1
         saved, self.out = self.out, []
         for assigned, value in assignments:
@@ -74,6 +116,7 @@ class ControlFlowLowering:
         body = self.out or [gast.copy_location(gast.Pass(), statement)]
         self.out = saved
         self.depth -= 1
+        self.after_loop(before)
         self.loops.pop()
         loop = gast.For(target=_store(index_name), iter=indices, body=body, orelse=[], type_comment=None)
         self.emit(loop)
@@ -142,6 +185,7 @@ class ControlFlowLowering:
         test = self.atom(statement.test)
         test_statements, self.out = self.out, saved
         self.out.extend(test_statements)
+        before = self.share_across_iterations(statement)
         self.depth += 1
         saved, self.out = self.out, []
         self.block(statement.body)
@@ -159,5 +203,17 @@ class ControlFlowLowering:
         body = self.out or [gast.copy_location(gast.Pass(), statement)]
         self.out = saved
         self.depth -= 1
+        self.after_loop(before)
         self.loops.pop()
         self.emit(gast.While(test=test, body=body, orelse=[]))
+
+
+def _stored_names(target):
+    """The names an assignment target binds (`a`, `a, (b, c)`), not those it reads (`y[j]`)."""
+    if isinstance(target, gast.Name):
+        return [target.id]
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [n for element in target.elts for n in _stored_names(element)]
+    if isinstance(target, gast.Starred):
+        return _stored_names(target.value)
+    return []

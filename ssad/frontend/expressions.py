@@ -222,15 +222,16 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
         self.defined.add(name)
         if isinstance(expr, gast.IfExp):
             test = self.atom(expr.test)
-            self.emit(gast.If(test=test, body=self.branch(name, expr.body), orelse=self.branch(name, expr.orelse)))
+            body, orelse = self.branches(name, expr.body, expr.orelse)
+            self.emit(gast.If(test=test, body=body, orelse=orelse))
             return _name(name)
         # `a and b` is `b if a else a`; `a or b` is `a if a else b` (a evaluated once).
         first = self.atom(expr.values[0])
         for value in expr.values[1:]:
             if isinstance(expr.op, gast.And):
-                body, orelse = self.branch(name, value), self.branch(name, first)
+                body, orelse = self.branches(name, value, first)
             else:
-                body, orelse = self.branch(name, first), self.branch(name, value)
+                body, orelse = self.branches(name, first, value)
             self.emit(gast.If(test=first, body=body, orelse=orelse))
             if value is not expr.values[-1]:
                 # The next test reads a copy: an `if` never assigns its own test.
@@ -239,6 +240,19 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
                 self.emit_assign(so_far, _name(name))
                 first = _name(so_far)
         return _name(name)
+
+    def branches(self, name, value, other):
+        """The two branches assigning `name` one of two values; after them `name` shares
+        what either value shares."""
+        before = self.sharing.snapshot()
+        body = self.branch(name, value)
+        after_body = self.sharing.snapshot()
+        if not self.is_generated():
+            self.sharing.join(before)
+        orelse = self.branch(name, other)
+        if not self.is_generated():
+            self.sharing.join(after_body, self.sharing.snapshot())
+        return body, orelse
 
     def branch(self, name, value):
         saved, self.out = self.out, []
@@ -356,6 +370,8 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
         template = make_template(node, template_name, captured, self.namespace.values, self.parsed.filename,
                                  self.parsed)
         self.namespace.values[template_name] = template
+        if not self.is_generated():
+            self.refuse_changing_captured(node, name, template, [c for c in captured if c != name])
         keywords = []
         for captured_name in captured:
             if captured_name == name and (name not in self.current):

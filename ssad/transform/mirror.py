@@ -32,7 +32,7 @@ import gast
 from ..frontend.builders import clone, MIRROR as _MIRROR, walk
 from ..frontend.builders import name as _name
 from .mirror_terms import _MAX_TRIPS, MirrorError, Terms, _Obj  # noqa: F401  (MirrorError: raised to the tests)
-from ..frontend.sharing import viewed_operand
+from ..frontend.views import viewed_operand
 
 ENABLED = False  # set by the test suite: every transformation is then checked
 

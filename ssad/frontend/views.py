@@ -1,0 +1,300 @@
+"""What a value may share with the names it is computed from: views, containers, calls.
+
+`viewed_operands(value, ...)` names the locals whose memory a value of A-normal form may
+share: a second name, a subscript, a view method or NumPy function (`.T`, `reshape`,
+`np.split`, ...), and, in the user's own code, a call of a function that may return its
+argument or part of it. `effects(f)` reads that from the source of a function of the
+user's (what its result may share, which parameters it changes in place), through the
+functions it calls; `expression_sharers` does it for nested source expressions.
+`sharing.Sharing` keeps the groups of names that may share memory.
+"""
+
+import inspect
+import weakref
+
+import gast
+
+from .builders import walk
+from .namespace import named_object
+from .outputs import is_library
+
+# Methods and NumPy functions whose result may be a view of (or be) their first operand.
+VIEW_METHODS = {
+    "reshape", "ravel", "transpose", "swapaxes", "squeeze", "view", "diagonal", "T", "mT", "real", "imag",
+    "flat", "base", "astype", "__array__", "conj", "conjugate",  # `z.conj()` of a real array is z
+}
+VIEW_FUNCTIONS = {
+    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
+    "broadcast_to", "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "diagonal",
+    "flip", "fliplr", "flipud", "real", "imag", "asarray_chkfinite", "require", "stop_gradient",
+    "matrix_transpose", "permute_dims", "rot90", "trim_zeros", "ascontiguousarray", "asfortranarray",
+    "asmatrix", "real_if_close", "as_strided", "sliding_window_view",
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack",  # lists of views
+    "iterated",  # what a `for` loop walks: the array or list itself
+}
+# NumPy functions whose result may be a view of any of their operands.
+VIEW_OF_ANY = {"broadcast_arrays", "einsum"}  # `np.einsum("ij->ji", a)` is a view of a
+# Builtins that build a new container of the operand's items (which may be shared).
+NEW_CONTAINERS = (list, tuple, dict, sorted)
+# Builtins that build new values (numbers, strings, ranges) rather than hand back an
+# operand or its parts, as `list(z)` (the rows of z), `max(a, b)` and `next(it)` do.
+FRESH_BUILTINS = {
+    "len", "range", "float", "int", "complex", "bool", "str", "repr", "abs", "round", "pow", "sum", "divmod",
+    "isinstance", "issubclass", "hasattr", "callable", "print", "any", "all", "hash", "id", "type", "format",
+}
+
+
+def viewed_operand(value, is_local, is_static, resolve=None):
+    """The local name whose memory `value` may share, or None for a fresh value (the first
+    of `viewed_operands`)."""
+    sources = viewed_operands(value, is_local, is_static, resolve)
+    return sources[0] if sources else None
+
+
+def viewed_operands(value, is_local, is_static, resolve=None):
+    """The local names whose memory `value` may share: [] for a fresh value.
+
+    With `resolve` (a static function expression -> the object it names), calls are
+    judged in full, as in the user's own code: a function of the user's may return a view
+    of a parameter (`return v[:2]`), which `returned_views` finds in its source; a
+    function value (a nested `def`, a lambda, a parameter) or an object ssad cannot read
+    may return any operand. Without it, only NumPy's views are known (generated code)."""
+
+    def local(expr):
+        return [expr.id] if isinstance(expr, gast.Name) and is_local(expr.id) else []
+
+    def every(exprs):
+        return [n for expr in exprs for n in local(expr)]
+
+    if isinstance(value, gast.Name):
+        return local(value)
+    if isinstance(value, gast.Subscript):
+        return local(value.value)
+    if isinstance(value, gast.Attribute) and value.attr in VIEW_METHODS:
+        return local(value.value)
+    if not isinstance(value, gast.Call):
+        return []
+    func = value.func
+    operands = list(value.args) + [k.value for k in value.keywords]
+    if isinstance(func, gast.Attribute) and not is_static(func):
+        return local(func.value) if func.attr in VIEW_METHODS else []
+    if not is_static(func):  # a function value: a nested `def`, a lambda, a parameter
+        return every(operands) if resolve is not None else []
+    name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
+    callee = resolve(func) if resolve is not None else None
+    if callee is None or is_library(callee):
+        if name in VIEW_OF_ANY:
+            return every(operands)
+        return local(value.args[0]) if name in VIEW_FUNCTIONS and value.args else []
+    if getattr(callee, "__module__", None) == "builtins" or callee.__class__.__name__ == "builtin_function_or_method":
+        return [] if name in FRESH_BUILTINS else every(operands)
+    returned = returned_views(callee)
+    if returned is None or any(isinstance(a, gast.Starred) for a in value.args):
+        return every([a.value if isinstance(a, gast.Starred) else a for a in operands])
+    positional, parameters = _positional(callee), _parameter_list(callee)
+    chosen = []
+    for position, arg in enumerate(value.args):
+        name = positional[position] if position < len(positional) else "*"
+        if name in returned:
+            chosen += local(arg)
+    for keyword in value.keywords:
+        name = keyword.arg if keyword.arg in parameters else "**"
+        if name in returned:
+            chosen += local(keyword.value)
+    return chosen
+
+
+def _positional(function):
+    """The names of `function`'s parameters that take positional arguments, in order."""
+    code = function.__code__
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def _parameter_list(function):
+    code = function.__code__
+    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+
+
+class Effects:
+    """What a function of the user's does to the arrays it is passed: `returned`, the
+    parameters its result may share ("*" and "**" for `*args` and `**kwargs`); `changed`,
+    each parameter it may change in place by an augmented assignment (`v /= s`: for an
+    array, a write into the caller's array) -> the line in its file that does; `written`,
+    the same for any change in place (also `v[i] = e`, `v.append(e)`)."""
+
+    def __init__(self, returned, changed, written):
+        self.returned, self.changed, self.written = returned, changed, written
+
+
+_EFFECTS = weakref.WeakKeyDictionary()  # function -> (its free objects, its Effects)
+_WORKING = set()  # the code objects being analysed: a recursive call assumes everything
+
+
+def effects(function):
+    """The `Effects` of the user's `function`, or None when ssad cannot read it."""
+    from .parse import free_objects, parsed_to_read, same_objects
+
+    if not inspect.isfunction(function):
+        return None
+    if function.__code__ in _WORKING:
+        return Effects(set(_parameter_list(function)) | {"*", "**"}, {}, {})
+    snapshot = free_objects(function)
+    known = _EFFECTS.get(function)
+    if known is not None and same_objects(known[0], snapshot):
+        return known[1]
+    try:
+        parsed = parsed_to_read(function)
+    except Exception:  # noqa: BLE001 - no source: a function made at run time
+        return None
+    _WORKING.add(function.__code__)
+    try:
+        found = _analyse(parsed)
+    finally:
+        _WORKING.discard(function.__code__)
+    _EFFECTS[function] = (snapshot, found)
+    return found
+
+
+def returned_views(function):
+    """The parameters whose memory the result of the user's `function` may share, or None."""
+    found = effects(function)
+    return None if found is None else found.returned
+
+
+def _analyse(parsed):
+    """Flow-insensitive: which parameters each local may share, to a fixed point; then the
+    union over the values returned, and the augmented assignments to sharing names."""
+    node, namespace = parsed.node, parsed.namespace
+    arguments = node.args
+    shares = {a.id: {a.id} for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    if arguments.vararg is not None:
+        shares[arguments.vararg.id] = {"*"}
+    if arguments.kwarg is not None:
+        shares[arguments.kwarg.id] = {"**"}
+    assigned = {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+    def is_static(func):
+        while isinstance(func, gast.Attribute):
+            func = func.value
+        return isinstance(func, gast.Name) and func.id not in shares and func.id not in assigned and func.id in namespace
+
+    def resolve(func):
+        return named_object(func, namespace)
+
+    def of(expr):
+        """The parameters `expr` may share."""
+        return expression_sharers(expr, lambda n: shares.get(n, ()), is_static, resolve)
+
+    changed = True
+    while changed:
+        changed = False
+        for statement in walk(node):
+            pairs = []
+            if isinstance(statement, (gast.Assign, gast.AnnAssign)) and statement.value is not None:
+                targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
+                pairs = [(t, statement.value) for t in targets]
+            elif isinstance(statement, gast.For):
+                pairs = [(statement.target, statement.iter)]
+            elif isinstance(statement, gast.NamedExpr):
+                pairs = [(statement.target, statement.value)]
+            for target, value in pairs:
+                found = of(value)
+                for stored in walk(target):
+                    if isinstance(stored, gast.Name) and isinstance(stored.ctx, gast.Store) and found:
+                        before = shares.setdefault(stored.id, set())
+                        if not found <= before:
+                            before |= found
+                            changed = True
+    returned, changed = set(), {}
+    for statement in walk(node):
+        if isinstance(statement, gast.Return) and statement.value is not None:
+            returned |= of(statement.value)
+        elif isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name):
+            for parameter in shares.get(statement.target.id, ()):
+                changed.setdefault(parameter, statement)
+        elif isinstance(statement, gast.Call) and is_static(statement.func):
+            callee = resolve(statement.func)
+            inner = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
+            if inner is None or not inner.changed:
+                continue
+            passed = list(zip(_positional(callee), statement.args, strict=False))
+            passed += [(k.arg, k.value) for k in statement.keywords if k.arg is not None]
+            for parameter_name, arg in passed:
+                if parameter_name in inner.changed:
+                    for parameter in of(arg):
+                        changed.setdefault(parameter, inner.changed[parameter_name])
+    written = {}  # any change in place: `v[i] = e`, `v.attr = e`, `v += e`, `v.append(e)`
+    for statement in walk(node):
+        if isinstance(statement, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
+            for target in targets:
+                if isinstance(target, (gast.Subscript, gast.Attribute)) or isinstance(statement, gast.AugAssign):
+                    for parameter in of(target.value if isinstance(target, (gast.Subscript, gast.Attribute)) else target):
+                        written.setdefault(parameter, statement)
+        elif (isinstance(statement, gast.Call) and isinstance(statement.func, gast.Attribute)
+              and statement.func.attr in CHANGING_METHODS and not is_static(statement.func)):
+            for parameter in of(statement.func.value):
+                written.setdefault(parameter, statement)
+    for parameter, where in changed.items():
+        written.setdefault(parameter, where)
+
+    def lines(places):
+        return {p: where if isinstance(where, int) else parsed.line_offset + where.lineno for p, where in places.items()}
+
+    return Effects(returned, lines(changed), lines(written))
+
+
+# methods that change a list, dict or array in place (push: the Tape of generated code)
+CHANGING_METHODS = {
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault", "popitem",
+    "fill", "put", "itemset", "resize", "partition", "setflags", "push",
+}
+
+
+def expression_sharers(expr, lookup, is_static, resolve):
+    """What the value of the source expression `expr` may share: the union of `lookup(n)`
+    over the names `n` whose memory it may hand back, through views, containers and calls
+    (as `viewed_operands`, for nested expressions)."""
+
+    def of(expr):
+        if isinstance(expr, gast.Name):
+            return set(lookup(expr.id))
+        if isinstance(expr, (gast.Subscript, gast.Starred, gast.NamedExpr)):
+            return of(expr.value)
+        if isinstance(expr, gast.Attribute):
+            return of(expr.value) if expr.attr in VIEW_METHODS else set()
+        if isinstance(expr, (gast.Tuple, gast.List, gast.Set)):
+            return set().union(*(of(e) for e in expr.elts))
+        if isinstance(expr, gast.Dict):
+            return set().union(*(of(v) for v in expr.values))
+        if isinstance(expr, gast.IfExp):
+            return of(expr.body) | of(expr.orelse)
+        if isinstance(expr, gast.BoolOp):
+            return set().union(*(of(v) for v in expr.values))
+        if isinstance(expr, gast.Call):
+            return set().union(*(of(a) for a in _operands_shared(expr, is_static, resolve)))
+        return set()  # arithmetic, comparisons, constants: new values
+
+    return of(expr)
+
+
+def _operands_shared(call, is_static, resolve):
+    """The operands of `call` whose memory its result may share."""
+    operands = list(call.args) + [k.value for k in call.keywords]
+    if any(isinstance(a, gast.Starred) for a in call.args):
+        return operands
+    if isinstance(call.func, gast.Attribute) and not is_static(call.func):  # a method: its receiver
+        return [call.func.value] if call.func.attr in VIEW_METHODS else []
+    placeholders = [_placeholder(k) for k in range(len(operands))]
+    keywords = zip(call.keywords, placeholders[len(call.args):], strict=True)
+    stand_in = gast.Call(func=call.func, args=placeholders[: len(call.args)],
+                         keywords=[gast.keyword(arg=k.arg, value=p) for k, p in keywords])
+    chosen = viewed_operands(stand_in, lambda n: n.startswith(_PLACEHOLDER), is_static, resolve)
+    return [operands[int(n[len(_PLACEHOLDER):])] for n in chosen]
+
+
+_PLACEHOLDER = "__ssad_operand_"
+
+
+def _placeholder(k):
+    return gast.Name(id=f"{_PLACEHOLDER}{k}", ctx=gast.Load(), annotation=None, type_comment=None)
