@@ -717,3 +717,33 @@ def test_a_write_through_a_name_fresh_on_every_path_is_differentiated(f):
     for sign in (1.0, -1.0):
         x = sign * np.array([0.3, -0.7, 1.2, 0.5])
         np.testing.assert_allclose(ssad.grad(f)(x), numerical_gradient(f, x), rtol=1e-6, atol=1e-8)
+
+
+def smaller_of_two_numbers(x, s):
+    t = min(s, 0.5)
+    t /= 2.0
+    u = max(x[1], 0.1)
+    u += 1.0
+    return np.sum(x ** 2) * t + s + u * x[1]
+
+
+def longest_row_written(x):
+    rows = [x * 2.0, x * 3.0]
+    longest = max(rows, key=np.sum)
+    longest[0] = 5.0
+    return np.sum(rows[0] ** 2) + np.sum(rows[1])
+
+
+def test_min_and_max_of_numbers_are_new_values_and_with_a_key_they_may_be_an_operand():
+    # `t = min(s, 0.5); t /= 2.0` rebinds t, a number: once refused as a write into s
+    x = np.array([0.3, 0.7, 1.2, 0.5])
+    for p, point in ((0, x), (1, 0.3)):
+        args = [x, 0.3]
+
+        def moved(v, p=p):
+            return float(smaller_of_two_numbers(*args[:p], v, *args[p + 1:]))
+
+        got = ssad.grad(smaller_of_two_numbers, wrt=p)(x, 0.3)
+        np.testing.assert_allclose(got, numerical_gradient(moved, point), rtol=1e-6, atol=1e-8)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="shares"):
+        ssad.grad(longest_row_written)(x)

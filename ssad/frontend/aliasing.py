@@ -31,7 +31,6 @@ class AliasingLowering:
             self.roots[stored] = self.roots.get(source.id, set())
         self.sharing.record(stored, item, lambda n: n in self.defined and n not in self.numbers, self.is_static)
 
-
     def check_not_shared(self, user_name, statement, written, write=False, list_change=False):
         """Refuse an in-place write to an array (or a change of a list, `list_change`) another
         name shares and reads afterwards."""
@@ -52,7 +51,7 @@ class AliasingLowering:
             )
             raise WritesIntoArguments(parameters, refusal) if parameters and not self.is_generated() else refusal
         holders = [n for n in [name, *self.sharing.others(name)] if n in self.module_level]
-        if holders and name not in self.numbers and not self.is_generated():
+        if holders and changes_shared and name not in self.numbers and not self.is_generated():
             raise self.parsed.unsupported(
                 statement,
                 f"`{written}` would change an array or list defined outside the function (`{user_name}` "

@@ -37,7 +37,7 @@ VIEW_OF_ANY = {"broadcast_arrays", "einsum"}  # `np.einsum("ij->ji", a)` is a vi
 # Builtins that build a new container of the operand's items (which may be shared).
 NEW_CONTAINERS = (list, tuple, dict, sorted)
 # Builtins that build new values (numbers, strings, ranges) rather than hand back an
-# operand or its parts, as `list(z)` (the rows of z), `max(a, b)` and `next(it)` do.
+# operand or its parts, as `list(z)` (the rows of z), `max(rows, key=f)` and `next(it)` do.
 FRESH_BUILTINS = {
     "len", "range", "float", "int", "complex", "bool", "str", "repr", "abs", "round", "pow", "sum", "divmod",
     "isinstance", "issubclass", "hasattr", "callable", "print", "any", "all", "hash", "id", "type", "format",
@@ -87,7 +87,9 @@ def viewed_operands(value, is_local, is_static, resolve=None):
             return every(operands)
         return local(value.args[0]) if name in VIEW_FUNCTIONS and value.args else []
     if getattr(callee, "__module__", None) == "builtins" or callee.__class__.__name__ == "builtin_function_or_method":
-        return [] if name in FRESH_BUILTINS else every(operands)
+        if name in FRESH_BUILTINS or (name in ("min", "max") and not value.keywords):
+            return []  # `max(t, 0.5)` of numbers (of arrays it needs a `key`: their comparison has no truth value)
+        return every(operands)
     returned = returned_views(callee)
     if returned is None or any(isinstance(a, gast.Starred) for a in value.args):
         return every([a.value if isinstance(a, gast.Starred) else a for a in operands])
