@@ -31,7 +31,7 @@ distributed = pytest.importorskip("dask.distributed")
 import ssad  # noqa: E402
 import ssad.rules  # noqa: E402,F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name  # noqa: E402
-from ssad.runtime import add_at, c_, concat, iterated, merged, pack_like, r_, unspent, zipped  # noqa: E402
+from ssad.runtime import add_at, c_, concat, iterated, merged, pack_like, r_, repeated, repeats_summed, unspent, zipped  # noqa: E402
 from ssad.rules.linalg import einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
@@ -330,6 +330,8 @@ EXTRA_SAMPLES = [
     Sample(pack_like, (_A, list(_C)), id="pack_like"),
     Sample(np.ndarray.repeat, (_A, 2, 1), id="ndarray.repeat-axis"),
     Sample(concat, ([_A], [_B]), id="concat"),
+    Sample(repeated, ([_A, _B], 2), id="repeated"),
+    Sample(repeats_summed, ([_A, _B, _C, _B], [_A, _B], 2), id="repeats_summed", dy=[_C, _B]),
     Sample(list, ((_A, _B),), id="list"),
     Sample(tuple, ([_A, _B],), id="tuple"),
     Sample(dict.values, ({"a": _A, "b": _B},), id="dict.values", dy=[_C, 2.0 * _B]),

@@ -105,8 +105,13 @@ def drop_unbroadcast(output, op, position, y, scalar, unbroadcast_names):
     others = [a for i, a in enumerate(op.args) if i != position]
     if any(isinstance(a, gast.Constant) and isinstance(a.value, complex) for a in others):
         return output  # `1j * x`: unbroadcast takes the real part of x's adjoint when x is real
+    # `xs * n` repeats a list or tuple: its result has not the operand's shape. An operand
+    # not known to be a number keeps the call unless the other is a float literal (the
+    # rank facts, which know arrays, may still drop it: `ranks.unbroadcast_is_identity`).
+    repeats = op.primitive is operator.mul and not known(operand) and not all(
+        isinstance(a, gast.Constant) and isinstance(a.value, float) for a in others)
     identity = (known(operand) and y in scalar) or (
-        op.primitive is not None and is_elementwise(op.primitive) and all(known(a) for a in others)
+        op.primitive is not None and is_elementwise(op.primitive) and all(known(a) for a in others) and not repeats
     )
     if not identity:
         return output

@@ -12,7 +12,7 @@ import inspect
 import gast
 
 from .arguments import WritesIntoArguments
-from ..runtime.refusals import unchanged_by_call
+from ..runtime.refusals import not_a_view_of, unchanged_by_call
 from .builders import clone
 from .builders import name as _name
 from .expressions import reads_name
@@ -152,6 +152,54 @@ class AliasingLowering:
         )
         self.emit(gast.Expr(value=guard))
 
+    def refuse_views_of_written(self, value, atoms, written):
+        """`y[0], y[1] = y[1], y[0]` reads every element before it writes: right for numbers,
+        but an element that is a view of `y` (a row, a slice) would be read after the first
+        write changed it, which NumPy does and ssad's lowering would not show. Which one an
+        element is, is known when the code runs: `not_a_view_of(element, y, ...)` raises for
+        a view. (An element that is a name, or a new value, is not guarded.)"""
+        if self.is_generated():
+            return
+        text = _unparsed(value)
+        for expr, atom in list(zip(value.elts, atoms, strict=True))[1:]:  # the first is stored first
+            if not isinstance(expr, (gast.Subscript, gast.Attribute)) or not isinstance(atom, gast.Name):
+                continue
+            for user_name in written:
+                array = self.current.get(user_name)
+                if array is None:
+                    continue
+                message = (
+                    f"the assignment of `{text}` reads `{_unparsed(expr)}`, a view of `{user_name}` (a row or "
+                    f"a slice), which an earlier target changes before it is stored: NumPy then stores the "
+                    f"changed values, which ssad's lowering would not show; swap with an index array "
+                    f"(`y[[0, 1]] = y[[1, 0]]`) or copy the part first (`{_unparsed(expr)}.copy()`)"
+                )
+                filename, lineno, col, _ = self.parsed.where(value)
+                guard = gast.Call(
+                    func=_name(self.namespace.bind("not_a_view_of", not_a_view_of)),
+                    args=[clone(atom), _name(array)]
+                    + [gast.Constant(value=v, kind=None) for v in (message, filename, lineno, col)],
+                    keywords=[],
+                )
+                self.emit(gast.Expr(value=guard))
+
+    def record_held(self, user_name, method, call):
+        """After `items.append(v)`, `items.insert(k, v)`, `items.extend(vs)`: `items` may hold
+        what was added (an array `v`, whose writes then change what `items` reads)."""
+        container = self.current.get(user_name)
+        added = [a for a in call.args[-1:] if isinstance(a, gast.Name) and a.id in self.defined
+                 and a.id not in self.numbers]
+        if container is None or not added or method not in ("append", "insert", "extend"):
+            return
+        item = added[0].id
+        if method == "append":
+            self.sharing.hold(container, item)
+        elif method == "insert":
+            self.sharing.hold(container, item, at_end=False)
+        else:
+            for held in sorted(self.sharing.items_of(item) or {item}):  # an unknown list: anything it holds
+                self.sharing.hold(container, held, at_end=False)
+
     def read_later(self, user_name):
         """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""
         for statements, position in self.context:
@@ -190,3 +238,7 @@ def _read_before_assigned(statements, name):
         elif isinstance(statement, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in statement.targets):
             return False, True
     return False, False
+
+
+def _unparsed(expr):
+    return gast.unparse(expr)

@@ -220,7 +220,10 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
                     if func.attr == "pop":  # `items.pop()` for its effect: a pop whose value goes unread
                         self.atom(statement.value, name_hint=f"{func.value.id}_popped")
                         return
-                self.emit(gast.Expr(value=self.simple(statement.value)))
+                simple = self.simple(statement.value)
+                self.emit(gast.Expr(value=simple))
+                if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and not self.is_generated():
+                    self.record_held(func.value.id, func.attr, simple)
         elif isinstance(statement, gast.Return):
             result = self.atom(statement.value, name_hint="result")
             self.emit(gast.Return(value=result))
@@ -271,8 +274,13 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
         if not resolved and isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(elements):
             # `a, b = b, a`: evaluate every element before any target changes.
             simples = [self.simple(e) for e in value.elts]
-            if self.depth:  # in place: targets may be read by later elements, so go through atoms
+            written = _written_arrays(elements)
+            if self.depth or written:
+                # in place (inside control flow, or `y[0], y[1] = y[1], y[0]`): a target changed
+                # first may be read by a later element, so evaluate every element now
                 simples = [self.atom_of_simple(s) for s in simples]
+                if written:
+                    self.refuse_views_of_written(value, simples, written)
             for element, simple in zip(elements, simples, strict=True):
                 self.assign(element, simple, resolved=True)
             return
@@ -312,6 +320,9 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
         self.writes_in_place = True
         target = gast.Subscript(value=_name(name), slice=index, ctx=gast.Store())
         self.emit(gast.Assign(targets=[target], value=atom, type_comment=None))
+        held = isinstance(atom, gast.Name) and atom.id in self.defined and atom.id not in self.numbers
+        if held and not self.is_generated() and (name in self.new_containers or self.sharing.items_of(name) is not None):
+            self.sharing.hold(name, atom.id, at_end=False)  # `items[k] = v`: the list holds v's array
 
     def define(self, user_name):
         """The name a new value of `user_name` is stored in."""
@@ -370,3 +381,11 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
     def emit(self, statement):
         gast.copy_location(statement, self.origin)
         self.out.append(statement)
+
+
+def _written_arrays(targets):
+    """The names an assignment to `targets` (a tuple's elements) writes into: `y` of `y[0]`."""
+    return sorted({
+        t.value.id for target in targets for t in walk(target)
+        if isinstance(t, gast.Subscript) and isinstance(t.ctx, gast.Store) and isinstance(t.value, gast.Name)
+    })

@@ -18,7 +18,7 @@ from .builders import name as _name
 from .builders import store as _store
 from .closures import make_template
 from .namespace import named_object
-from ..runtime import concat, zipped
+from ..runtime import concat, repeated, zipped
 from .joins import JoinLowering
 from .spreads import SpreadLowering
 
@@ -71,7 +71,7 @@ def makes_sequence(value, lowering):
         if lowering.is_builtin_call(value, "list") or lowering.is_builtin_call(value, "tuple"):
             return True
         func = value.func
-        return isinstance(func, gast.Name) and lowering.namespace.values.get(func.id) is concat
+        return isinstance(func, gast.Name) and lowering.namespace.values.get(func.id) in (concat, repeated)
     return False
 
 
@@ -278,6 +278,10 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
                 # `xs + ys` on lists or tuples joins them: not arithmetic
                 helper = self.namespace.bind("concat", concat)
                 return _call(_name(helper), left, right)
+            if isinstance(expr.op, gast.Mult) and (self.is_sequence(left) or self.is_sequence(right)):
+                # `xs * n` or `n * xs` on a list or tuple repeats it: not arithmetic
+                items, times = (left, right) if self.is_sequence(left) else (right, left)
+                return _call(_name(self.namespace.bind("repeated", repeated)), items, times)
             return gast.BinOp(left=left, op=expr.op, right=right)
         if isinstance(expr, gast.UnaryOp):
             if _is_negative_literal(expr):

@@ -26,9 +26,22 @@ AUGMENTED = {
 
 
 class Sharing:
+    """May-share facts of the names of one function, during its lowering.
+
+    Two relations: `groups`, names that may be the same array or views of one array
+    (symmetric and transitive: a view of a view), and `holds`, a list, tuple or dict
+    (display, `append`ed to) and the names of the items it may hold. Holding is not
+    sharing between the items: after `pair = [z, x]` a write into `z` changes what `pair`
+    and `pair[0]` read, and nothing `x` reads. An item taken out of a container shares
+    the item it is (`w = pair[0]`: `z`'s group), or every item where which one is not
+    known (`pair[i]`, `for v in pair`, a call that may return any operand)."""
+
     def __init__(self, parameters):
         self.groups = {}  # name -> the set of names that may share its memory now
-        self.view_groups = {}  # the same without what containers hold
+        # container -> [the names of its items, by position], or a set of them once the
+        # positions are not known (after `insert`, a join of two paths, a dict)
+        self.holds = {}
+        self.view_groups = {}  # `groups` as views and second names alone, for `ever`
         # name -> every name that shared its memory at some point: a name rebound later
         # (in a loop, say) still shared the array earlier, which the tape must restore.
         self.ever = {}
@@ -38,29 +51,63 @@ class Sharing:
     def record(self, name, value, is_local, is_static, resolve=None):
         """After `name = value`: remember the locals whose memory `value` may share.
 
-        With `resolve` (the user's code), a list, tuple or dict display shares the arrays it
-        holds too (`held = [x, z]`: a write into `z` changes what `held[1]` reads), for the
+        With `resolve` (the user's code), a list, tuple or dict display holds the arrays it
+        is made of (`held = [x, z]`: a write into `z` changes what `held[1]` reads), for the
         refusals; `ever`, which the tape reads, keeps to views and second names."""
         views = viewed_operands(value, is_local, is_static, resolve)
-        held = held_operands(value, is_local) if resolve is not None else []
+        popped = _popped_from(value)
+        if popped is not None and self.items_of(popped) is not None:
+            views = views + [popped]  # `w = items.pop()`: an item of the list
+        held = _display_items(value, is_local) if resolve is not None else None
         self.second_names.pop(name, None)
         if isinstance(value, gast.Name) and views:
             self.second_names[name] = views[0]
-        _join(self.groups, name, views + held)
+        shared = list(views)
+        containers = [v for v in views if self.items_of(v) is not None]
+        if isinstance(value, gast.Name) and containers:
+            shared, held = [], _copied(self.holds[containers[0]])  # a second name of the container
+        elif containers:
+            known, item = _item_at(value, self.holds.get(containers[0])) if len(containers) == 1 else (False, None)
+            if known:
+                shared = [item] if item is not None else []  # `w = pair[0]`: the item itself
+            else:
+                shared = sorted(set(shared) - set(containers) | set().union(*(self.items_of(c) for c in containers)))
+        self.holds.pop(name, None)
+        if held is not None:
+            self.holds[name] = held
+        _join(self.groups, name, shared)
         _join(self.view_groups, name, views)
         for member in self.view_groups.get(name, ()):
             self.ever.setdefault(member, set()).update(self.view_groups[name])
 
+    def items_of(self, name):
+        """The names the container `name` may hold (a set), or None for a name not known to hold any."""
+        held = self.holds.get(name)
+        return None if held is None else {n for n in held if n is not None}
+
+    def hold(self, container, item, at_end=True):
+        """`container` may now also hold `item` (`append`, `insert`, `container[k] = item`):
+        at its end, or at a position not known."""
+        held = self.holds.get(container)
+        if held is None:
+            held = []
+        if at_end and isinstance(held, list):
+            self.holds[container] = held + [item]
+        else:
+            self.holds[container] = set(held) | {item}
+
     def snapshot(self):
-        """What each name may share now, to come back to (see `join`)."""
-        return {name: set(group) for name, group in self.groups.items()}
+        """What each name may share and hold now, to come back to (see `join`)."""
+        return ({name: set(group) for name, group in self.groups.items()},
+                {name: _copied(held) for name, held in self.holds.items()})
 
     def join(self, *states):
         """May-share after paths meet (the branches of an `if`, a loop's iterations): a name
-        shares what it shares on any of the `states` (snapshots)."""
+        shares what it shares on any of the `states` (snapshots), and a container holds
+        what it holds on any."""
         edges = {}
-        for state in states:
-            for name, group in state.items():
+        for groups, _ in states:
+            for name, group in groups.items():
                 edges.setdefault(name, set()).update(group)
         self.groups = {}
         for name in edges:
@@ -75,6 +122,15 @@ class Sharing:
             for member in component:
                 if member in edges:
                     self.groups[member] = component
+        holds = {}
+        for _, held in states:
+            for name, items in held.items():
+                holds.setdefault(name, []).append(items)
+        self.holds = {
+            name: _copied(options[0]) if len(options) == len(states) and all(o == options[0] for o in options)
+            else set().union(*(set(o) for o in options))
+            for name, options in holds.items()
+        }
 
     def add(self, name, sources):
         """`name` may also share `sources` (and what shares theirs), besides what it shares."""
@@ -82,7 +138,18 @@ class Sharing:
             _join(self.groups, name, sorted(set(sources) | set(self.groups.get(name, ())) - {name}))
 
     def others(self, name):
-        return sorted(n for n in self.groups.get(name, ()) if n != name)
+        """The other names a write into `name`'s array changes what they read: those sharing
+        its memory, and the containers that may hold one of them (and their second names,
+        and the containers holding those)."""
+        found = set(self.groups.get(name, ())) | {name}
+        changed = True
+        while changed:
+            changed = False
+            for container, held in self.holds.items():
+                if container not in found and any(n in found for n in held if n is not None):
+                    found |= set(self.groups.get(container, ())) | {container}
+                    changed = True
+        return sorted(found - {name})
 
     def same_list(self, name):
         """The other names of the list `name`: what `name.append(v)` changes. An item read
@@ -100,6 +167,39 @@ class Sharing:
 
     def shares_a_parameter(self, name):
         return any(n in self.parameters for n in self.groups.get(name, ()) if n != name)
+
+
+def _copied(held):
+    return list(held) if isinstance(held, list) else set(held)
+
+
+def _item_at(value, held):
+    """(True, the item) `container[k]` reads, for a constant position `k` of a container whose
+    positions are known (the item None: not a local name); else (False, None)."""
+    if not isinstance(value, gast.Subscript) or not isinstance(held, list):
+        return False, None
+    index = value.slice
+    if not isinstance(index, gast.Constant) or type(index.value) is not int or not -len(held) <= index.value < len(held):
+        return False, None
+    return True, held[index.value]
+
+
+def _popped_from(value):
+    """`items` of `items.pop(...)`, else None."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "pop":
+        if isinstance(value.func.value, gast.Name):
+            return value.func.value.id
+    return None
+
+
+def _display_items(value, is_local):
+    """The items of a list or tuple display by position (None where an item is not a local
+    name), a dict display's local values as a set; None for any other value."""
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return [item.id if isinstance(item, gast.Name) and is_local(item.id) else None for item in value.elts]
+    if isinstance(value, gast.Dict):
+        return {item.id for item in value.values if isinstance(item, gast.Name) and is_local(item.id)}
+    return None
 
 
 def _join(groups, name, sources):
@@ -120,17 +220,6 @@ def _join(groups, name, sources):
         group |= other
     group.add(name)
     groups[name] = group
-
-
-def held_operands(value, is_local):
-    """The local names a list, tuple or dict display holds."""
-    if isinstance(value, (gast.Tuple, gast.List)):
-        items = value.elts
-    elif isinstance(value, gast.Dict):
-        items = value.values
-    else:
-        return []
-    return [item.id for item in items if isinstance(item, gast.Name) and is_local(item.id)]
 
 
 def reads_after(statements, position, names, enclosing_loops):

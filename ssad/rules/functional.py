@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import concat, iterated, merged, pack_like, zipped
+from ..runtime import concat, iterated, merged, pack_like, repeated, repeats_summed, zipped
 from ..runtime.structure import is_other_array, zeros_like_value
 
 
@@ -36,12 +36,32 @@ def partial_tangent(tangents, y, func, *args, **kwargs):
 
 @adjoint(concat)
 def concat_adjoint(dy, y, a, b):
-    return (type(a)(dy[: len(a)]), type(b)(dy[len(a) :]))
+    return (pack_like(a, dy[: len(a)]), pack_like(b, dy[len(a) :]))
 
 
 @tangent(concat)
 def concat_tangent(tangents, y, a, b):
     return pack_like(y, _item_tangents(tangents[0], a) + _item_tangents(tangents[1], b))
+
+
+@adjoint(repeated)
+def repeated_adjoint(dy, y, items, times):
+    return (repeats_summed(dy, items, times), None)
+
+
+@tangent(repeated)
+def repeated_tangent(tangents, y, items, times):
+    return repeated(pack_like(items, _item_tangents(tangents[0], items)), times)
+
+
+@adjoint(repeats_summed)
+def repeats_summed_adjoint(dz, z, dy, items, times):
+    return (pack_like(dy, repeated(list(dz), times)), None, None)
+
+
+@tangent(repeats_summed)
+def repeats_summed_tangent(tangents, z, dy, items, times):
+    return repeats_summed(pack_like(dy, _item_tangents(tangents[0], dy)), items, times)
 
 
 @adjoint(list)
@@ -112,7 +132,7 @@ def iterated_adjoint(dy, y, xs):
 def iterated_tangent(tangents, y, xs):
     if walked_as_is(xs):
         return tangents[0]
-    return None
+    return zeros_like_value(y)  # a dict's keys: one zero tangent each (indexed by the loop)
 
 
 def walked_as_is(xs):

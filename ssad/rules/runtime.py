@@ -17,6 +17,7 @@ from ..runtime import (
     add_at,
     added_at,
     broadcast_like,
+    chosen_position,
     copy_adjoint,
     getitem_adjoint,
     insert_position,
@@ -47,14 +48,15 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
-from ..runtime.refusals import check_assertion, unchanged_by_call
+from ..runtime.refusals import check_assertion, not_a_view_of, unchanged_by_call
 from ..runtime.structure import add_adjoint, add_attr, attribute_part
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
-nondifferentiable(is_missing, insert_position)  # a test of a saved part, a list position
+nondifferentiable(is_missing, insert_position, chosen_position)  # a test of a saved part, a list position
 nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where the function runs it
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
+nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
 
 
 # ----- checkpointing -----

@@ -42,7 +42,8 @@ import operator
 import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import broadcast_like, pack_like, unbroadcast
+from ..runtime import broadcast_like, chosen_position, pack_like, unbroadcast
+from ..runtime.structure import zeros_like_value
 from .elementwise import _abs_adjoint, _abs_tangent, _exponent_term, _log_of_base
 
 # ----- math: trigonometric -----
@@ -355,6 +356,10 @@ def max_min_adjoint(dy, y, *args, key=None, default=None):
     array).
     """
     items = args[0] if len(args) == 1 else args
+    if key is not None:  # the one item returned gets the gradient: what the key compares has none
+        chosen = chosen_position(items, y)
+        d_items = [dy if k == chosen else zeros_like_value(item) for k, item in enumerate(items)]
+        return tuple(d_items) if len(args) > 1 else (pack_like(items, d_items),)
     ties = [_is_result(item, y) for item in items]
     share = dy / (sum(ties) or 1)
     d_items = [share if tie else 0.0 for tie in ties]
@@ -373,6 +378,8 @@ def max_min_tangent(tangents, y, *args, key=None, default=None):
     """
     items = args[0] if len(args) == 1 else args
     item_tangents = _tangents_of_items(tangents[0], items) if len(args) == 1 else tangents
+    if key is not None:
+        return item_tangents[chosen_position(items, y)]
     tied = [t for item, t in zip(items, item_tangents, strict=True) if _is_result(item, y)]
     return _total(tied) / (len(tied) or 1)
 

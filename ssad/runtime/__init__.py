@@ -34,8 +34,9 @@ def unbroadcast(g, x):
     # of scalar loops; lists and tuples here mean `+`/`*` concatenated sequences.
     if type(x) is list or type(x) is tuple:
         raise SourceError(
-            "`+` or `*` on a list or tuple of differentiated values (concatenation or "
-            "repetition) is not supported; build the sequence explicitly or use np.concatenate",
+            "`+` or `*` on a list or tuple of differentiated values (concatenation or repetition) is "
+            "not supported where ssad cannot tell the operand is one (a parameter, a call's result); "
+            "write `list(xs) + list(ys)` or `list(xs) * n`, or use np.concatenate",
             *caller_location(),
         )
     shape = getattr(x, "shape", ())
@@ -259,6 +260,34 @@ def drop_last(items, count):
 def concat(a, b):
     """`a + b` for two lists or two tuples (sequence concatenation, not arithmetic)."""
     return a + b
+
+
+def repeated(items, times):
+    """`items * times` for a list or tuple (sequence repetition, not arithmetic)."""
+    return items * times
+
+
+def repeats_summed(dy, items, times):
+    """The adjoint of `repeated(items, times)` from the adjoint `dy` of the repetition: per
+    item, the sum of the adjoints of its copies (an item repeated no time gets a zero)."""
+    n = len(items)
+    sums = [None] * n
+    for copy in range(max(times, 0)):
+        for k in range(n):
+            sums[k] = add_adjoint(sums[k], dy[copy * n + k])
+    return pack_like(items, [zeros_like_value(v) if d is None else d for d, v in zip(sums, items, strict=True)])
+
+
+def chosen_position(items, y):
+    """The position of the item `max(items, key=...)` (or `min`) returned: the first that is
+    `y` itself, else the first equal to it."""
+    for position, item in enumerate(items):
+        if item is y:
+            return position
+    for position, item in enumerate(items):
+        if np.all(np.equal(item, y)) if isinstance(item, np.ndarray) else item == y:
+            return position
+    raise AssertionError("max or min returned an object that is not one of its items")
 
 
 def iterated(xs):

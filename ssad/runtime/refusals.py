@@ -75,6 +75,14 @@ def unchanged_by_call(value, message, filename, lineno, col):
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
 
 
+def not_a_view_of(value, array, message, filename, lineno, col):
+    """Before `y[0], y[1] = y[1], y[0]` writes: an element read from `y` must not be a view
+    of it (a row, a slice), which the first write would change before it is stored.
+    Raises for one; a number or a copy passes."""
+    if isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array):
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
 def _source_line(filename, lineno):
     import linecache
 

@@ -225,7 +225,11 @@ class _Run(Terms):
                 self.bind(target, _Obj(changed))
                 return
         source = self.viewed(value)
-        if source is not None:
+        if source is not None and self.is_container(self.root(self.env[source]).term):
+            # an item of a list, tuple or dict: a later `items[k] = v` puts another object
+            # in its place and leaves the one read as it was, so the read is a value
+            self.bind(target, _Obj(self.expr(value)))
+        elif source is not None:
             # the view's key is its expression with the viewed name as a placeholder, so
             # writes into the base change the view's value, never its shape
             for node in walk(value):  # what the view reads is checked like any read
@@ -240,6 +244,13 @@ class _Run(Terms):
             self.bind(target, _Obj(None, base=base, key=key))
         else:
             self.bind(target, _Obj(self.expr(value)))
+
+    def is_container(self, term):
+        """Whether `term` is a list, tuple or dict display, as changed since."""
+        parts = self.parts(term)
+        while parts[0] in ("write", "restored", "append", "insert", "pop", "extend", "mutate"):
+            parts = self.parts(parts[1])
+        return parts[0] in ("list", "tuple", "dict")
 
     def viewed(self, value):
         """The object `value` may be a view of (a slice, `.T`, a reshape...), or None."""

@@ -43,7 +43,7 @@ from ..runtime.handles import vjp_handles
 from ..runtime.pullbacks import call_forward_packed, method_forward_packed
 from ..runtime import (
     add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, iterated, kept, merged, owned,
-    pack_like, take_part, unspent, written_part, zero_at, zipped,
+    pack_like, repeated, repeats_summed, take_part, unspent, written_part, zero_at, zipped,
     zeros_like_value,
 )
 from ..analysis.ranks import Fact, rank_facts
@@ -123,6 +123,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         """
         names = set()
         numeric = set()  # names that operators or NumPy primitives produced
+        copies = []  # (a, b) for each `a = b`: the two hold the same value
         program = self.program
         for statement in _walk_statements(program.body):
             mutation = list_mutation(statement)
@@ -137,6 +138,9 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                 continue
             if isinstance(target, gast.Subscript):
                 names.add(target.value.id)
+                continue
+            if isinstance(value, gast.Name):
+                copies.append((target.id, value.id))
                 continue
             op = primitives.operation(value, program)
             if op.kind == primitives.GETITEM or op.kind == primitives.ATTRIBUTE or op.kind == primitives.POP:
@@ -161,6 +165,17 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                     numeric.add(target.id)
                 # any other primitive may return a tuple (np.linalg.slogdet, np.linalg.eigh,
                 # np.frexp): indexed or unpacked later, its adjoint is a container
+        # A name copied from or into a container may hold one too (a parameter `p` only
+        # copied, `a = p; b = p`, then indexed through the copies): its adjoints add up
+        # with `add_adjoint`, where `+` would join two tuples.
+        grown = True
+        while grown:
+            grown = False
+            for a, b in copies:
+                for one, other in ((a, b), (b, a)):
+                    if one in names and other not in names:
+                        names.add(other)
+                        grown = True
         return names - numeric
 
     def run(self, wrt, with_tape=True):
@@ -357,7 +372,7 @@ def _returns_one_number_or_array(primitive):
     return getattr(primitive, "__module__", None) in ("_operator", "operator", "math")
 
 
-_SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, np.array, np.stack, np.concatenate, np.hstack, np.vstack, sorted,
+_SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, repeated, repeats_summed, np.array, np.stack, np.concatenate, np.hstack, np.vstack, sorted,
                         iterated, zipped, merged}
 # Primitives whose operands and value may be containers or function values: the items
 # and values of a dict, and calls through function values read again (`pullbacks`).

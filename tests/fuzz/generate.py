@@ -26,6 +26,8 @@ What the programs contain:
   or on arrays another name can see;
 - lists (`append`, indexing, iteration), dicts (item reads and writes) and tuples
   (indexing, unpacking, swaps);
+- tuple assignments into those arrays (`z[i], z[j] = z[j], z[i]`), lists and tuples
+  joined and repeated (`([s, t] * 2)[k]`), `max` and `min` with a `key`;
 - selecting reductions (`np.max`, `np.min`, `np.amax`, `z.max()`, `z.min()`, reads
   indexed by `np.argmax`/`np.argmin`, `np.sort` and its elements), and loops (often a
   loop nested in a loop) that rebuild an array every iteration (`z = y * 1.0`), write
@@ -34,8 +36,8 @@ What the programs contain:
   overwritten again) and feed the selection back into the carried value. The probe
   in `harness` measures ties of every selection, so no point sits near a switch.
 
-`generate(choices, widened=False)` leaves out the last item and gives exactly the
-programs of the generator before it was added.
+`generate(choices, widened=False)` leaves out the last two items and gives exactly the
+programs of the generator before they were added.
 """
 
 import ast
@@ -267,6 +269,10 @@ SCALAR_TEMPLATES = [
     ("min({s}, {t})", 1),
     ("float(np.sum({a}))", 1),
     ("sum([e * e for e in {l}])", 1),
+    ("([{s}, {t}] * 2)[{k}]", 1, "sequences"),
+    ("(({s},) + ({t}, 0.5) * 2)[{k}]", 1, "sequences"),
+    ("max([({s}, 0.5), ({t}, 1.5)], key=lambda p: p[0] * p[1])[0]", 1, "sequences"),
+    ("min([{s}, {t}, 0.3], key=abs)", 1, "sequences"),
 ]
 
 
@@ -567,8 +573,16 @@ class Generator:
         index = self.c.pick(scope.indices + [str(k) for k in range(LENGTH)])
         lo = self.c.integer(0, LENGTH - 1)
         hi = self.c.integer(lo + 1, LENGTH)
-        kind = self.c.pick(["set", "augment", "scale", "slice", "slice_add", "mask", "mask_scale"], [3, 3, 2, 2, 2, 1, 1])
-        if kind == "set":
+        kinds, weights = ["set", "augment", "scale", "slice", "slice_add", "mask", "mask_scale"], [3, 3, 2, 2, 2, 1, 1]
+        if self.widened:
+            kinds, weights = kinds + ["swap", "rotate"], weights + [1, 1]
+        kind = self.c.pick(kinds, weights)
+        if kind == "swap":  # every element on the right is read before the first write
+            other = self.c.pick([k for k in map(str, range(LENGTH)) if k != index] + scope.indices)
+            self.emit(depth, f"{z}[{index}], {z}[{other}] = {z}[{other}], {z}[{index}]")
+        elif kind == "rotate":
+            self.emit(depth, f"{z}[{lo}], {z}[{hi - 1}], {z}[0] = {z}[0], {z}[{lo}], {z}[{hi - 1}] * 1.5")
+        elif kind == "set":
             self.emit(depth, f"{z}[{index}] = {self.scalar_expr(scope, 2)}")
         elif kind == "augment":
             op = self.c.pick(["+=", "-=", "*="])

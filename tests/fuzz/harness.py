@@ -135,6 +135,10 @@ def smallest_gap(program):
         return _COMPARISONS[op](a, b)
 
     def kink(kind, function, *args, **kwargs):
+        if kwargs.get("key") is not None:  # max(items, key=...): how close the keys come to a tie
+            items = args[0] if len(args) == 1 else args
+            record(np.diff(np.sort([float(kwargs["key"](item)) for item in items])))
+            return function(*args, **kwargs)
         a = np.asarray(args[0], dtype=float)
         if kind == "pair":
             record(a - np.asarray(args[1], dtype=float))

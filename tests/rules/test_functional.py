@@ -6,13 +6,13 @@ import numpy as np
 
 import ssad
 from ssad.registry import REGISTRY
-from ssad.runtime import concat, iterated, merged, zipped
+from ssad.runtime import concat, iterated, merged, repeated, repeats_summed, zipped
 from ssad.testing import assert_close
 
 from ..conftest import assert_gradient_matches
 
 CASES = []
-CHECKED_ELSEWHERE = [functools.partial, concat, list, tuple, dict.items, dict.values,
+CHECKED_ELSEWHERE = [functools.partial, concat, repeated, repeats_summed, list, tuple, dict.items, dict.values,
                      iterated, merged, zipped, dict.get, sorted]  # the last five: test_dicts_sorted_and_iteration_rules
 
 
@@ -145,6 +145,26 @@ def test_concat_tangent():
     assert pair == (1.0, 2.0, 3.0)
 
 
+def test_repetition_tangent_and_adjoint_against_differences():
+    # `[a, b] * 3`: the tangent repeats the items' tangents; the adjoint sums the copies'
+    a, t_a = [0.5, np.array([1.0, -2.0])], [0.3, np.array([0.25, 1.5])]
+    tangent = REGISTRY.tangent_rule(repeated)((t_a, None), repeated(a, 3), a, 3)
+    up, down = repeated([a[0] + EPS * t_a[0], a[1] + EPS * t_a[1]], 3), repeated([a[0] - EPS * t_a[0], a[1] - EPS * t_a[1]], 3)
+    assert type(tangent) is list and len(tangent) == 6
+    for k, (g, u, d) in enumerate(zip(tangent, up, down, strict=True)):
+        assert_close(f"repeated item {k}", g, (np.asarray(u) - np.asarray(d)) / (2 * EPS), rtol=1e-5, atol=1e-7)
+    dy = [1.0, np.array([2.0, 3.0]), -1.0, np.array([0.5, 0.5]), 4.0, np.array([1.0, 0.0])]
+    d_a, d_times = REGISTRY.adjoint_rule(repeated)(dy, repeated(a, 3), a, 3)
+    assert d_times is None and type(d_a) is list
+    assert d_a[0] == 4.0
+    np.testing.assert_array_equal(d_a[1], [3.5, 3.5])
+    d_pair, _ = REGISTRY.adjoint_rule(repeated)((1.0, 2.0), (0.5, 0.7), (0.5, 0.7), 1)
+    assert d_pair == (1.0, 2.0)
+    d_none, _ = REGISTRY.adjoint_rule(repeated)([], [], a, 0)  # repeated no time: zeros
+    assert d_none[0] == 0.0
+    np.testing.assert_array_equal(d_none[1], [0.0, 0.0])
+
+
 def test_concat_tangent_of_a_sequence_without_tangents():
     # a sequence with nothing to differentiate (None) gives every item no tangent
     got = REGISTRY.tangent_rule(concat)(([0.5], None), [1.0, 2, 3], [1.0], [2, 3])
@@ -189,6 +209,10 @@ def test_sequence_tangents_are_transposes_of_adjoints():
     cases = [
         (concat, ([0.5, 1.5], [2.5]), ([1.0, -2.0], [3.0])),
         (concat, (tuple(a), b), (tuple(t_a), t_b)),
+        (repeated, (a, 3), (t_a, None)),
+        (repeated, (tuple(a), 2), (tuple(t_a), None)),
+        (repeats_summed, ([0.5, rng.standard_normal(2), 1.5, rng.standard_normal(2)], a, 2),
+         ([0.3, rng.standard_normal(2), -0.2, rng.standard_normal(2)], None, None)),
         (list, (rows,), (t_rows,)),
         (tuple, (a,), (t_a,)),
         (dict.items, (d,), (t_d,)),
