@@ -970,3 +970,61 @@ def test_adjoints_of_a_parameter_holding_a_tuple_add_up_as_tuples():
     x = np.array([0.3, -0.7, 1.2])
     np.testing.assert_allclose(ssad.grad(passes_a_pair_to_a_helper)(x), [-1.4, 0.6, 0.0])
     _second_order_checks(passes_a_pair_to_a_helper, x, np.array([0.5, -1.0, 0.25]))
+
+
+# ----- casts to integers and booleans -----
+def weighs_by_integer_parts(x):
+    return np.sum(x.astype(int) * x) + np.sum(np.astype(x, np.int64) * np.sin(x))
+
+
+def weighs_by_a_mask_and_a_truncated_sum(x):
+    return np.sum(x.astype(bool) * x ** 2) + np.sum(x, dtype=int) * x[0] + np.sum(np.asarray(x, dtype=int) * x)
+
+
+def weighs_by_a_cast_to_what_it_is_given(x, dtype):
+    return np.sum(x.astype(dtype) * x) + np.sum(np.array(x, dtype) * x)
+
+
+@pytest.mark.parametrize("f", [weighs_by_integer_parts, weighs_by_a_mask_and_a_truncated_sum])
+def test_a_cast_to_integers_carries_no_gradient(f):
+    # `x.astype(int)` was differentiated as the identity: the gradient of sum(x.astype(int) * x)
+    # came out [0.3, -0.7, 2.2, 0.5] for [0, 0, 1, 0] (its integer parts, piecewise constant)
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+    _second_order_checks(f, x, np.array([0.5, -1.0, 0.25, 2.0]))
+
+
+@pytest.mark.parametrize("dtype, expected", [(int, [0.0, 0.0, 1.0, 0.0]), (bool, [1.0, 1.0, 1.0, 1.0]),
+                                             (np.float32, [0.6, -1.4, 2.4, 1.0])])
+def test_a_cast_to_a_dtype_known_when_the_code_runs(dtype, expected):
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+
+    def f(v):
+        return weighs_by_a_cast_to_what_it_is_given(v, dtype)
+
+    got = ssad.grad(weighs_by_a_cast_to_what_it_is_given)(x, dtype)
+    np.testing.assert_allclose(got, 2 * np.asarray(expected), rtol=1e-6)  # two casts of one kind
+    _, along = ssad.jvp(weighs_by_a_cast_to_what_it_is_given, (x, dtype), (np.ones(4), None))
+    assert along == pytest.approx(float(np.sum(got)), rel=1e-6)
+
+
+# ----- unpacking into an array -----
+def unpacks_into_an_array(x):
+    y = x * 1.0
+    pair = (x[2] * 2.0, x[3])
+    y[0], t = pair
+    y[1], (y[2], u) = t, pair
+    return np.sum(y * np.arange(1.0, 5.0) * y) + t * u
+
+
+def unpacks_into_an_array_at_an_index_it_then_changes(x):
+    y = x * 1.0
+    i = 0
+    pair = (x[3] * 5.0, 2)
+    y[i], i = pair  # Python writes y[0], then binds i
+    return np.sum(y ** 2) * (i + 1)
+
+
+@pytest.mark.parametrize("f", [unpacks_into_an_array, unpacks_into_an_array_at_an_index_it_then_changes])
+def test_unpacking_into_an_element_of_an_array(f):
+    # once "AttributeError: 'Subscript' object has no attribute 'elts'" from inside ssad
+    _second_order_checks(f, np.array([0.3, -0.7, 1.2, 0.5]), np.array([0.5, -1.0, 0.25, 2.0]))

@@ -290,6 +290,19 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
         self.unpack(target, source)
 
     def unpack(self, target, source):
+        if any(isinstance(e, gast.Subscript) for e in target.elts):
+            # `y[0], t = pair`: every item into a temporary, then each target in order, as
+            # Python assigns them (`y[i], i = v, 2` writes at the old i)
+            temporaries = [self.namer.fresh("item") for _ in target.elts]
+            self.defined.update(temporaries)
+            self.emit(gast.Assign(targets=[gast.Tuple(elts=[_store(t) for t in temporaries], ctx=gast.Store())],
+                                  value=source, type_comment=None))
+            if not self.is_generated():
+                for position, temporary in enumerate(temporaries):
+                    self.share_item(temporary, source, position)
+            for element, temporary in zip(target.elts, temporaries, strict=True):
+                self.assign(element, _name(temporary), resolved=True)
+            return
         stores = []
         nested = []
         parts = []  # (the name an element is stored in, its index in the source)

@@ -69,6 +69,9 @@ class Operation:
     keywords: dict = field(default_factory=dict)
     name: str = ""  # how the user wrote the callee, for messages
     keys: list = field(default_factory=list)  # dict keys, attribute names or constructor fields
+    # a cast to integers or booleans (`x.astype(int)`, `np.sum(x, dtype=int)`): piecewise
+    # constant, so its result carries no gradient
+    to_integers: bool = False
 
     def operands(self):
         """Every operand, with `*t` passed through as t itself."""
@@ -164,7 +167,9 @@ def operation(value, program):
                 ):
                     # A function value held in a global: dispatched when it runs (see `dynamic`).
                     return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=gast_path(func))
-            return Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
+            op = Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
+            op.to_integers = kind == PRIMITIVE and _casts_to_integers(op, program)
+            return op
         if isinstance(func, gast.Name):
             return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=func.id)
         if func.attr in ("items", "values", "keys") and not value.args:
@@ -177,8 +182,30 @@ def operation(value, program):
             )
         # A method of a local value: `x.sum(axis=0)` is np.ndarray.sum(x, axis=0).
         member = getattr(np.ndarray, func.attr, None)
-        return Operation(PRIMITIVE, member, [func.value] + list(value.args), keywords, name=f".{func.attr}()")
+        op = Operation(PRIMITIVE, member, [func.value] + list(value.args), keywords, name=f".{func.attr}()")
+        op.to_integers = _casts_to_integers(op, program)
+        return op
     raise AssertionError(f"not an ANF value: {gast.dump(value)}")
+
+
+# Casts that take the dtype as their second positional operand (a method's receiver first).
+_CASTS = {np.ndarray.astype, np.astype, np.asarray, np.array, np.asanyarray, np.ascontiguousarray,
+          np.asarray_chkfinite}
+
+
+def _casts_to_integers(op, program):
+    """Whether the call converts to an integer or boolean dtype named in the code (`dtype=int`,
+    `x.astype(np.int64)`, `np.asarray(x, bool)`). A dtype ssad cannot read is left to the rule."""
+    dtype = op.keywords.get("dtype")
+    if dtype is None and op.primitive in _CASTS and len(op.args) > 1:
+        dtype = op.args[1]
+    if dtype is None or isinstance(dtype, gast.Constant) and dtype.value is None:
+        return False
+    try:
+        value = dtype.value if isinstance(dtype, gast.Constant) else static_value(dtype, program)
+        return np.dtype(value).kind in "iub"
+    except Exception:  # noqa: BLE001 - not a static dtype: the rule decides when it runs
+        return False
 
 
 # What subscripting selects from: an index into one of these never carries a gradient.
@@ -260,5 +287,5 @@ def is_differentiable(op):
     if op.kind in (CONSTANT, INACTIVE):
         return False
     if op.kind == PRIMITIVE:
-        return not REGISTRY.is_nondifferentiable(op.primitive)
+        return not REGISTRY.is_nondifferentiable(op.primitive) and not op.to_integers
     return True

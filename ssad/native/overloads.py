@@ -17,7 +17,7 @@ from ..rules.linalg import (
     _trace_adjoint, dot_left_adjoint, dot_right_adjoint, matmul_left_adjoint, matmul_right_adjoint,
 )
 from ..rules.elementwise import _abs_adjoint, _is_complex
-from ..rules.shape import _unpack_like
+from ..rules.shape import _through_cast, _unpack_like
 from ..runtime import broadcast_like, iterated, owned, seed, size, stop_gradient, unbroadcast
 from ..runtime.scatter import copy_adjoint
 from ..runtime.structure import add_adjoint, zeros_like_value
@@ -256,6 +256,17 @@ def _unpack_like_typed(g, x):
     return None
 
 
+@overload(_through_cast)
+def _through_cast_typed(g, y):
+    # a conversion to floats passes the derivative on; to integers or booleans, zero
+    dtype = y.dtype if isinstance(y, types.Array) else y
+    if isinstance(dtype, (types.Float, types.Complex)):
+        return lambda g, y: g
+    if isinstance(g, types.Array) and isinstance(dtype, (types.Integer, types.Boolean)):
+        return lambda g, y: np.zeros(g.shape)
+    return None
+
+
 @overload(_trace_adjoint)
 def _trace_adjoint_typed(dy, a, offset, axis1, axis2):
     if not isinstance(a, types.Array) or a.ndim != 2:
@@ -274,5 +285,5 @@ def _trace_adjoint_typed(dy, a, offset, axis1, axis2):
 HELPERS = (
     seed, zeros_like_value, size, stop_gradient, owned, broadcast_like, unbroadcast, copy_adjoint, iterated,
     add_adjoint, matmul_left_adjoint, matmul_right_adjoint, dot_left_adjoint, dot_right_adjoint, _trace_adjoint,
-    array_of, _unpack_like, _is_complex, _abs_adjoint,
+    array_of, _unpack_like, _through_cast, _is_complex, _abs_adjoint,
 ) + PART_HELPERS + REDUCTION_HELPERS + ROW_HELPERS

@@ -54,7 +54,7 @@ import numpy as np
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import is_other_array, pack_like, size, unbroadcast
 from .elementwise import _cast
-from .shape import _filled, _float_dtype, _unconcatenate, _unpack_like, _untake
+from .shape import _filled, _float_dtype, _through_cast, _unconcatenate, _unpack_like, _untake
 
 
 # ----- Rotating and moving axes -----
@@ -425,7 +425,7 @@ def sort_complex_tangent(tangents, y, a):
 
 @adjoint(np.ascontiguousarray)
 def ascontiguousarray_adjoint(dy, y, a, dtype=None, *, like=None):
-    return (_unpack_like(np.reshape(dy, np.shape(a)), a),)
+    return (_unpack_like(np.reshape(_through_cast(dy, y), np.shape(a)), a),)
 
 
 @tangent(np.ascontiguousarray)
@@ -445,7 +445,7 @@ def asfortranarray_tangent(tangents, y, a, dtype=None, *, like=None):
 
 @adjoint(np.asarray_chkfinite)
 def asarray_chkfinite_adjoint(dy, y, a, dtype=None, order=None):
-    return (_unpack_like(np.reshape(dy, np.shape(a)), a),)
+    return (_unpack_like(np.reshape(_through_cast(dy, y), np.shape(a)), a),)
 
 
 @tangent(np.asarray_chkfinite)
@@ -628,7 +628,9 @@ def _like_result(t, y):
 
 
 def _cast_like(t, y):
-    """The tangent `t` reshaped and cast like the copy `y` (the float dtype of y)."""
+    """The tangent `t` reshaped and cast like the copy `y` (the float dtype of y); zero
+    where y holds integers or booleans."""
+    t = _through_cast(t, y)
     if is_other_array(t):
         return np.reshape(t, np.shape(y)).astype(_float_dtype(y))
     return np.reshape(np.asarray(t, dtype=_float_dtype(y)), np.shape(y))

@@ -974,6 +974,8 @@ def _cast(g, dtype, y):
     Where `dtype` or the cast's result `y` is real, the real part of `g` (a cast from
     complex to real keeps the real part; a real value's adjoint is its real part).
     """
+    if y.dtype.kind in "iub":  # a cast to integers or booleans is piecewise constant
+        return np.zeros_like(g, dtype=dtype if dtype is not None and dtype.kind in "fc" else float)
     if (y.dtype.kind != "c" or (dtype is not None and dtype.kind != "c")) and _is_complex(g):
         g = np.real(g)
     if is_other_array(g):

@@ -248,24 +248,24 @@ def pad_tangent(
 def array_adjoint(
     dy, y, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None
 ):
-    return (_unpack_like(np.reshape(dy, np.shape(object)), object),)
+    return (_unpack_like(np.reshape(_through_cast(dy, y), np.shape(object)), object),)
 
 
 @tangent(np.array)
 def array_tangent(
     tangents, y, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None
 ):
-    return np.reshape(np.array(_filled(tangents[0], object), dtype=_float_dtype(y)), np.shape(y))
+    return _through_cast(np.reshape(np.array(_filled(tangents[0], object), dtype=_float_dtype(y)), np.shape(y)), y)
 
 
 @adjoint(np.asarray)
 def asarray_adjoint(dy, y, a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    return (_unpack_like(dy, a),)
+    return (_unpack_like(_through_cast(dy, y), a),)
 
 
 @tangent(np.asarray)
 def asarray_tangent(tangents, y, a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    return np.asarray(_filled(tangents[0], a), dtype=_float_dtype(y))
+    return _through_cast(np.asarray(_filled(tangents[0], a), dtype=_float_dtype(y)), y)
 
 
 @adjoint(np.copy)
@@ -1291,3 +1291,12 @@ def _kaiser_slope(y, M, beta):
     alpha = (M - 1) / 2.0
     r = np.sqrt(1.0 - ((np.arange(0, M) - alpha) / alpha) ** 2)
     return (r * _i1(beta * r) - y * _i1(beta)) / np.i0(beta)
+
+
+def _through_cast(g, y):
+    """The derivative `g` through a conversion whose result is `y`: zero where `y` holds
+    integers or booleans (`np.asarray(x, dtype)` with an integer dtype known only when the
+    code runs: the conversion is piecewise constant there)."""
+    if getattr(getattr(y, "dtype", None), "kind", "f") in "iub":
+        return np.zeros_like(g, dtype=float)
+    return g
