@@ -144,10 +144,15 @@ class AliasingLowering:
             f"would not see the change; in {label} assign a new array (`{parameter} = {parameter} * s` for "
             f"`{parameter} *= s`), or pass a copy (`{user_name}.copy()`)"
         )
-        filename, lineno, col, _ = self.parsed.where(call)
+        self.emit_guard(unchanged_by_call, [_name(name)], message, call)
+
+    def emit_guard(self, test, operands, message, node):
+        """`test(*operands, message, file, line, column)`: a check the generated code runs
+        where the user's `node` runs, raising `UnsupportedSyntaxError` with `message` there."""
+        filename, lineno, col, _ = self.parsed.where(node)
         guard = gast.Call(
-            func=_name(self.namespace.bind("unchanged_by_call", unchanged_by_call)),
-            args=[_name(name)] + [gast.Constant(value=v, kind=None) for v in (message, filename, lineno, col)],
+            func=_name(self.namespace.bind(test.__name__, test)),
+            args=operands + [gast.Constant(value=v, kind=None) for v in (message, filename, lineno, col)],
             keywords=[],
         )
         self.emit(gast.Expr(value=guard))
@@ -174,14 +179,7 @@ class AliasingLowering:
                     f"changed values, which ssad's lowering would not show; swap with an index array "
                     f"(`y[[0, 1]] = y[[1, 0]]`) or copy the part first (`{_unparsed(expr)}.copy()`)"
                 )
-                filename, lineno, col, _ = self.parsed.where(value)
-                guard = gast.Call(
-                    func=_name(self.namespace.bind("not_a_view_of", not_a_view_of)),
-                    args=[clone(atom), _name(array)]
-                    + [gast.Constant(value=v, kind=None) for v in (message, filename, lineno, col)],
-                    keywords=[],
-                )
-                self.emit(gast.Expr(value=guard))
+                self.emit_guard(not_a_view_of, [clone(atom), _name(array)], message, value)
 
     def record_held(self, user_name, method, call):
         """After `items.append(v)`, `items.insert(k, v)`, `items.extend(vs)`: `items` may hold

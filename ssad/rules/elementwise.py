@@ -974,13 +974,22 @@ def _cast(g, dtype, y):
     Where `dtype` or the cast's result `y` is real, the real part of `g` (a cast from
     complex to real keeps the real part; a real value's adjoint is its real part).
     """
-    if y.dtype.kind in "iub":  # a cast to integers or booleans is piecewise constant
-        return np.zeros_like(g, dtype=dtype if dtype is not None and dtype.kind in "fc" else float)
+    if y.dtype.kind in "iub":
+        return _through_cast(g, y)
     if (y.dtype.kind != "c" or (dtype is not None and dtype.kind != "c")) and _is_complex(g):
         g = np.real(g)
     if is_other_array(g):
         return g if dtype is None else g.astype(dtype)
     return np.asarray(g, dtype=dtype)
+
+
+def _through_cast(g, y):
+    """The derivative `g` through a conversion whose result is `y`: zero where `y` holds
+    integers or booleans (`np.asarray(x, dtype)` with an integer dtype known only when the
+    code runs: the conversion is piecewise constant there)."""
+    if getattr(getattr(y, "dtype", None), "kind", "f") in "iub":
+        return np.zeros_like(g, dtype=float)
+    return g
 
 
 # ----- Non-differentiable -----

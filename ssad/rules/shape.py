@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, c_, is_other_array, pack_like, r_, size, summed_at, unbroadcast
-from .elementwise import _i1
+from .elementwise import _i1, _through_cast
 
 
 # ----- Reshaping -----
@@ -1291,12 +1291,3 @@ def _kaiser_slope(y, M, beta):
     alpha = (M - 1) / 2.0
     r = np.sqrt(1.0 - ((np.arange(0, M) - alpha) / alpha) ** 2)
     return (r * _i1(beta * r) - y * _i1(beta)) / np.i0(beta)
-
-
-def _through_cast(g, y):
-    """The derivative `g` through a conversion whose result is `y`: zero where `y` holds
-    integers or booleans (`np.asarray(x, dtype)` with an integer dtype known only when the
-    code runs: the conversion is piecewise constant there)."""
-    if getattr(getattr(y, "dtype", None), "kind", "f") in "iub":
-        return np.zeros_like(g, dtype=float)
-    return g
