@@ -188,6 +188,10 @@ def operation(value, program):
     raise AssertionError(f"not an ANF value: {gast.dump(value)}")
 
 
+# Keyword arguments that only choose (`max(items, key=f)`): what they choose is piecewise
+# constant in anything `f` captures, so they carry no gradient and no tangent.
+SELECTING_KEYS = {(max, "key"), (min, "key"), (sorted, "key")}
+
 # Casts that take the dtype as their second positional operand (a method's receiver first).
 _CASTS = {np.ndarray.astype, np.astype, np.asarray, np.array, np.asanyarray, np.ascontiguousarray,
           np.asarray_chkfinite}

@@ -147,7 +147,7 @@ class CallAdjoints:
             op = primitives.Operation(primitives.PRIMITIVE, operator.pow, [op.args[0], constant(2)], name="**")
         active = [i for i, arg in enumerate(op.args) if self.activity.is_active(arg)]
         for keyword, value in op.keywords.items():
-            if self.activity.is_active(value):
+            if self.activity.is_active(value) and (op.primitive, keyword) not in primitives.SELECTING_KEYS:
                 raise SourceError(
                     f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
                     "inputs; pass it positionally so its gradient can flow",

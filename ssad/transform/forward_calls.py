@@ -51,7 +51,7 @@ class TangentCalls:
                 statement, f"`*` passes values that carry tangents to {op.name}; pass them one by one"
             )
         for keyword, value in op.keywords.items():
-            if self.d(value) is not None:
+            if self.d(value) is not None and (op.primitive, keyword) not in primitives.SELECTING_KEYS:
                 raise SourceError(
                     f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
                     "inputs; pass it positionally so its tangent can flow",
