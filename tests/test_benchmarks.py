@@ -82,14 +82,15 @@ print(faults())
 
 
 def test_settled_allocator_serves_large_arrays_without_page_faults():
-    # The premise of `settle_allocator`: in a new process the heap is trimmed after each
-    # round of temporaries and faulted in again by the next (128 pages an array); once
-    # settled, only the first round faults its pages in.
+    # The premise of `settle_allocator`: in a new process the heap is trimmed after many
+    # rounds of temporaries and faulted in again by the next (128 pages an array; how many
+    # of the 50 rounds depends on what the process allocated before, 48 on one machine and
+    # 31 on another); once settled, only the first round faults its pages in.
     import subprocess
 
     here = str(Path(__file__).resolve().parents[1] / "benchmarks")
     done = subprocess.run([sys.executable, "-c", _FAULTS.format(here=here)], capture_output=True, text=True,
                           check=True)
     new, settled = map(int, done.stdout.split())
-    assert new >= 40 * 6 * 128
+    assert new >= 20 * 6 * 128
     assert settled <= 2 * 6 * 128

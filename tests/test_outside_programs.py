@@ -1042,3 +1042,33 @@ def test_a_key_that_captures_a_differentiated_value_carries_no_gradient():
     # closure read back from the tape, was refused: "the keyword argument `key=` of max
     # depends on the differentiated inputs" (random program, seed 224)
     _second_order_checks(picks_by_a_key_that_captures_an_input, np.array([0.3, -0.7, 1.2]), np.array([0.5, -1.0, 0.25]))
+
+
+# ----- a name rebound to a copy, then a join of paths -----
+
+
+def copies_after_a_loop_that_may_return(x, y):
+    h = 0.0
+    for i in range(1, 0):
+        if x[3] <= 0.88:
+            return np.sum(y * x)
+        h = [x[i], y[3]][-1] * x
+    y = y.copy()
+    z = np.array([np.sin(e) * e for e in x])
+    y[0] += y[3]
+    return np.sum(y * x) + np.sum(z) + np.sum(h)
+
+
+def writes_into_its_copy_in_a_helper(x):
+    y = np.cos(x)
+    return copies_after_a_loop_that_may_return(x, y) + np.sum(y * y)
+
+
+def test_a_name_rebound_to_a_copy_does_not_share_the_argument_after_paths_join():
+    # `y[3]`, read in the loop, shared the argument y; after `y = y.copy()` the join at the
+    # end of the comprehension's loop put the copy back in the argument's group, and the
+    # write `y[0] += ...` into the copy was refused as a write into the caller's array (at
+    # first order in a helper, and in a gradient called inside differentiated code: random
+    # program 224)
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+    _second_order_checks(writes_into_its_copy_in_a_helper, x, np.array([0.5, -1.0, 0.25, 2.0]))

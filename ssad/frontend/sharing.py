@@ -108,7 +108,9 @@ class Sharing:
         edges = {}
         for groups, _ in states:
             for name, group in groups.items():
-                edges.setdefault(name, set()).update(group)
+                # A name rebound since it shared `name`'s memory stays in `name`'s group (see
+                # `_join`) but no longer shares it: it would join `name` to its new value.
+                edges.setdefault(name, set()).update(m for m in group if m == name or name in groups.get(m, ()))
         self.groups = {}
         for name in edges:
             if name in self.groups:
