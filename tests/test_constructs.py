@@ -187,6 +187,22 @@ def lambdas(x):
     return np.sum(square(x) + scaled(x, shift=1.0) + chosen(x))
 
 
+def defaults_computed_when_made(x):
+    # a default is computed when the function is made, as Python does: each lambda keeps
+    # its own k, and `s` keeps the value `scale` had then
+    powers = [lambda v, k=k: v ** k for k in range(1, 4)]
+    total = sum(np.sum(power(x)) for power in powers)
+    for j in range(2):
+        scale = x[j] * 2.0
+
+        def scaled(v, s=scale, *, shift=x[2]):
+            return v * s + shift
+
+        scale = 0.0
+        total = total + np.sum(scaled(x)) + np.sum(scaled(x, 3.0, shift=scale))
+    return total
+
+
 def register(function):  # a decorator that returns the function itself
     return function
 
@@ -339,6 +355,7 @@ SUPPORTED = [
     (side_effect_on_a_global_list, (X,)),
     (nested_functions, (X,)),
     (lambdas, (X,)),
+    (defaults_computed_when_made, (X,)),
     (decorated, (X,)),
     (arithmetic, (X,)),
     (comparisons_and_boolean_operators, (X,)),
@@ -715,12 +732,6 @@ def decorated_nested_def(x):
     def g(v):
         return v
 
-    return np.sum(g(x))
-
-
-@refused("x:", "reads the local variable `x`")
-def default_reading_a_local(x):
-    g = lambda v, k=x: v * k  # <- here  # noqa: E731
     return np.sum(g(x))
 
 

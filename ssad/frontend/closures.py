@@ -35,19 +35,51 @@ _lock = threading.Lock()
 ORIGINS = {}
 
 
-def make_template(node, name, captured, namespace, filename, enclosing=None):
+def make_template(node, name, captured, namespace, filename, enclosing=None, computed_defaults=None, unset=None):
     """A real function named `name` for the nested function `node` (a gast FunctionDef or Lambda).
 
     Its source is registered in linecache under a filename of its own, so ssad can run
     it; `captured` names become keyword-only parameters. `enclosing` (the `Parsed`
     function it is nested in) is where its nodes' positions come from.
+
+    `computed_defaults` maps a parameter whose default reads the enclosing function's
+    variables to the captured name that holds the default's value, computed when the
+    function is made as Python does: the parameter's default becomes `unset` (the name
+    of `UNSET` in `namespace`), and the body starts `if k is UNSET: k = k_default`.
     """
+    computed_defaults = computed_defaults or {}
     if isinstance(node, gast.Lambda):
         body = [gast.copy_location(gast.Return(value=node.body), node.body)]
         args = node.args
     else:
         body = node.body
         args = node.args
+    positional = list(args.posonlyargs) + list(args.args)
+    defaults = [
+        _unset(unset, default) if positional[len(positional) - len(args.defaults) + i].id in computed_defaults
+        else default
+        for i, default in enumerate(args.defaults)
+    ]
+    kw_defaults = [
+        _unset(unset, default) if default is not None and parameter.id in computed_defaults else default
+        for parameter, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    ]
+    fills = [
+        gast.copy_location(gast.If(
+            test=gast.Compare(left=gast.Name(id=parameter, ctx=gast.Load(), annotation=None, type_comment=None),
+                              ops=[gast.Is()],
+                              comparators=[gast.Name(id=unset, ctx=gast.Load(), annotation=None, type_comment=None)]),
+            body=[gast.Assign(targets=[gast.Name(id=parameter, ctx=gast.Store(), annotation=None, type_comment=None)],
+                              value=gast.Name(id=value, ctx=gast.Load(), annotation=None, type_comment=None),
+                              type_comment=None)],
+            orelse=[],
+        ), body[0])
+        for parameter, value in computed_defaults.items()
+    ]
+    for fill in fills:
+        for made in gast.walk(fill):
+            gast.copy_location(made, body[0])
+    body = fills + list(body)
     kwonly = list(args.kwonlyargs) + [
         gast.Name(id=c, ctx=gast.Param(), annotation=None, type_comment=None) for c in captured
     ]
@@ -56,9 +88,9 @@ def make_template(node, name, captured, namespace, filename, enclosing=None):
         posonlyargs=list(args.posonlyargs),
         vararg=args.vararg,
         kwonlyargs=kwonly,
-        kw_defaults=list(args.kw_defaults) + [None] * len(captured),
+        kw_defaults=kw_defaults + [None] * len(captured),
         kwarg=args.kwarg,
-        defaults=list(args.defaults),
+        defaults=defaults,
     )
     function = gast.FunctionDef(
         name=name, args=arguments, body=body, decorator_list=[], returns=None,
@@ -77,4 +109,8 @@ def make_template(node, name, captured, namespace, filename, enclosing=None):
     scope.setdefault("__builtins__", builtins)
     exec(compile(source, label, "exec"), scope)  # noqa: S102 - source ssad generated itself
     return scope[name]
+
+
+def _unset(unset, default):
+    return gast.copy_location(gast.Name(id=unset, ctx=gast.Load(), annotation=None, type_comment=None), default)
 

@@ -370,9 +370,11 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
                     f"{label} reads `{captured_name}`, which is assigned again later; ssad "
                     "captures values when the function is made: pass the value as an argument instead",
                 )
+        computed_defaults, default_values = self.computed_defaults(node.args)
         template_name = self.namer.fresh(f"{name}_template")  # unique in this generated module
-        template = make_template(node, template_name, captured, self.namespace.values, self.parsed.filename,
-                                 self.parsed)
+        template = make_template(node, template_name, captured + list(computed_defaults.values()),
+                                 self.namespace.values, self.parsed.filename, self.parsed, computed_defaults,
+                                 self.namespace.bind("UNSET", closures_module.UNSET))
         self.namespace.values[template_name] = template
         if not self.is_generated():
             self.refuse_changing_captured(node, name, template, [c for c in captured if c != name])
@@ -383,8 +385,25 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
             else:
                 value = self.load(captured_name)
             keywords.append(gast.keyword(arg=captured_name, value=value))
+        keywords += [gast.keyword(arg=k, value=v) for k, v in zip(computed_defaults.values(), default_values, strict=True)]
         helper = self.namespace.bind("closure", closure)
         return gast.Call(func=_name(helper), args=[_name(template.__name__)], keywords=keywords)
+
+    def computed_defaults(self, args):
+        """The parameters of a nested function or lambda whose default values read the
+        enclosing function's variables (`lambda v, k=k: v ** k` in a loop), each with the
+        name that carries the value into the template, and those values as atoms, computed
+        now, when the function is made, as Python computes them."""
+        positional = list(args.posonlyargs) + list(args.args)
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+        pairs += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+        names, values = {}, []
+        for parameter, default in pairs:
+            if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.current
+                   for n in walk(default)):
+                names[parameter.id] = self.namer.fresh(f"{parameter.id}_default")
+                values.append(self.atom(default))
+        return names, values
 
     def assigned_later(self, user_name):
         for statements, position in self.context:

@@ -190,7 +190,6 @@ class _Fence:
         """A nested `def`: no decorators, and a body ssad can differentiate."""
         if function.decorator_list:
             raise self.parsed.unsupported(function.decorator_list[0], "decorators on a nested `def` are not supported; define the decorated function at module level")
-        self._check_nested_arguments(function.args, f"the nested function {function.name}")
         body = function.body
         if body and _is_docstring(body[0]):
             body = body[1:]
@@ -201,17 +200,6 @@ class _Fence:
                 f"the nested function {function.name} can reach its end without a `return`; end it with "
                 "`return value`",
             )
-
-    def _check_nested_arguments(self, args, label):
-        """Parameters of a nested `def` or a `lambda`: named ones, with defaults read from globals."""
-        for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
-            for node in walk(default):
-                if isinstance(node, gast.Name) and node.id in self.bound:
-                    raise self.parsed.unsupported(
-                        node,
-                        f"a default value of {label} reads the local variable `{node.id}`; read it in the "
-                        "body instead (the function sees the enclosing function's variables)",
-                    )
 
     def _check_loop(self, loop):
         if isinstance(loop, gast.For):
@@ -294,8 +282,6 @@ class _Fence:
                 raise self.parsed.unsupported(
                     node, "`*` is supported only as the last argument of a call (`g(a, *args)`); pass values one by one"
                 )
-            if isinstance(node, gast.Lambda):
-                self._check_nested_arguments(node.args, "a lambda")
             if isinstance(node, gast.Call):
                 self._check_call(node, passed_through)
                 # `f(**options)`: spread by the lowering where the dict's keys are known (see anf)

@@ -58,3 +58,15 @@ def gradient_closure(f, wrt, grad):
         raise SsadError(f"wrt={wrt!r} names no parameter of {f.__name__}; its parameters are {', '.join(positional)}")
     gradient = grad(template, wrt=names if isinstance(wrt, (tuple, list)) else names[0])
     return Closure(gradient.variants.general.function, dict(f.captured), f"grad_{f.__name__}")
+
+
+class Unset:
+    """The default of a parameter whose default value the enclosing function computes
+    (`lambda v, k=k: ...`): the template's body takes the value captured when the
+    function was made in its place (see `frontend.closures.make_template`)."""
+
+    def __repr__(self):
+        return "UNSET"
+
+
+UNSET = Unset()

@@ -363,6 +363,18 @@ def closure_with_constant_keyword(x):
     return np.sum(mix(x, b=2.0) + mix(x))
 
 
+def defaults_of_the_enclosing_values(x, w):
+    # each lambda keeps the k of its iteration, and `scale` the w[j] of its own
+    powers = [lambda t, k=k: t ** k for k in range(1, 4)]
+    total = 0.0
+    for j in range(2):
+        scale = w[j]
+        mix = lambda a, b=scale * 2.0: a * b + np.sin(a)  # noqa: E731
+        scale = 0.0
+        total = total + np.sum(mix(x)) + np.sum(mix(x, b=w[2]))
+    return total + sum(np.sum(power(x * w[0])) for power in powers)
+
+
 def composed_functions(x):
     h = compose(np.tanh, square)
     k = compose(h, lambda t: 0.5 * t + 1.0)
@@ -775,6 +787,7 @@ CASES = [
     (apply_user_function, (V4 * 0.5,)),
     (local_lambdas, (V4, POS4)),
     (closure_with_constant_keyword, (V4,)),
+    (defaults_of_the_enclosing_values, (V4, POS4[:3])),
     (composed_functions, (V5,)),
     (functions_in_list, (V4,)),
     (functions_in_dict, (V3, POS4[:3])),
