@@ -419,7 +419,16 @@ def calls_a_function_that_prints(x):
     return prints(x) * np.sum(x)
 
 
-PRINTERS = [(prints, 1), (prints_in_a_loop, 2), (calls_a_function_that_prints, 1)]
+def prints_what_carries_gradients(x):
+    for i in range(3):
+        loss = np.sum(x ** 2)
+        print("step", i, "loss", loss, x[0], sep=" ")
+        x = np.sin(x) * 1.1
+    return np.sum(x)
+
+
+PRINTERS = [(prints, 1), (prints_in_a_loop, 2), (calls_a_function_that_prints, 1),
+            (prints_what_carries_gradients, 3)]
 
 
 @pytest.mark.parametrize("function, lines", PRINTERS, ids=[f.__name__ for f, _ in PRINTERS])
@@ -448,6 +457,19 @@ def test_print_runs_once_per_call_of_the_gradient(function, lines, capsys):
     assert printed_lines() == lines
     ssad.vjp(ssad.grad(function), x)[1](np.ones(2))
     assert printed_lines() == lines
+    ssad.grad(function, checkpoint=("every", 1))(x)  # segments run again without printing
+    assert printed_lines() == lines
+
+
+def test_print_shows_the_values_of_the_call(capsys):
+    x = np.array([0.3, -0.2])
+    prints_what_carries_gradients(x)
+    plain = capsys.readouterr().out
+    first = ssad.grad(prints_what_carries_gradients)
+    for gradient in (first, ssad.grad(lambda v: np.sum(first(v)))):
+        gradient(x)
+        assert capsys.readouterr().out == plain
+    ssad.check_grads(prints_what_carries_gradients, (x,), order=2)
 
 
 def test_a_side_effect_on_a_global_runs_once_per_call():
