@@ -269,7 +269,9 @@ def strings(x):
     formatted = "%d" % 3
     parts = "x,y".split(",")
     braces = "{}".format(3)
-    return np.sum(x) * (len(label) + len(joined) + len(formatted) + len(parts) + len(braces) + len(b"raw"))
+    shown = f"{x[0]:.2f} {len(parts)!r:>{len(label) + 1}} {{}} {label=}"  # "0.30   2 {} label='ab'"
+    return np.sum(x) * (len(label) + len(joined) + len(formatted) + len(parts) + len(braces) + len(b"raw")
+                        + len(shown))
 
 
 def indexing(m):
@@ -422,7 +424,7 @@ def calls_a_function_that_prints(x):
 def prints_what_carries_gradients(x):
     for i in range(3):
         loss = np.sum(x ** 2)
-        print("step", i, "loss", loss, x[0], sep=" ")
+        print(f"step {i} loss {loss:.6f}", x[0], sep=" ")
         x = np.sin(x) * 1.1
     return np.sum(x)
 
@@ -740,12 +742,6 @@ def walrus_statement(x):
 @refused("y := ", "assignment expressions (`:=`)")
 def walrus_in_a_comprehension(x):
     return sum([(y := v * 2.0) for v in x])  # <- here  # noqa: F841
-
-
-@refused('f"', "f-strings")
-def f_string(x):
-    print(f"x = {x}")  # <- here
-    return np.sum(x)
 
 
 @refused("register", "decorators on a nested `def`")

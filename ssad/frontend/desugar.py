@@ -3,6 +3,7 @@ is parsed, before the fence sees them.
 
 - `import m as n` inside the function binds the module once (`lower_imports`);
 - `assert test, message` becomes a call the forward sweep runs (`lower_asserts`);
+- an f-string becomes a call that formats it (`lower_formatted_strings`);
 - a generator function becomes the function returning the list of what it yields
   (`lower_generator`), which is what a caller that consumes it sees;
 - `np.fill_diagonal(a, val)` and `np.put_along_axis(a, indices, values, axis)` become
@@ -10,7 +11,7 @@ is parsed, before the fence sees them.
   helpers of `runtime.in_place`).
 
 Assumes: a `Parsed` function whose free names are not resolved yet.
-Guarantees: no `Import`, `ImportFrom` or `Assert` statement is left, and a generator's
+Guarantees: no `Import`, `ImportFrom` or `Assert` statement and no f-string is left, and a generator's
 `yield` statements append to a list it returns.
 """
 
@@ -111,6 +112,54 @@ def _assertion_call(parsed, statement):
         keywords=[],
     )
     return gast.copy_location(gast.Expr(value=gast.copy_location(call, statement)), statement)
+
+
+def lower_formatted_strings(parsed):
+    """`f"loss {s:.3f} at {x[0]!r}"` to `formatted('loss {0:.3f} at {1!r}', s, x[0])`: the
+    string is a value with no gradient, made by a call the rest of the pipeline knows (a
+    replacement field of a format specification, `{v:{width}}`, is one more argument)."""
+    from ..runtime import formatted
+
+    name = _FORMATTED
+    while name in parsed.namespace and parsed.namespace[name] is not formatted or name in local_names(parsed.node):
+        name += "_"
+    found = []
+
+    class Lower(gast.NodeTransformer):
+        def visit_JoinedStr(self, node):
+            values = []
+            template = _format_template(node, values)
+            found.append(node)
+            call = gast.Call(func=gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None),
+                             args=[gast.Constant(value=template, kind=None), *(self.visit(v) for v in values)],
+                             keywords=[])
+            for made in (call, call.func, call.args[0]):
+                gast.copy_location(made, node)
+            return call
+
+    Lower().visit(parsed.node)
+    if found:
+        parsed.namespace[name] = formatted
+
+
+_FORMATTED = "formatted"
+
+
+def _format_template(joined, values):
+    """The `str.format` template of the f-string `joined`, appending its fields' expressions to `values`."""
+    parts = []
+    for part in joined.values:
+        if isinstance(part, gast.Constant):
+            parts.append(str(part.value).replace("{", "{{").replace("}", "}}"))
+            continue
+        field = str(len(values))
+        values.append(part.value)
+        if part.conversion not in (-1, None):
+            field += "!" + chr(part.conversion)
+        if part.format_spec is not None:
+            field += ":" + _format_template(part.format_spec, values)
+        parts.append("{" + field + "}")
+    return "".join(parts)
 
 
 def lower_generator(parsed):

@@ -58,7 +58,6 @@ _EXPRESSION_MESSAGES = {
     gast.Yield: "generators (`yield`) cannot be differentiated; build a list and return it",
     gast.YieldFrom: "generators (`yield from`) cannot be differentiated; build a list and return it",
     gast.Await: "`await` cannot be differentiated; await the values outside and pass them in",
-    gast.JoinedStr: "f-strings are not supported yet; format outside the differentiated function",
 }
 
 # Builtins that run code or read variables by name, where ssad cannot see the

@@ -22,7 +22,14 @@ from ..errors import SsadError, UnsupportedSyntaxError
 from ..registry import REGISTRY
 from .builders import clone, local_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
-from .desugar import lower_asserts, lower_generator, lower_imports, lower_index_writes, without_deletes
+from .desugar import (
+    lower_asserts,
+    lower_formatted_strings,
+    lower_generator,
+    lower_imports,
+    lower_index_writes,
+    without_deletes,
+)
 from .distributions import lower_frozen_distributions
 
 
@@ -238,13 +245,14 @@ def _read(f):
 
 
 def _finish(parsed):
-    """`parsed` with its free names resolved, and its imports, frozen distributions, asserts
-    and yields lowered."""
+    """`parsed` with its free names resolved, and its imports, frozen distributions, asserts,
+    f-strings and yields lowered."""
     if parsed.filename.startswith("<ssad ") and not parsed.filename.startswith("<ssad closure"):
         without_deletes(parsed.node)  # generated code releases values it no longer reads
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
     lower_frozen_distributions(parsed)
     lower_asserts(parsed)
+    lower_formatted_strings(parsed)
     lower_index_writes(parsed)
     if inspect.isgeneratorfunction(parsed.function):
         lower_generator(parsed)

@@ -19,6 +19,7 @@ from ..runtime import (
     broadcast_like,
     chosen_position,
     copy_adjoint,
+    formatted,
     getitem_adjoint,
     insert_position,
     is_missing,
@@ -54,6 +55,7 @@ from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
 nondifferentiable(is_missing, insert_position, chosen_position)  # a test of a saved part, a list position
+nondifferentiable(formatted)  # a string
 nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where the function runs it
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes

@@ -331,6 +331,12 @@ class Shape:
         self.complex = complex
 
 
+def formatted(template, *values):
+    """An f-string of a differentiated function: `f"loss {s:.3f}"` is lowered to
+    `formatted('loss {0:.3f}', s)` (see `frontend.desugar.lower_formatted_strings`)."""
+    return template.format(*values)
+
+
 def shape_only(x):
     """`x` for the tape when only its shape is read back (by `unbroadcast`): arrays
     are kept as their shape and kind, so the tape does not hold them alive; anything
