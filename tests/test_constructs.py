@@ -203,6 +203,29 @@ def defaults_computed_when_made(x):
     return total
 
 
+def _positive(v):
+    if v > 0.0:
+        return v
+    raise ValueError(f"{v} is not positive")
+
+
+def raises_on_bad_input(x):
+    if x.ndim != 1:
+        raise ValueError(f"expected a vector, got {x.ndim} dimensions")
+
+    def checked(v):
+        if np.any(np.abs(v) > 1e6):
+            raise OverflowError("too large") from None
+        return np.tanh(v)
+
+    total = 0.0
+    for v in x:
+        if not np.isfinite(v):
+            raise FloatingPointError
+        total = total + _positive(v) * v
+    return total + np.sum(checked(x))
+
+
 def register(function):  # a decorator that returns the function itself
     return function
 
@@ -358,6 +381,7 @@ SUPPORTED = [
     (nested_functions, (X,)),
     (lambdas, (X,)),
     (defaults_computed_when_made, (X,)),
+    (raises_on_bad_input, (X,)),
     (decorated, (X,)),
     (arithmetic, (X,)),
     (comparisons_and_boolean_operators, (X,)),
@@ -400,6 +424,25 @@ def test_gradient_reaches_a_callable_objects_attributes():
     inner = layer.w * x
     expected = np.cos(np.tanh(inner)) * (1 - np.tanh(inner) ** 2) * x + x
     np.testing.assert_allclose(gradient.w, expected)
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    (np.ones((2, 2)), ValueError, "expected a vector, got 2 dimensions"),
+    (np.array([0.5, np.inf]), FloatingPointError, ""),
+    (np.array([0.5, -0.5]), ValueError, "-0.5 is not positive"),
+    (np.array([0.5, 2e6]), OverflowError, "too large"),
+])
+def test_a_raise_ends_the_call_in_every_mode(bad, error, message):
+    gradient = ssad.grad(raises_on_bad_input)
+    calls = [gradient, lambda v: ssad.jvp(raises_on_bad_input, (v,), (v,)),
+             lambda v: ssad.jvp(gradient, (v,), (v,)), ssad.grad(lambda v: np.sum(gradient(v))),
+             ssad.grad(raises_on_bad_input, checkpoint=("every", 1))]
+    for call in calls:
+        with pytest.raises(error, match=f"^{message}$") as raised:
+            call(bad)
+        assert raised.value.__suppress_context__ == (error is OverflowError)  # `from None`
+    ssad.check_grads(raises_on_bad_input, (X,), order=2)
+    np.testing.assert_allclose(calls[-1](X), gradient(X), rtol=1e-12)
 
 
 # ----- side effects run once per call -----
@@ -622,10 +665,10 @@ def del_statement(x):
     return np.sum(x)
 
 
-@refused("raise", "validate inputs before calling")
-def raise_statement(x):
+@refused("raise", "a bare `raise`")
+def bare_raise(x):
     if np.sum(x) < -100.0:
-        raise ValueError("too small")  # <- here
+        raise  # <- here
     return np.sum(x)
 
 

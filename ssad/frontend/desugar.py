@@ -4,6 +4,7 @@ is parsed, before the fence sees them.
 - `import m as n` inside the function binds the module once (`lower_imports`);
 - `assert test, message` becomes a call the forward sweep runs (`lower_asserts`);
 - an f-string becomes a call that formats it (`lower_formatted_strings`);
+- `raise error` becomes `return raised(error)`, an early return that raises (`lower_raises`);
 - a generator function becomes the function returning the list of what it yields
   (`lower_generator`), which is what a caller that consumes it sees;
 - `np.fill_diagonal(a, val)` and `np.put_along_axis(a, indices, values, axis)` become
@@ -11,7 +12,8 @@ is parsed, before the fence sees them.
   helpers of `runtime.in_place`).
 
 Assumes: a `Parsed` function whose free names are not resolved yet.
-Guarantees: no `Import`, `ImportFrom` or `Assert` statement and no f-string is left, and a generator's
+Guarantees: no `Import`, `ImportFrom` or `Assert` statement, no `raise` of an exception and no
+f-string is left, and a generator's
 `yield` statements append to a list it returns.
 """
 
@@ -112,6 +114,32 @@ def _assertion_call(parsed, statement):
         keywords=[],
     )
     return gast.copy_location(gast.Expr(value=gast.copy_location(call, statement)), statement)
+
+
+def lower_raises(parsed):
+    """`raise error` (or `raise error from cause`) to `return raised(error)`: `raised`
+    raises it, so the function ends there as Python ends it, and to the rest of the
+    pipeline the statement is an early return, whose path the derivative code takes only
+    up to the call. A bare `raise` (only valid in an `except` block) is left to the fence."""
+    from ..runtime import raised
+
+    def lower(statement):
+        if not isinstance(statement, gast.Raise) or statement.exc is None:
+            return None
+        args = [statement.exc] + ([statement.cause] if statement.cause is not None else [])
+        call = gast.Call(func=gast.Name(id=_RAISED, ctx=gast.Load(), annotation=None, type_comment=None),
+                         args=args, keywords=[])
+        gast.copy_location(call.func, statement)
+        return [gast.copy_location(gast.Return(value=gast.copy_location(call, statement)), statement)]
+
+    for function in [n for n in walk(parsed.node) if isinstance(n, gast.FunctionDef)]:  # nested ones too
+        function.body = _rewritten(function.body, lower) or [gast.Pass()]
+    if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == _RAISED
+           for n in walk(parsed.node)):
+        parsed.namespace[_RAISED] = raised
+
+
+_RAISED = "raised"
 
 
 def lower_formatted_strings(parsed):

@@ -39,7 +39,7 @@ _STATEMENT_MESSAGES = {
     gast.With: "`with` statements are not supported; move the context manager outside the differentiated function",
     gast.AsyncWith: "`async with` cannot be differentiated; use a plain `def` function",
     gast.AsyncFor: "`async for` cannot be differentiated; use a plain `def` function",
-    gast.Raise: "`raise` is not supported yet; validate inputs before calling the differentiated function",
+    gast.Raise: "a bare `raise` is not supported (nor is `try`); raise the exception by name",
     gast.Assert: "`assert` is not supported yet; check inputs before calling the differentiated function",
     gast.Global: "`global` is not supported; pass the value as an argument",
     gast.Nonlocal: "`nonlocal` is not supported; pass the value as an argument and return the new value",

@@ -28,6 +28,7 @@ from .desugar import (
     lower_generator,
     lower_imports,
     lower_index_writes,
+    lower_raises,
     without_deletes,
 )
 from .distributions import lower_frozen_distributions
@@ -246,7 +247,7 @@ def _read(f):
 
 def _finish(parsed):
     """`parsed` with its free names resolved, and its imports, frozen distributions, asserts,
-    f-strings and yields lowered."""
+    f-strings, yields and raises lowered."""
     if parsed.filename.startswith("<ssad ") and not parsed.filename.startswith("<ssad closure"):
         without_deletes(parsed.node)  # generated code releases values it no longer reads
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
@@ -256,6 +257,7 @@ def _finish(parsed):
     lower_index_writes(parsed)
     if inspect.isgeneratorfunction(parsed.function):
         lower_generator(parsed)
+    lower_raises(parsed)
     return parsed
 
 

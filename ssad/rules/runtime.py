@@ -26,6 +26,7 @@ from ..runtime import (
     is_other_array,
     owned,
     pack_like,
+    raised,
     restored_value,
     saved_part,
     seed,
@@ -56,7 +57,8 @@ from .functional import _item_tangents
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
 nondifferentiable(is_missing, insert_position, chosen_position)  # a test of a saved part, a list position
 nondifferentiable(formatted)  # a string
-nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where the function runs it
+nondifferentiable(check_assertion, pure=False)
+nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where it stands  # an `assert`: it must run where the function runs it
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
 

@@ -337,6 +337,17 @@ def formatted(template, *values):
     return template.format(*values)
 
 
+_NO_CAUSE = object()
+
+
+def raised(error, cause=_NO_CAUSE):
+    """A `raise` statement of a differentiated function (`raise error` or `raise error from
+    cause`), as a call (see `frontend.desugar.lower_raises`)."""
+    if cause is _NO_CAUSE:
+        raise error
+    raise error from cause
+
+
 def shape_only(x):
     """`x` for the tape when only its shape is read back (by `unbroadcast`): arrays
     are kept as their shape and kind, so the tape does not hold them alive; anything

@@ -45,9 +45,13 @@ from ..frontend import primitives
 from ..frontend.builders import assign, call, clone, comment, constant, name, store, walk
 from ..registry import REGISTRY
 from ..runtime.checkpoints import Checkpoints, copy_state, keep, restore, reversal, segments
+from ..runtime import raised
 from ..runtime.effects import check_replayable, effect_of
+from ..runtime.refusals import check_assertion
 
 PRINTS = (print,)  # impure calls whose only effect is output: run in the forward sweep alone
+# Impure calls that raise or do nothing (`assert`, `raise`): run again, they do what they did.
+CHECKS = (check_assertion, raised)
 
 
 def checkpoint_loops(rev, forward, backward, strategy):
@@ -153,7 +157,7 @@ class _Loop:
                 if message is not None:
                     raise SourceError(_repeated(message), *where)
             elif op.primitive is not None and not REGISTRY.is_pure(op.primitive):
-                if not (isinstance(original, gast.Expr) and op.primitive in PRINTS):
+                if not (isinstance(original, gast.Expr) and op.primitive in PRINTS) and op.primitive not in CHECKS:
                     raise SourceError(_repeated(f"`{op.name}(...)`, which is not pure"), *where)
 
     # ----- the code -----
