@@ -1072,3 +1072,43 @@ def test_a_name_rebound_to_a_copy_does_not_share_the_argument_after_paths_join()
     # program 224)
     x = np.array([0.3, -0.7, 1.2, 0.5])
     _second_order_checks(writes_into_its_copy_in_a_helper, x, np.array([0.5, -1.0, 0.25, 2.0]))
+
+
+# ----- `t += v` on a value that may be a number -----
+
+
+def adds_to_an_element(x):
+    y = np.tanh(x)
+    t = y[2]
+    t += np.sum(y)
+    return np.sum(y * t)
+
+
+def adds_to_the_smallest_in_size(x, s):
+    h = np.tanh(x)
+    t = min([s * 2.0, h[2], 0.3], key=abs)
+    t += np.linalg.norm(h)
+    return np.sum(h * t) + np.sin(t)
+
+
+def adds_to_a_row(x):
+    m = np.outer(x, x)
+    r = m[1]
+    r += 1.0
+    return np.sum(m)
+
+
+def test_adding_in_place_to_an_element_rebinds_and_to_a_row_is_refused():
+    # `t = y[2]; t += ...` with y read afterwards was refused as a write into y, though an
+    # element of a vector is a number, which `+=` rebinds (random program 485: `t1 = min([...,
+    # h2[2], 0.3], key=abs)` then `t1 += ...`); what t holds is known when the code runs
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+    _second_order_checks(adds_to_an_element, x, np.array([0.5, -1.0, 0.25, 2.0]))
+    for s in (0.1, -2.0):
+        f = lambda v, s=s: adds_to_the_smallest_in_size(v, s)  # noqa: E731
+        _second_order_checks(f, x, np.array([0.5, -1.0, 0.25, 2.0]))
+    gradient = ssad.grad(adds_to_a_row)  # a row of a matrix is an array: written in place
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`r \\+= ...` would change an array that `m` shares"):
+        gradient(x)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="would change an array that `m` shares"):
+        ssad.jvp(adds_to_a_row, (x,), (x,))

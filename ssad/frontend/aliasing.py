@@ -12,7 +12,7 @@ import inspect
 import gast
 
 from .arguments import WritesIntoArguments
-from ..runtime.refusals import not_a_view_of, unchanged_by_call
+from ..runtime.refusals import not_a_view_of, rebound_by_augmented, unchanged_by_call
 from .builders import clone
 from .builders import name as _name
 from .expressions import reads_name
@@ -65,12 +65,17 @@ class AliasingLowering:
             fix = f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...`" if not write else (
                 f"copy it first (`{user_name} = {user_name}.copy()`)"
             )
-            raise self.parsed.unsupported(
-                statement,
+            message = (
                 f"`{written}` would change an array that `{later[0]}` shares (a copy of the name, a "
                 f"view such as .T, a slice or reshape, a list or dict holding it, or a call's result that "
-                f"may be one of these); {fix}",
+                f"may be one of these); {fix}"
             )
+            if write or self.is_generated() or name not in self.maybe_numbers:
+                raise self.parsed.unsupported(statement, message)
+            # `t += v` changes what `t` shares only when `t` holds an array (or a list): a number
+            # (`t = y[2]` of a vector, `t = min(items, key=abs)`) is rebound, as ssad's lowering
+            # does. Which one it holds is known when the code runs.
+            self.emit_guard(rebound_by_augmented, [self.load(user_name)], message, statement)
 
     def track_module_level(self, name, value, resolve):
         """Whether `name = value` may hold an object of the module's (a global array, an item

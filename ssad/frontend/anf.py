@@ -132,6 +132,9 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
         self.loops = []  # enclosing user loop statements
         self.writes_in_place = False
         self.numbers = set()  # names known to hold Python numbers (never share memory)
+        # names that may hold a number or an array: an element read (`y[i]`), what min or max
+        # chose; `t += v` on one is checked when the code runs (see `check_not_shared`)
+        self.maybe_numbers = set()
         # names holding a new list, tuple or dict whose items may be shared (`args = list(xs)`):
         # changing the container itself changes nothing the caller holds
         self.new_containers = set()
@@ -361,6 +364,10 @@ class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, Gener
             self.numbers.add(name)
         else:
             self.numbers.discard(name)
+        if self.may_be_a_number(value):
+            self.maybe_numbers.add(name)
+        else:
+            self.maybe_numbers.discard(name)
         if makes_sequence(value, self):
             self.sequences.add(name)
         else:

@@ -116,6 +116,17 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
     def is_sequence(self, atom):
         return isinstance(atom, gast.Name) and atom.id in self.sequences
 
+    def may_be_a_number(self, value):
+        """Whether `value` may be a number where it may also be an array: an element read
+        (`y[i]`, `y[i, j]`; a row where `y` is a matrix), or what builtin min or max chose."""
+        if isinstance(value, gast.Subscript):
+            parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+            return not any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, Ellipsis))
+                           for p in parts)
+        if isinstance(value, gast.Name):
+            return value.id in self.maybe_numbers
+        return self.is_builtin_call(value, "min") or self.is_builtin_call(value, "max")
+
     def is_number(self, value):
         """Whether `value` is known to be a number (so `x = value` shares nothing)."""
         if isinstance(value, gast.Call) and self.is_static(value.func) and not value.keywords and len(value.args) == 1:

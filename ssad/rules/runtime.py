@@ -50,7 +50,7 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
-from ..runtime.refusals import check_assertion, not_a_view_of, unchanged_by_call
+from ..runtime.refusals import check_assertion, not_a_view_of, rebound_by_augmented, unchanged_by_call
 from ..runtime.structure import add_adjoint, add_attr, attribute_part
 from .functional import _item_tangents
 
@@ -61,6 +61,7 @@ nondifferentiable(check_assertion, pure=False)
 nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where it stands  # an `assert`: it must run where the function runs it
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
+nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
 
 
 # ----- checkpointing -----

@@ -10,6 +10,8 @@ touched unless the user differentiates with respect to that parameter. Then any 
 `SsadError` naming the function and the parameter. Never a NaN, never a silent zero.
 """
 
+import numbers
+
 import numpy as np
 
 from ..errors import SourceError, UnsupportedSyntaxError
@@ -72,6 +74,15 @@ def unchanged_by_call(value, message, filename, lineno, col):
     which ssad's lowering (`v = v / s`) would not show. Raises for an array (or a list,
     which `+=` extends in place)."""
     if isinstance(value, (np.ndarray, list)):
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def rebound_by_augmented(value, message, filename, lineno, col):
+    """Before `t += v` where `t` may share an array that another name reads afterwards
+    (`t = y[2]`, `t = min(items, key=abs)`): a number, or another value `+=` cannot change,
+    is rebound, which is ssad's lowering (`t = t + v`); an array, a list or any other
+    value would be changed in place. Raises for those."""
+    if not isinstance(value, (numbers.Number, np.generic, tuple, str, bytes, frozenset, type(None))):
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
 
 
