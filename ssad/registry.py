@@ -80,6 +80,9 @@ import numpy as np
 # Objects whose methods draw random numbers (and so change their own state).
 _RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
 _IMPURE_BUILTINS = (print, input, open, next, iter)
+# Impure callables whose only effect is output: they change none of their arguments, and a
+# statement calling one adds nothing to a derivative.
+PRINTS = (print,)
 
 
 class Registry:

@@ -20,7 +20,7 @@ import gast
 from ..frontend import primitives
 from ..errors import SourceError
 from .invariance import invariant_maxima
-from ..registry import REGISTRY, is_random_draw, primitive_name
+from ..registry import PRINTS, REGISTRY, is_random_draw, primitive_name
 from ..frontend.builders import walk
 from ..frontend.views import CHANGING_METHODS
 
@@ -139,7 +139,7 @@ def _refuse_discarded_calls(program, varied):
     argument in place (`helper(y, v)` writing `y[0] = v`, `np.random.shuffle(y)`): that
     change would be missed. So such a call with an argument that carries gradients is
     kept only where ssad can tell it changes nothing: a primitive with a rule or none to
-    have (pure), or a function of yours whose source writes into none of its parameters.
+    have (pure), `print`, or a function of yours whose source writes into none of its parameters.
     """
     for statement in simple_statements(program.body):
         if not isinstance(statement, gast.Expr) or not isinstance(statement.value, gast.Call):
@@ -161,7 +161,8 @@ def _refuse_discarded_calls(program, varied):
                 *program.parsed.where(statement),
             )
         if op.kind == primitives.PRIMITIVE and op.primitive is not None and not is_random_draw(op.primitive):
-            if REGISTRY.adjoint_rule(op.primitive) is not None or REGISTRY.is_nondifferentiable(op.primitive):
+            if (REGISTRY.adjoint_rule(op.primitive) is not None or REGISTRY.is_nondifferentiable(op.primitive)
+                    or op.primitive in PRINTS):
                 continue
         raise SourceError(
             f"the result of `{op.name}(...)` is not used, and ssad cannot see whether the call changes one "

@@ -49,6 +49,7 @@ from .jumps import lower_jumps
 from .naming import Namer
 from .parse import local_names
 from .aliasing import AliasingLowering
+from .closures import ClosureLowering
 from .arguments import lowered_copying_arguments
 from .spreads import changed_in_place
 from .sharing import AUGMENTED, Sharing
@@ -115,7 +116,7 @@ def _to_anf(parsed):
     return program
 
 
-class _Lowering(AliasingLowering, ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
+class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
     def __init__(self, parsed, namer, namespace, early_result=None):
         self.parsed = parsed
         # the variable early returns assign to (see jumps): it is assigned only on the way

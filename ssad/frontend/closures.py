@@ -26,13 +26,91 @@ import threading
 import astor
 import gast
 
-from .builders import clone
+from ..runtime import closures as closures_module
+from ..runtime.closures import closure
+from .builders import clone, walk
+from .builders import name as _name
+from .expressions import assigns_name
 
 _counter = itertools.count()
 _lock = threading.Lock()
 # template filename -> (its FunctionDef with the user's positions, the enclosing `Parsed`):
 # parsing a template reads these, so messages about it point into the user's file
 ORIGINS = {}
+
+
+class ClosureLowering:
+    """Mixin of `anf._Lowering`: a nested `def` or `lambda` as the value `closure(template, ...)`."""
+
+    def function_value(self, node, name):
+        """`closure(g_template, x=x)` for a nested `def g` or a `lambda` (see `closures`)."""
+        inner_locals = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                inner_locals.add(extra.id)
+        body = [node.body] if isinstance(node, gast.Lambda) else node.body
+        for statement in body:
+            for child in walk(statement):
+                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+                    inner_locals.add(child.id)
+        loaded = []
+        for statement in body:
+            for child in walk(statement):
+                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and child.id not in loaded:
+                    loaded.append(child.id)
+        captured = [n for n in loaded if n not in inner_locals and (n in self.current or n == name)]
+        for captured_name in captured:
+            if captured_name != name and self.assigned_later(captured_name):
+                if isinstance(node, gast.Lambda):
+                    label = "the lambda" if name == "function" else f"the lambda {name}"
+                else:
+                    label = f"the nested function {name}"
+                raise self.parsed.unsupported(
+                    node,
+                    f"{label} reads `{captured_name}`, which is assigned again later; ssad "
+                    "captures values when the function is made: pass the value as an argument instead",
+                )
+        computed_defaults, default_values = self.computed_defaults(node.args)
+        template_name = self.namer.fresh(f"{name}_template")  # unique in this generated module
+        template = make_template(node, template_name, captured + list(computed_defaults.values()),
+                                 self.namespace.values, self.parsed.filename, self.parsed, computed_defaults,
+                                 self.namespace.bind("UNSET", closures_module.UNSET))
+        self.namespace.values[template_name] = template
+        if not self.is_generated():
+            self.refuse_changing_captured(node, name, template, [c for c in captured if c != name])
+        keywords = []
+        for captured_name in captured:
+            if captured_name == name and (name not in self.current):
+                value = gast.Attribute(value=_name(self.namespace.bind("closures", closures_module)), attr="SELF", ctx=gast.Load())
+            else:
+                value = self.load(captured_name)
+            keywords.append(gast.keyword(arg=captured_name, value=value))
+        keywords += [gast.keyword(arg=k, value=v) for k, v in zip(computed_defaults.values(), default_values, strict=True)]
+        helper = self.namespace.bind("closure", closure)
+        return gast.Call(func=_name(helper), args=[_name(template.__name__)], keywords=keywords)
+
+    def computed_defaults(self, args):
+        """The parameters of a nested function or lambda whose default values read the
+        enclosing function's variables (`lambda v, k=k: v ** k` in a loop), each with the
+        name that carries the value into the template, and those values as atoms, computed
+        now, when the function is made, as Python computes them."""
+        positional = list(args.posonlyargs) + list(args.args)
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+        pairs += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+        names, values = {}, []
+        for parameter, default in pairs:
+            if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.current
+                   for n in walk(default)):
+                names[parameter.id] = self.namer.fresh(f"{parameter.id}_default")
+                values.append(self.atom(default))
+        return names, values
+
+    def assigned_later(self, user_name):
+        for statements, position in self.context:
+            for statement in statements[position + 1 :]:
+                if assigns_name(statement, user_name):
+                    return True
+        return any(assigns_name(loop, user_name) for loop in self.loops)
 
 
 def make_template(node, name, captured, namespace, filename, enclosing=None, computed_defaults=None, unset=None):

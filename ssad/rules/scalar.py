@@ -536,7 +536,3 @@ nondifferentiable(
     math.ceil,
     math.trunc,
 )
-
-# `print` returns None and changes none of its arguments; it stays impure (run once, where
-# it stands, never moved or merged).
-nondifferentiable(print, pure=False)

@@ -43,13 +43,13 @@ import gast
 from ..errors import SourceError
 from ..frontend import primitives
 from ..frontend.builders import assign, call, clone, comment, constant, name, store, walk
-from ..registry import REGISTRY
+from ..registry import PRINTS, REGISTRY
 from ..runtime.checkpoints import Checkpoints, copy_state, keep, restore, reversal, segments
 from ..runtime import raised
 from ..runtime.effects import check_replayable, effect_of
 from ..runtime.refusals import check_assertion, not_a_view_of, rebound_by_augmented, unchanged_by_call
 
-PRINTS = (print,)  # impure calls whose only effect is output: run in the forward sweep alone
+# PRINTS (see `registry`): run in the forward sweep alone.
 # Impure calls that raise or do nothing (`assert`, `raise`): run again, they do what they did.
 CHECKS = (check_assertion, raised, not_a_view_of, rebound_by_augmented, unchanged_by_call)
 
