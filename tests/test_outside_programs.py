@@ -1112,3 +1112,74 @@ def test_adding_in_place_to_an_element_rebinds_and_to_a_row_is_refused():
         gradient(x)
     with pytest.raises(ssad.UnsupportedSyntaxError, match="would change an array that `m` shares"):
         ssad.jvp(adds_to_a_row, (x,), (x,))
+
+
+# ----- functions stored into a dict or list by item assignment -----
+
+
+def stores_lambdas_in_a_dict(x):
+    fs = {}
+    for name, k in (("a", 1), ("b", 2)):
+        fs[name] = lambda v, k=k, w=x[k]: v * w + k
+    return fs["a"](x[0]) * fs["b"](x[3])
+
+
+def stores_nested_functions_in_a_list(x):
+    fs = [None, None]
+    for i in range(2):
+        def scaled(v, i=i):
+            return np.sin(v * x[i + 1])
+
+        fs[i] = scaled
+    return fs[0](x[0]) * fs[1](x[3])
+
+
+def test_functions_stored_by_item_assignment_at_second_order():
+    # reverse over reverse raised TypeError (float + dict): the adjoint of `fs[k] = f` zeroes
+    # the entry's adjoint with the number 0.0, which the adjoint of that adjoint added to the
+    # dict of what the closure captured
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+    for f in (stores_lambdas_in_a_dict, stores_nested_functions_in_a_list):
+        _second_order_checks(f, x, np.array([0.5, -1.0, 0.25, 2.0]))
+
+
+def _tanh_of_scaled(w):
+    return lambda v: np.tanh(v * w)
+
+
+def writes_over_a_stored_function(x):
+    fs = {}
+    for i in range(2):
+        fs[i] = _tanh_of_scaled(x[i])
+    fs[0] = _tanh_of_scaled(x[2])
+    return fs[0](x[3]) + fs[1](x[3])
+
+
+def writes_over_stored_tuples_and_dicts(x):
+    pairs = [(x[0], x[1]), (x[2], x[3])]
+    pairs[0] = (x[3], x[2])
+    tables = [{"a": x[0]}, {"a": x[1]}]
+    tables[1] = {"a": x[2] * 2.0}
+    held = {"p": (x[0], x[1])}
+    held["p"] = (x[2], np.sin(x[3]))
+    return pairs[0][0] * pairs[1][1] + pairs[0][1] + tables[0]["a"] * tables[1]["a"] + held["p"][0] * held["p"][1]
+
+
+def _sum_of_calls(fs, v):
+    return sum(f(v) for f in fs.values())
+
+
+def calls_the_values_of_a_dict(x):
+    fs = {"s": _tanh_of_scaled(x[0]), "t": _tanh_of_scaled(x[1])}
+    fs["u"] = _tanh_of_scaled(x[2])
+    return _sum_of_calls(fs, x[3]) * x[0]
+
+
+def test_entries_written_over_that_held_functions_tuples_or_dicts():
+    # the adjoint of an entry written over later is the number 0.0: the closure it held read
+    # 0.0['w'] (TypeError at first order), a tuple was taken for a repeated sequence (a false
+    # SourceError), a dict read 0.0['a']; and the rule of dict.values built its adjoint with
+    # dict(zip(...)), which ssad could not differentiate again
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+    for f in (writes_over_a_stored_function, writes_over_stored_tuples_and_dicts, calls_the_values_of_a_dict):
+        _second_order_checks(f, x, np.array([0.5, -1.0, 0.25, 2.0]))

@@ -33,6 +33,10 @@ def unbroadcast(g, x):
     # getattr is several times faster than np.shape on Python numbers, the hot case
     # of scalar loops; lists and tuples here mean `+`/`*` concatenated sequences.
     if type(x) is list or type(x) is tuple:
+        if _is_zero_number(g):
+            return zeros_like_value(x)  # the adjoint of an entry written over later (see `broadcast_like`)
+        if (type(g) is list or type(g) is tuple) and len(g) == len(x):
+            return g  # the adjoint of the sequence itself, stored as it is (`items[k] = (a, b)`)
         raise SourceError(
             "`+` or `*` on a list or tuple of differentiated values (concatenation or repetition) is "
             "not supported where ssad cannot tell the operand is one (a parameter, a call's result); "
@@ -44,6 +48,8 @@ def unbroadcast(g, x):
     if _is_complex(g) and not _is_complex(x):
         g = np.real(g)  # a real operand of a complex result: its adjoint is real (docs/conventions.md)
     if g_shape == shape:
+        if type(g) is float and g == 0.0 and not shape and _has_structure(x):
+            return zeros_like_value(x)  # a dict, a record or a closure written over later
         return g
     extra = len(g_shape) - len(shape)
     if extra < 0:
@@ -60,6 +66,20 @@ def unbroadcast(g, x):
     if axes:
         g = reduce(g, axes, keepdims=True)
     return g
+
+
+def _is_zero_number(value):
+    return (type(value) is float or type(value) is int) and value == 0
+
+
+def _has_structure(value):
+    """A dict, a record (a dataclass, a namedtuple, an object) or a closure: a value whose
+    adjoint is a dict or an object of adjoints, never a number."""
+    if isinstance(value, (dict, tuple, list)):
+        return True
+    if isinstance(value, (numbers.Number, np.ndarray, np.generic, str, bytes)) or value is None:
+        return False
+    return zeros_like_value(value) is not None
 
 
 def _is_complex(value):
@@ -80,9 +100,13 @@ def size(x):
 
 
 def broadcast_like(t, y):
-    """The tangent `t` spread to the shape of the result `y` it is the tangent of."""
+    """The tangent `t` spread to the shape of the result `y` it is the tangent of. An entry
+    of a list or dict written over later has adjoint 0.0: for an entry that is a tuple, a
+    dict, a record or a closure that is its zero (`zeros_like_value(y)`)."""
     if type(y) is float or type(y) is np.float64:  # a scalar's tangent is a number: the hot case of scalar loops
         return t
+    if _is_zero_number(t) and (type(y) is list or type(y) is tuple or _has_structure(y)):
+        return zeros_like_value(y)
     shape = getattr(y, "shape", ())
     if getattr(t, "shape", ()) == shape:
         return t

@@ -104,10 +104,12 @@ def zeros_like_value(x):
 
 
 def add_adjoint(a, b):
-    """a + b for adjoints that may be containers or objects (None is zero)."""
-    if a is None:
+    """a + b for adjoints that may be containers or objects (None is zero, and so is the
+    number 0 beside a container or an object: `d_items[k] = 0.0` zeroes an entry whatever
+    it holds, a closure's adjoint, a dict, a tuple)."""
+    if a is None or (_is_zero_number(a) and _has_structure(b)):
         return b
-    if b is None:
+    if b is None or (_is_zero_number(b) and _has_structure(a)):
         return a
     if is_namedtuple(a):
         return type(a)(*[add_adjoint(u, v) for u, v in zip(a, b, strict=True)])
@@ -118,6 +120,14 @@ def add_adjoint(a, b):
     if is_record(a):
         return rebuild(a, {name: add_adjoint(getattr(a, name), getattr(b, name)) for name in fields_of(a)})
     return a + b
+
+
+def _is_zero_number(value):
+    return type(value) in (int, float) and value == 0
+
+
+def _has_structure(value):
+    return isinstance(value, (tuple, list, dict)) or is_record(value)
 
 
 def add_attr(d_x, name, d_part):
