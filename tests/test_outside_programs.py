@@ -1175,11 +1175,24 @@ def calls_the_values_of_a_dict(x):
     return _sum_of_calls(fs, x[3]) * x[0]
 
 
+def writes_a_constant_tuple_over_a_state(x):
+    history = []
+    h = (x[0], x[1])
+    for _ in range(3):
+        h = (h[1] * 0.5 + x[2], np.sin(h[0]) * x[3])
+        history.append(h)
+    history[0] = (0.0, 0.0)
+    return sum(a * b for a, b in history)
+
+
 def test_entries_written_over_that_held_functions_tuples_or_dicts():
     # the adjoint of an entry written over later is the number 0.0: the closure it held read
     # 0.0['w'] (TypeError at first order), a tuple was taken for a repeated sequence (a false
     # SourceError), a dict read 0.0['a']; and the rule of dict.values built its adjoint with
     # dict(zip(...)), which ssad could not differentiate again
     x = np.array([0.3, -0.7, 1.2, 0.5])
-    for f in (writes_over_a_stored_function, writes_over_stored_tuples_and_dicts, calls_the_values_of_a_dict):
+    # writing the constant (0.0, 0.0) gave its entry the tangent 0.0, which `for a, b in
+    # history` could not unpack (jvp at first order), nor the rule of pack_like at second
+    for f in (writes_over_a_stored_function, writes_over_stored_tuples_and_dicts, calls_the_values_of_a_dict,
+              writes_a_constant_tuple_over_a_state):
         _second_order_checks(f, x, np.array([0.5, -1.0, 0.25, 2.0]))

@@ -282,7 +282,8 @@ def take_part_tangent(tangents, y, d_x, index):
 
 @adjoint(pack_like)
 def pack_like_adjoint(dy, y, x, items):
-    return (None, pack_like(items, list(dy)))  # a list of items gets a list of adjoints
+    # a list of items gets a list of adjoints; a zero number (an entry written over later) is every item's
+    return (None, pack_like(items, _item_tangents(dy, items)))
 
 
 @tangent(pack_like)

@@ -22,6 +22,7 @@ from .locations import caller_location
 from .checkpoints import Checkpoints
 from .scatter import add_at, added_at, copy_adjoint, getitem_adjoint, summed_at, zero_at  # noqa: F401  (generated code reads them)
 from .structure import add_adjoint, add_attr, is_namedtuple, is_other_array, zeros_like_value  # noqa: F401  (generated code reads them)
+from .structure import has_structure, is_zero_number
 
 
 # Bound once: looking up `np.add.reduce` costs more than a small reduction itself.
@@ -33,7 +34,7 @@ def unbroadcast(g, x):
     # getattr is several times faster than np.shape on Python numbers, the hot case
     # of scalar loops; lists and tuples here mean `+`/`*` concatenated sequences.
     if type(x) is list or type(x) is tuple:
-        if _is_zero_number(g):
+        if is_zero_number(g):
             return zeros_like_value(x)  # the adjoint of an entry written over later (see `broadcast_like`)
         if (type(g) is list or type(g) is tuple) and len(g) == len(x):
             return g  # the adjoint of the sequence itself, stored as it is (`items[k] = (a, b)`)
@@ -48,7 +49,7 @@ def unbroadcast(g, x):
     if _is_complex(g) and not _is_complex(x):
         g = np.real(g)  # a real operand of a complex result: its adjoint is real (docs/conventions.md)
     if g_shape == shape:
-        if type(g) is float and g == 0.0 and not shape and _has_structure(x):
+        if type(g) is float and g == 0.0 and not shape and has_structure(x):
             return zeros_like_value(x)  # a dict, a record or a closure written over later
         return g
     extra = len(g_shape) - len(shape)
@@ -66,20 +67,6 @@ def unbroadcast(g, x):
     if axes:
         g = reduce(g, axes, keepdims=True)
     return g
-
-
-def _is_zero_number(value):
-    return (type(value) is float or type(value) is int) and value == 0
-
-
-def _has_structure(value):
-    """A dict, a record (a dataclass, a namedtuple, an object) or a closure: a value whose
-    adjoint is a dict or an object of adjoints, never a number."""
-    if isinstance(value, (dict, tuple, list)):
-        return True
-    if isinstance(value, (numbers.Number, np.ndarray, np.generic, str, bytes)) or value is None:
-        return False
-    return zeros_like_value(value) is not None
 
 
 def _is_complex(value):
@@ -105,7 +92,7 @@ def broadcast_like(t, y):
     dict, a record or a closure that is its zero (`zeros_like_value(y)`)."""
     if type(y) is float or type(y) is np.float64:  # a scalar's tangent is a number: the hot case of scalar loops
         return t
-    if _is_zero_number(t) and (type(y) is list or type(y) is tuple or _has_structure(y)):
+    if is_zero_number(t) and has_structure(y):
         return zeros_like_value(y)
     shape = getattr(y, "shape", ())
     if getattr(t, "shape", ()) == shape:

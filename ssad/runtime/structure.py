@@ -107,9 +107,9 @@ def add_adjoint(a, b):
     """a + b for adjoints that may be containers or objects (None is zero, and so is the
     number 0 beside a container or an object: `d_items[k] = 0.0` zeroes an entry whatever
     it holds, a closure's adjoint, a dict, a tuple)."""
-    if a is None or (_is_zero_number(a) and _has_structure(b)):
+    if a is None or (is_zero_number(a) and has_structure(b)):
         return b
-    if b is None or (_is_zero_number(b) and _has_structure(a)):
+    if b is None or (is_zero_number(b) and has_structure(a)):
         return a
     if is_namedtuple(a):
         return type(a)(*[add_adjoint(u, v) for u, v in zip(a, b, strict=True)])
@@ -122,12 +122,19 @@ def add_adjoint(a, b):
     return a + b
 
 
-def _is_zero_number(value):
-    return type(value) in (int, float) and value == 0
+def is_zero_number(value):
+    """The number 0 (a folded zero adjoint or tangent), which stands for the zero of any value."""
+    return (type(value) is float or type(value) is int) and value == 0
 
 
-def _has_structure(value):
-    return isinstance(value, (tuple, list, dict)) or is_record(value)
+def has_structure(value):
+    """A tuple, list or dict, a record (a dataclass, a namedtuple, an object) or a closure: a
+    value whose adjoint is a container or an object of adjoints, never a number."""
+    if isinstance(value, (dict, tuple, list)):
+        return True
+    if isinstance(value, (numbers.Number, np.ndarray, np.generic, str, bytes)) or value is None:
+        return False
+    return zeros_like_value(value) is not None
 
 
 def add_attr(d_x, name, d_part):

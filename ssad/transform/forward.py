@@ -317,7 +317,13 @@ class _Forward(TangentCalls):
         part = gast.Subscript(
             value=name(self.tangent[array]), slice=index_value(clone(target.slice), self.namespace), ctx=gast.Store()
         )
-        out.append(gast.Assign(targets=[part], value=self.d(value) or constant(0.0), type_comment=None))
+        if self.d(value) is not None:
+            written = self.d(value)
+        elif isinstance(value, gast.Constant) and isinstance(value.value, (int, float, complex)):
+            written = constant(0.0)
+        else:  # a value with no tangent may be a tuple, a dict or a function: its zero has its structure
+            written = self.d_or_zero(value)
+        out.append(gast.Assign(targets=[part], value=written, type_comment=None))
         return out
 
     def unpack(self, target, value):
