@@ -1196,3 +1196,33 @@ def test_entries_written_over_that_held_functions_tuples_or_dicts():
     for f in (writes_over_a_stored_function, writes_over_stored_tuples_and_dicts, calls_the_values_of_a_dict,
               writes_a_constant_tuple_over_a_state):
         _second_order_checks(f, x, np.array([0.5, -1.0, 0.25, 2.0]))
+
+
+# ----- a slice of a list is a new list -----
+
+
+def reverses_a_list_then_swaps(x):
+    items = [x[0], x[1], x[2]]
+    items = items[::-1]
+    items[0], items[2] = items[2] * 2.0, items[0]
+    return items[0] * items[1] + items[2]
+
+
+def writes_through_an_item_of_a_reversed_list(x):
+    a = x * 1.0
+    b = x * 2.0
+    items = [a, b]
+    reversed_items = items[::-1]
+    w = reversed_items[0]
+    w[0] = 5.0  # writes into b, which items[1] reads
+    return np.sum(items[1] * x)
+
+
+def test_a_slice_of_a_list_is_a_new_list_holding_the_same_items():
+    # the generated gradient of reverses_a_list_then_swaps reads the list before the slice
+    # again, so differentiating it again refused the write into the slice as a write into a
+    # view of that list (a slice of an array is one; of a list, a new list)
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+    _second_order_checks(reverses_a_list_then_swaps, x, np.array([0.5, -1.0, 0.25, 2.0]))
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`w\\[...\\] = ...` would change an array that `items`"):
+        ssad.grad(writes_through_an_item_of_a_reversed_list)

@@ -382,7 +382,12 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         else:
             self.new_containers.discard(name)
         self.track_module_level(name, value, resolve)
-        sources = viewed_operands(value, lambda n: n in self.defined, self.is_static, resolve)
+        # a slice of a list or tuple is a new one holding some of its items, where they are known
+        # (generated code writes through no item the user's code did not); of an array, a view
+        copied = value.value.id if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice) and (
+            isinstance(value.value, gast.Name) and value.value.id in self.sequences
+            and (self.sharing.items_of(value.value.id) is not None or self.is_generated())) else None
+        sources = viewed_operands(value, lambda n: n in self.defined and n != copied, self.is_static, resolve)
         if self.in_place_names and (any(self.owns_view(s) for s in sources)
                                     or (isinstance(value, gast.Name) and self.owns_view(name))):
             view = value.id if isinstance(value, gast.Name) else self.namer.fresh(f"{name}_view")
@@ -396,7 +401,10 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             self.roots[name] = set().union(*(self.roots.get(s, set()) for s in callers))
         else:
             self.callers.discard(name)  # a new value: `y = y.copy()` frees y from the caller's array
-        self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers, self.is_static, resolve)
+        self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers and n != copied,
+                            self.is_static, resolve)
+        for item in sorted(self.sharing.items_of(copied) or ()) if copied else ():
+            self.sharing.hold(name, item, at_end=False)
         self.emit(gast.Assign(targets=[_store(name)], value=value, type_comment=None))
 
     def emit(self, statement):

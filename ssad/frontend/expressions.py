@@ -64,6 +64,8 @@ def makes_sequence(value, lowering):
         return True
     if isinstance(value, gast.Name):
         return value.id in lowering.sequences
+    if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice):
+        return makes_sequence(value.value, lowering)  # a slice of a list or tuple
     if isinstance(value, gast.Call):
         if lowering.is_builtin_call(value, "list") or lowering.is_builtin_call(value, "tuple"):
             return True

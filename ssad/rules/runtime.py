@@ -51,7 +51,7 @@ from ..runtime.pullbacks import (
     third_order_error,
 )
 from ..runtime.refusals import check_assertion, not_a_view_of, rebound_by_augmented, unchanged_by_call
-from ..runtime.structure import add_adjoint, add_attr, attribute_part
+from ..runtime.structure import add_adjoint, add_attr, attribute_part, is_zero_number
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
@@ -283,7 +283,7 @@ def take_part_tangent(tangents, y, d_x, index):
 @adjoint(pack_like)
 def pack_like_adjoint(dy, y, x, items):
     # a list of items gets a list of adjoints; a zero number (an entry written over later) is every item's
-    return (None, pack_like(items, _item_tangents(dy, items)))
+    return (None, pack_like(items, [dy] * len(items) if is_zero_number(dy) else list(dy)))
 
 
 @tangent(pack_like)
