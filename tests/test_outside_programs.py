@@ -1114,6 +1114,81 @@ def test_adding_in_place_to_an_element_rebinds_and_to_a_row_is_refused():
         ssad.jvp(adds_to_a_row, (x,), (x,))
 
 
+
+def subtracts_from_an_operand_of_min(x, s):
+    y = np.tanh(x)
+    t = min([y[2], s, 0.3], key=abs)
+    s -= y @ y
+    return np.sum(y * t) + s ** 2
+
+
+def writes_into_an_operand_max_no_longer_needs(x):
+    a = x * 1.0
+    b = x * 2.0
+    best = max([a, b], key=np.sum)
+    total = np.sum(best * x)
+    a[0] = 5.0  # changes best, which is not read again, and not b
+    return total + np.sum(a * x) + np.sum(b * x)
+
+
+def writes_into_an_operand_max_may_have_chosen(x):
+    a = x * 1.0
+    b = x * 2.0
+    best = max([a, b], key=np.sum)
+    a[0] = 5.0
+    return np.sum(best * x) + np.sum(b)
+
+
+def writes_into_what_max_chose(x):
+    a = x * 1.0
+    b = x * 2.0
+    best = max([a, b], key=np.sum)
+    best[0] = 5.0
+    return np.sum(a * x) + np.sum(b)
+
+
+def divides_a_number_a_selection_may_hold(x):
+    t = 0.3 * x[0] + np.sum(np.tanh(x))
+    u = max([(x[3], 0.5), (t, 1.5)], key=lambda p: p[0] * p[1])[0]
+    t /= 1.0 + t * t
+    return t + np.sin(u)
+
+
+def divides_an_array_a_selection_may_hold(x):
+    t = np.tanh(x)
+    u = max([(x, 0.5), (t, 1.5)], key=lambda p: np.sum(p[0]) * p[1])[0]
+    t /= 2.0
+    return np.sum(t * u)
+
+
+def test_a_value_min_or_max_chose_shares_each_operand_and_they_not_each_other():
+    # `t1 = min([y[2], s, 0.3], key=abs)` then `s -= y @ y` was refused as a write into y
+    # (random program 100263): what min chose was recorded as sharing all its operands'
+    # memory at once, which made s and y share each other
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+    t = np.array([0.5, -1.0, 0.25, 2.0])
+    for s in (0.05, -2.0):
+        _second_order_checks(lambda v, s=s: subtracts_from_an_operand_of_min(v, s), x, t)
+        g = ssad.grad(subtracts_from_an_operand_of_min, wrt=1)
+        np.testing.assert_allclose(g(x, s), numerical_gradient(lambda w: subtracts_from_an_operand_of_min(x, w), s),
+                                   rtol=1e-6, atol=1e-8)
+    _second_order_checks(writes_into_an_operand_max_no_longer_needs, x, t)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`a\\[...\\] = ...` would change an array that `best`"):
+        ssad.grad(writes_into_an_operand_max_may_have_chosen)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`best\\[...\\] = ...` would change an array that `a`"):
+        ssad.grad(writes_into_what_max_chose)
+
+
+def test_augmented_assignment_to_a_name_a_selection_may_hold_is_judged_when_it_runs():
+    # `t8 = max([(y[3], 0.5), (t1, 1.5)], key=...)[0]` then `t1 /= ...` was refused as a write
+    # into t8 (random program 100059), though t1 is a number there, which `/=` rebinds
+    x = np.array([0.3, -0.7, 1.2, 0.5])
+    _second_order_checks(divides_a_number_a_selection_may_hold, x, np.array([0.5, -1.0, 0.25, 2.0]))
+    gradient = ssad.grad(divides_an_array_a_selection_may_hold)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`t /= ...` would change an array that `u` shares"):
+        gradient(x)
+
+
 # ----- functions stored into a dict or list by item assignment -----
 
 

@@ -70,11 +70,11 @@ class AliasingLowering:
                 f"view such as .T, a slice or reshape, a list or dict holding it, or a call's result that "
                 f"may be one of these); {fix}"
             )
-            if write or self.is_generated() or name not in self.maybe_numbers:
+            if write or self.is_generated() or not any(n in self.maybe_numbers for n in [name, *later]):
                 raise self.parsed.unsupported(statement, message)
             # `t += v` changes what `t` shares only when `t` holds an array (or a list): a number
-            # (`t = y[2]` of a vector, `t = min(items, key=abs)`) is rebound, as ssad's lowering
-            # does. Which one it holds is known when the code runs.
+            # (`t = y[2]` of a vector, `t = min(items, key=abs)`, or a `t` such a name may be)
+            # is rebound, as ssad's lowering does. Which one it holds is known when the code runs.
             self.emit_guard(rebound_by_augmented, [self.load(user_name)], message, statement)
 
     def track_module_level(self, name, value, resolve):
@@ -205,11 +205,12 @@ class AliasingLowering:
 
     def read_later(self, user_name):
         """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""
-        for statements, position in self.context:
-            for statement in statements[position + 1 :]:
-                if reads_name(statement, user_name):
-                    return True
-        return any(_read_by_next_iteration(loop, user_name) for loop in self.loops)
+        return any(reads_name(statement, user_name) for statement in self.statements_after()) or any(
+            _read_by_next_iteration(loop, user_name) for loop in self.loops)
+
+    def statements_after(self):
+        """The statements after the current one in its block and in each enclosing block."""
+        return [statement for statements, position in self.context for statement in statements[position + 1 :]]
 
 
 def _read_by_next_iteration(loop, name):

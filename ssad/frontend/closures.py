@@ -28,7 +28,7 @@ import gast
 
 from ..runtime import closures as closures_module
 from ..runtime.closures import closure
-from .builders import clone, walk
+from .builders import assign, clone, param, walk
 from .builders import name as _name
 from .expressions import assigns_name
 
@@ -106,11 +106,9 @@ class ClosureLowering:
         return names, values
 
     def assigned_later(self, user_name):
-        for statements, position in self.context:
-            for statement in statements[position + 1 :]:
-                if assigns_name(statement, user_name):
-                    return True
-        return any(assigns_name(loop, user_name) for loop in self.loops)
+        """Whether `user_name` is assigned after the current statement (or by an enclosing
+        loop's body, which may run again), see `AliasingLowering.statements_after`."""
+        return any(assigns_name(statement, user_name) for statement in [*self.statements_after(), *self.loops])
 
 
 def make_template(node, name, captured, namespace, filename, enclosing=None, computed_defaults=None, unset=None):
@@ -143,24 +141,15 @@ def make_template(node, name, captured, namespace, filename, enclosing=None, com
         for parameter, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
     ]
     fills = [
-        gast.copy_location(gast.If(
-            test=gast.Compare(left=gast.Name(id=parameter, ctx=gast.Load(), annotation=None, type_comment=None),
-                              ops=[gast.Is()],
-                              comparators=[gast.Name(id=unset, ctx=gast.Load(), annotation=None, type_comment=None)]),
-            body=[gast.Assign(targets=[gast.Name(id=parameter, ctx=gast.Store(), annotation=None, type_comment=None)],
-                              value=gast.Name(id=value, ctx=gast.Load(), annotation=None, type_comment=None),
-                              type_comment=None)],
-            orelse=[],
-        ), body[0])
+        gast.If(test=gast.Compare(left=_name(parameter), ops=[gast.Is()], comparators=[_name(unset)]),
+                body=[assign(parameter, _name(value))], orelse=[])
         for parameter, value in computed_defaults.items()
     ]
     for fill in fills:
         for made in gast.walk(fill):
             gast.copy_location(made, body[0])
     body = fills + list(body)
-    kwonly = list(args.kwonlyargs) + [
-        gast.Name(id=c, ctx=gast.Param(), annotation=None, type_comment=None) for c in captured
-    ]
+    kwonly = list(args.kwonlyargs) + [param(c) for c in captured]
     arguments = gast.arguments(
         args=list(args.args),
         posonlyargs=list(args.posonlyargs),

@@ -29,7 +29,8 @@ class Sharing:
     """May-share facts of the names of one function, during its lowering.
 
     Two relations: `groups`, names that may be the same array or views of one array
-    (symmetric and transitive: a view of a view), and `holds`, a list, tuple or dict
+    (symmetric; a view of a view shares all its source shares, but two arrays a value may
+    be either of do not share each other), and `holds`, a list, tuple or dict
     (display, `append`ed to) and the names of the items it may hold. Holding is not
     sharing between the items: after `pair = [z, x]` a write into `z` changes what `pair`
     and `pair[0]` read, and nothing `x` reads. An item taken out of a container shares
@@ -37,7 +38,7 @@ class Sharing:
     known (`pair[i]`, `for v in pair`, a call that may return any operand)."""
 
     def __init__(self, parameters):
-        self.groups = {}  # name -> the set of names that may share its memory now
+        self.groups = {}  # name -> its own set of the names that may share its memory now
         # container -> [the names of its items, by position], or a set of them once the
         # positions are not known (after `insert`, a join of two paths, a dict)
         self.holds = {}
@@ -111,19 +112,7 @@ class Sharing:
                 # A name rebound since it shared `name`'s memory stays in `name`'s group (see
                 # `_join`) but no longer shares it: it would join `name` to its new value.
                 edges.setdefault(name, set()).update(m for m in group if m == name or name in groups.get(m, ()))
-        self.groups = {}
-        for name in edges:
-            if name in self.groups:
-                continue
-            component, todo = set(), [name]
-            while todo:
-                n = todo.pop()
-                if n not in component:
-                    component.add(n)
-                    todo.extend(edges.get(n, ()))
-            for member in component:
-                if member in edges:
-                    self.groups[member] = component
+        self.groups = edges
         holds = {}
         for _, held in states:
             for name, items in held.items():
@@ -205,22 +194,23 @@ def _display_items(value, is_local):
 
 
 def _join(groups, name, sources):
-    """`name` now shares the memory of `sources` (and of whatever shares theirs). The names
-    that shared its old value keep it in their groups: under control flow the old value may
-    still be the one it holds. A name rebound since (its own group dropped) stays out."""
+    """`name` now shares the memory of `sources` (and of whatever shares theirs). Each name
+    has its own set: a value that may be any of `sources` (`min(arrays, key=...)`,
+    `pair[i]`) shares each of them, and they do not come to share each other. The names
+    that shared `name`'s old value keep it in their sets: under control flow the old value
+    may still be the one it holds. A name rebound since (its set no longer holding the
+    source) is kept in `name`'s set, and does not get `name` in its own."""
     groups.pop(name, None)
     if not sources:
         return
-    group = groups.setdefault(sources[0], {sources[0]})
-    for source in sources[1:]:
-        other = groups.get(source, {source})
-        if other is group:
-            continue
-        for member in other:
-            if member == source or groups.get(member) is other:
-                groups[member] = group
-        group |= other
-    group.add(name)
+    group = {name}
+    for source in sources:
+        group |= groups.get(source, {source})
+    for member in group - {name}:
+        if member in sources and member not in groups:
+            groups[member] = {member, name}
+        elif member in groups and (member in sources or any(s in groups[member] for s in sources)):
+            groups[member].add(name)
     groups[name] = group
 
 
