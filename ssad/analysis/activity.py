@@ -151,7 +151,7 @@ def _refuse_discarded_calls(program, varied):
         if not active:
             continue
         if op.kind == primitives.USER_CALL:
-            write = _write_into_parameters(op.primitive, set(), _receiving(op, varied))
+            write = _write_into_parameters(op.primitive, set(), _receiving(op, varied), _private(op, program))
             if write is None:
                 continue
             raise SourceError(
@@ -176,31 +176,56 @@ _IN_PLACE_METHODS = CHANGING_METHODS
 _IN_PLACE_FUNCTIONS = {"fill_diagonal", "put", "place", "putmask", "copyto", "put_along_axis", "shuffle", "add.at"}
 
 
-def _receiving(op, varied):
-    """The parameters of the user function `op` calls that receive values carrying gradients."""
+def _arguments_of(op):
+    """{parameter: [the argument expressions it receives]} of the user function `op` calls,
+    or None for a call that does not fit its signature."""
     import inspect
-
-    def carries(expr):
-        return isinstance(expr, gast.Name) and expr.id in varied
 
     try:
         bound = inspect.signature(op.primitive).bind_partial(
             *[("arg", i) for i in range(len(op.args))], **{k: ("kw", k) for k in op.keywords}
         )
     except TypeError:
-        return None  # a call that does not fit: every parameter may be reached
-    receiving = set()
+        return None
+    arguments = {}
     for parameter, value in bound.arguments.items():
         values = value if isinstance(value, tuple) and value and isinstance(value[0], tuple) else [value]
         if isinstance(value, dict):
             values = list(value.values())
-        for kind, key in values:
-            if carries(op.args[key] if kind == "arg" else op.keywords[key]):
-                receiving.add(parameter)
-    return receiving
+        arguments[parameter] = [op.args[key] if kind == "arg" else op.keywords[key] for kind, key in values]
+    return arguments
 
 
-def _write_into_parameters(function, seen, receiving=None):
+def _receiving(op, varied):
+    """The parameters of the user function `op` calls that receive values carrying gradients."""
+    arguments = _arguments_of(op)
+    if arguments is None:
+        return None  # a call that does not fit: every parameter may be reached
+    return {p for p, exprs in arguments.items() if any(isinstance(e, gast.Name) and e.id in varied for e in exprs)}
+
+
+def _private(op, program):
+    """The parameters of the user function `op` calls that receive a new list, dict or tuple
+    no other name reads (`report(y, [])`): what the function puts into it, nobody sees."""
+    arguments = _arguments_of(op) or {}
+    loads, made = {}, {}
+    for node in (n for statement in program.body for n in walk(statement)):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            loads[node.id] = loads.get(node.id, 0) + 1
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            made.setdefault(node.targets[0].id, []).append(node.value)
+
+    def empty(value):
+        if isinstance(value, (gast.List, gast.Tuple, gast.Set)):
+            return not value.elts
+        return isinstance(value, gast.Dict) and not value.keys
+
+    return {p for p, exprs in arguments.items()
+            if all(isinstance(e, gast.Name) and loads.get(e.id) == 1 and made.get(e.id) and all(map(empty, made[e.id]))
+                   for e in exprs)}
+
+
+def _write_into_parameters(function, seen, receiving=None, private=frozenset()):
     """Where `function` may change an argument in place, as text (`helper's line 3`), or
     None. A name bound to anything computed from a parameter counts as the parameter (it
     may be a view); functions of yours it calls with such names are searched too."""
@@ -221,15 +246,20 @@ def _write_into_parameters(function, seen, receiving=None):
     ):
         return None
     arguments = node.args if isinstance(node, ast.FunctionDef) else None
-    reached = {a.arg for a in (arguments.posonlyargs + arguments.args + arguments.kwonlyargs)} if arguments else set()
+    parameters = {a.arg for a in (arguments.posonlyargs + arguments.args + arguments.kwonlyargs)} if arguments else set()
     if arguments is not None:
-        reached |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
-    if receiving is not None:
-        reached &= receiving
+        parameters |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    # `reached`: what the parameters receiving gradients reach; `every`: what any parameter
+    # reaches. A change of either carries gradients into the caller's value: of the first,
+    # any change; of the second, one that puts in a value the first reaches
+    # (`items.append(v)`, `out[0] = v`, where `v` carries gradients and `items` does not).
+    reached = parameters & receiving if receiving is not None else set(parameters)
+    every = set(parameters) - set(private)
     first = function.__code__.co_firstlineno
 
-    def mentions(expr):
-        return any(isinstance(n, ast.Name) and n.id in reached for n in walk(expr))
+    def mentions(expr, names=None):
+        names = reached if names is None else names
+        return any(isinstance(n, ast.Name) and n.id in names for n in walk(expr))
 
     def base(target):
         while isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
@@ -243,20 +273,25 @@ def _write_into_parameters(function, seen, receiving=None):
         if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
-                if isinstance(target, (ast.Subscript, ast.Attribute)) and base(target) in reached:
+                if isinstance(target, (ast.Subscript, ast.Attribute)) and (base(target) in reached or (
+                        base(target) in every and statement.value is not None and mentions(statement.value))):
                     return where(statement)
                 if isinstance(statement, ast.AugAssign) and isinstance(target, ast.Name) and target.id in reached:
                     return where(statement)  # `y += v` on an array changes it in place
-            if statement.value is not None and mentions(statement.value):
-                for target in targets:
-                    reached |= {n.id for n in walk(target) if isinstance(n, ast.Name)}
-        elif isinstance(statement, (ast.For, ast.comprehension)) and mentions(statement.iter):
-            reached |= {n.id for n in walk(statement.target) if isinstance(n, ast.Name)}
+            for names in (reached, every):
+                if statement.value is not None and mentions(statement.value, names):
+                    for target in targets:
+                        names |= {n.id for n in walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(statement, (ast.For, ast.comprehension)):
+            for names in (reached, every):
+                if mentions(statement.iter, names):
+                    names |= {n.id for n in walk(statement.target) if isinstance(n, ast.Name)}
         elif isinstance(statement, ast.Call):
             func = statement.func
             arguments_reach = any(mentions(a) for a in statement.args) or any(
                 mentions(k.value) for k in statement.keywords)
-            if isinstance(func, ast.Attribute) and func.attr in _IN_PLACE_METHODS and mentions(func.value):
+            if isinstance(func, ast.Attribute) and func.attr in _IN_PLACE_METHODS and (
+                    mentions(func.value) or (arguments_reach and mentions(func.value, every))):
                 return where(statement)
             if any(k.arg == "out" for k in statement.keywords) and arguments_reach:
                 return where(statement)

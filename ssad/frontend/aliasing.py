@@ -17,7 +17,7 @@ from .builders import clone
 from .builders import name as _name
 from .expressions import reads_name
 from .outputs import is_library
-from .views import VIEW_METHODS, effects, viewed_operands
+from .views import NEW_CONTAINERS, VIEW_METHODS, effects, viewed_operands
 
 
 class AliasingLowering:
@@ -70,6 +70,12 @@ class AliasingLowering:
                 f"view such as .T, a slice or reshape, a list or dict holding it, or a call's result that "
                 f"may be one of these); {fix}"
             )
+            if list_change:
+                message = (
+                    f"`{written}` would change a list or dict that `{later[0]}` also reads (a second name "
+                    f"of it, or a list or dict holding it), which ssad would not see there; build it under "
+                    f"one name and put it into `{later[0]}` when it is complete"
+                )
             if write or self.is_generated() or not any(n in self.maybe_numbers for n in [name, *later]):
                 raise self.parsed.unsupported(statement, message)
             # `t += v` changes what `t` shares only when `t` holds an array (or a list): a number
@@ -202,6 +208,31 @@ class AliasingLowering:
         else:
             for held in sorted(self.sharing.items_of(item) or {item}):  # an unknown list: anything it holds
                 self.sharing.hold(container, held, at_end=False)
+
+    def copied_from(self, value):
+        """The local container whose items the new container `value` holds, or None: a slice of
+        a list or tuple whose items are known (generated code writes through no item the
+        user's code did not; a slice of an array is a view), or `list(xs)`, `tuple(xs)`,
+        `sorted(xs)`, `dict(d)` in the user's code, which hold `xs`'s items (the rows of an
+        array) and are never `xs` itself."""
+        if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice):
+            source = value.value
+            known = isinstance(source, gast.Name) and source.id in self.sequences and (
+                self.sharing.items_of(source.id) is not None or self.is_generated())
+            return source.id if known else None
+        if (isinstance(value, gast.Call) and len(value.args) == 1 and isinstance(value.args[0], gast.Name)
+                and value.args[0].id in self.defined and not self.is_generated() and self.is_static(value.func)
+                and self.resolve_static(value.func) in NEW_CONTAINERS):
+            return value.args[0].id
+        return None
+
+    def items_copied(self, copied):
+        """What a container copied from `copied` holds: its items where known; else, in the
+        user's code, (parts of) `copied` itself."""
+        items = self.sharing.items_of(copied)
+        if items is not None:
+            return items
+        return set() if self.is_generated() else {copied}
 
     def read_later(self, user_name):
         """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""

@@ -333,7 +333,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             raise self.parsed.unsupported(origin, f"`{user_name}` is not defined before this assignment")
         # an item of a list or dict replaced: the container changes, not the items it shared
         self.check_not_shared(user_name, origin, f"{user_name}[...] = ...", write=True,
-                              list_change=name in self.new_containers)
+                              list_change=name in self.new_containers or self.sharing.items_of(name) is not None)
         self.writes_in_place = True
         target = gast.Subscript(value=_name(name), slice=index, ctx=gast.Store())
         self.emit(gast.Assign(targets=[target], value=atom, type_comment=None))
@@ -382,11 +382,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         else:
             self.new_containers.discard(name)
         self.track_module_level(name, value, resolve)
-        # a slice of a list or tuple is a new one holding some of its items, where they are known
-        # (generated code writes through no item the user's code did not); of an array, a view
-        copied = value.value.id if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice) and (
-            isinstance(value.value, gast.Name) and value.value.id in self.sequences
-            and (self.sharing.items_of(value.value.id) is not None or self.is_generated())) else None
+        copied = self.copied_from(value)
         sources = viewed_operands(value, lambda n: n in self.defined and n != copied, self.is_static, resolve)
         if self.in_place_names and (any(self.owns_view(s) for s in sources)
                                     or (isinstance(value, gast.Name) and self.owns_view(name))):
@@ -395,7 +391,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
                 self.defined.add(view)
                 self.emit(gast.Assign(targets=[_store(view)], value=value, type_comment=None))
             value, sources = self.owned(view), []
-        callers = [s for s in sources if s in self.callers]
+        callers = [s for s in [*sources, copied] if s in self.callers and (s != copied or name in self.new_containers)]
         if callers:
             self.callers.add(name)  # a view or a second name of the caller's array
             self.roots[name] = set().union(*(self.roots.get(s, set()) for s in callers))
@@ -403,7 +399,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             self.callers.discard(name)  # a new value: `y = y.copy()` frees y from the caller's array
         self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers and n != copied,
                             self.is_static, resolve)
-        for item in sorted(self.sharing.items_of(copied) or ()) if copied else ():
+        for item in sorted(self.items_copied(copied)) if copied else ():
             self.sharing.hold(name, item, at_end=False)
         self.emit(gast.Assign(targets=[_store(name)], value=value, type_comment=None))
 

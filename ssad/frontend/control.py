@@ -58,9 +58,10 @@ class ControlFlowLowering:
                 pairs = [(node.target, node.iter)]
             for target, value in pairs:
                 sources = expression_sharers(value, lookup, self.is_static, resolve)
+                item_read = isinstance(value, gast.Subscript) and not isinstance(value.slice, gast.Slice)
                 for stored in _stored_names(target) if sources else ():
                     if stored in self.current:
-                        self.sharing.add(self.current[stored], sources - {self.current[stored]})
+                        self.sharing.add(self.current[stored], sources - {self.current[stored]}, item_read)
         return before
 
     def after_loop(self, before):

@@ -48,6 +48,8 @@ class Sharing:
         self.ever = {}
         self.parameters = set(parameters)
         self.second_names = {}  # name -> the name it was assigned from (`b = a`)
+        # name -> the container it was read from as an item whose items are not known (`h = hs[-1]`)
+        self.item_of = {}
 
     def record(self, name, value, is_local, is_static, resolve=None):
         """After `name = value`: remember the locals whose memory `value` may share.
@@ -61,8 +63,11 @@ class Sharing:
             views = views + [popped]  # `w = items.pop()`: an item of the list
         held = _display_items(value, is_local) if resolve is not None else None
         self.second_names.pop(name, None)
+        self.item_of.pop(name, None)
         if isinstance(value, gast.Name) and views:
             self.second_names[name] = views[0]
+        elif isinstance(value, gast.Subscript) and views and self.items_of(views[0]) is None:
+            self.item_of[name] = views[0]
         shared = list(views)
         containers = [v for v in views if self.items_of(v) is not None]
         if isinstance(value, gast.Name) and containers:
@@ -123,8 +128,17 @@ class Sharing:
             for name, options in holds.items()
         }
 
-    def add(self, name, sources):
-        """`name` may also share `sources` (and what shares theirs), besides what it shares."""
+    def add(self, name, sources, item_read=False):
+        """`name` may also share `sources` (and what shares theirs), besides what it shares.
+        `item_read`: `name` is an item read from the container `sources` (`h = hs[-1]`), so it
+        shares the items a container holds, and is not the container itself."""
+        if item_read and len(sources) == 1:
+            (container,) = sources
+            items = self.items_of(container)
+            if items is not None:
+                sources = items
+            elif name not in self.groups:
+                self.item_of[name] = container
         if sources:
             _join(self.groups, name, sorted(set(sources) | set(self.groups.get(name, ())) - {name}))
 
@@ -143,9 +157,11 @@ class Sharing:
         return sorted(found - {name})
 
     def same_list(self, name):
-        """The other names of the list `name`: what `name.append(v)` changes. An item read
-        from the list (`h = hs[-1]`) is not changed by it, as a view of an array would be
-        by a write."""
+        """The other names whose value may be the list `name` or hold it: what `name.append(v)`
+        changes. Those are its second names (`b = a`), the names read from a container holding
+        it (`inner = box[0]`), and the containers holding any of them (`box`, `{"k": a}`). An
+        item read from the list (`h = hs[-1]`) is not changed by it, as a view of an array
+        would be by a write."""
 
         def root(n):
             seen = set()
@@ -154,7 +170,12 @@ class Sharing:
                 n = self.second_names[n]
             return n
 
-        return [n for n in self.others(name) if root(n) == root(name)]
+        known = set(self.groups) | set(self.holds) | set(self.second_names) | set(self.second_names.values())
+        same = {n for n in known if root(n) == root(name)} | {name}
+        found = set(same)
+        for n in same:
+            found.update(self.others(n))
+        return sorted(n for n in found - {name} if self.item_of.get(root(n)) not in same)
 
     def shares_a_parameter(self, name):
         return any(n in self.parameters for n in self.groups.get(name, ()) if n != name)

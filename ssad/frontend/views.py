@@ -33,6 +33,9 @@ VIEW_FUNCTIONS = {
     "iterated",  # what a `for` loop walks: the array or list itself
 }
 # NumPy functions whose result may be a view of any of their operands.
+# Methods of a dict whose result holds (or is) one of its values: `for v in d.values()`
+# walks the very lists and arrays `d` holds.
+CONTAINER_READS = {"values", "items", "get", "setdefault"}
 VIEW_OF_ANY = {"broadcast_arrays", "einsum"}  # `np.einsum("ij->ji", a)` is a view of a
 # Builtins that build a new container of the operand's items (which may be shared).
 NEW_CONTAINERS = (list, tuple, dict, sorted)
@@ -77,7 +80,7 @@ def viewed_operands(value, is_local, is_static, resolve=None):
     func = value.func
     operands = list(value.args) + [k.value for k in value.keywords]
     if isinstance(func, gast.Attribute) and not is_static(func):
-        return local(func.value) if func.attr in VIEW_METHODS else []
+        return local(func.value) if func.attr in VIEW_METHODS or func.attr in CONTAINER_READS else []
     if not is_static(func):  # a function value: a nested `def`, a lambda, a parameter
         return every(operands) if resolve is not None else []
     name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)

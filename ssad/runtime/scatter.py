@@ -67,6 +67,22 @@ def _row_sums(shape, index, d_part):
     return rows, sums.reshape((rows.size,) + tuple(shape[1:]))
 
 
+def _spread_to(d, x, index):
+    """The adjoint `d` of an array item of a list, tuple or dict, spread to the item's shape:
+    the optimizer passes the adjoint of `w = items[i]` unspread where it would be for an
+    array `x` (`getitem_adjoint(d_total, x, i)`, whose write broadcasts it); an entry of a
+    list keeps what it is given. A zero number stands for the zero of any item."""
+    try:
+        item = x[index]
+    except (KeyError, IndexError, TypeError):  # a key the container does not hold now
+        return d
+    if type(item) is np.ndarray and isinstance(d, (numbers.Number, np.ndarray)) and np.shape(d) != item.shape:
+        if isinstance(d, numbers.Number) and d == 0:
+            return d
+        return np.broadcast_to(d, item.shape)
+    return d
+
+
 def getitem_adjoint(dy, x, index):
     """The adjoint of `x` for `y = x[index]`: `dy` scattered into zeros shaped like `x`."""
     if type(x) is np.ndarray and not is_other_array(dy):
@@ -86,13 +102,13 @@ def getitem_adjoint(dy, x, index):
         if isinstance(index, slice):
             positions = range(len(x))[index]
             for position, d in zip(positions, dy, strict=True):
-                items[position] = d
+                items[position] = _spread_to(d, x, position)
         else:
-            items[index] = dy
+            items[index] = _spread_to(dy, x, index)
         return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
     if isinstance(x, dict):
         grads = zeros_like_value(x)
-        grads[index] = dy
+        grads[index] = _spread_to(dy, x, index)
         return grads
     if is_other_array(x) or is_other_array(dy):
         return _add_at_lazily(zeros_like_value(x), index, dy)

@@ -36,7 +36,11 @@ What the programs contain:
   overwritten again) and feed the selection back into the carried value. The probe
   in `harness` measures ties of every selection, so no point sits near a switch.
 
-`generate(choices, widened=False)` leaves out the last two items and gives exactly the
+- lists kept as a history: a loop appending to a list what it reads from the list's
+  end (`h = hs[-1]; hs.append(np.tanh(h) + t)`), a list rebuilt under a dict key, a
+  list built then stored in a dict, a list made from a tuple then appended to.
+
+`generate(choices, widened=False)` leaves out the last three items and gives exactly the
 programs of the generator before they were added.
 """
 
@@ -603,8 +607,13 @@ class Generator:
         lists = [n for n in scope.lists if n not in scope.walking]
         if self.widened:  # `t = items[1][np.argmax(items[1])]` may be a view to ssad: no append after it
             lists = [n for n in lists if n not in scope.aliased]
-        kind = self.c.pick(["list", "append", "dict", "dict_set", "tuple"], [2, 3, 2, 2, 1])
-        if kind == "append" and lists:
+        kinds, weights = ["list", "append", "dict", "dict_set", "tuple"], [2, 3, 2, 2, 1]
+        if self.widened:
+            kinds, weights = kinds + ["chain"], weights + [2]
+        kind = self.c.pick(kinds, weights)
+        if kind == "chain":
+            self.s_list_chain(scope, depth)
+        elif kind == "append" and lists:
             name = self.c.pick(lists)
             self.emit(depth, f"{name}.append({self.element(scope, 2)})")
             scope.lists[name] += 1
@@ -634,6 +643,45 @@ class Generator:
             elements = [self.element(scope, 1) for _ in range(self.c.integer(1, 3))]
             self.emit(depth, f"{name} = [{', '.join(elements)}]")
             scope.lists[name] = len(elements)
+
+    def s_list_chain(self, scope, depth):
+        """Lists read and grown the ways users keep a history: a loop appending to a list
+        what it reads from the list's end, a list rebuilt under a dict key, a list built
+        then stored in a dict, a list made from a tuple then appended to."""
+        shape = self.c.pick(["last", "rebuilt", "stored", "from_tuple"])
+        if shape == "last":
+            hs, h, i = self.fresh("hs"), self.fresh("h"), self.fresh("i")
+            steps = self.c.integer(1, 3)
+            self.emit(depth, f"{hs} = [{self.element(scope, 1)}]")
+            self.emit(depth, f"for {i} in range({steps}):")
+            self.emit(depth + 1, f"{h} = {hs}[-1]")
+            self.emit(depth + 1, f"{hs}.append(np.tanh({h}) + {self.scalar_expr(scope, 1)})")
+            t = self.fresh("t")
+            self.emit(depth, f"{t} = np.{self.c.pick(['sum', 'mean'])}({hs}[-1])")
+            if self.c.coin(50):  # else only t reads the list's last item after the loop
+                scope.lists[hs] = 1 + steps
+            scope.kinds[h], scope.kinds[t] = ARRAY, SCALAR
+            scope.aliased.add(h)
+        elif shape == "rebuilt":
+            hist, t = self.fresh("hist"), self.fresh("t")
+            self.emit(depth, f"{hist} = {{'k': []}}")
+            for _ in range(self.c.integer(1, 3)):
+                self.emit(depth, f"{hist}['k'] = {hist}['k'] + [{self.scalar_expr(scope, 2)}]")
+            self.emit(depth, f"{t} = {hist}['k'][-1] * {hist}['k'][0]")
+            scope.kinds[t] = SCALAR
+        elif shape == "stored":
+            built, box, u = self.fresh("built"), self.fresh("box"), self.fresh("u")
+            self.emit(depth, f"{built} = []")
+            self.emit(depth, f"{built}.append({self.element(scope, 2)})")
+            self.emit(depth, f"{built}.append({self.element(scope, 2)})")
+            self.emit(depth, f"{box} = {{'v': {built}}}")
+            self.emit(depth, f"{u} = {box}['v'][{self.c.integer(0, 1)}] * 1.0")
+            scope.kinds[u] = ARRAY
+        else:
+            items = self.fresh("items")
+            self.emit(depth, f"{items} = list(({self.element(scope, 1)}, {self.element(scope, 1)}))")
+            self.emit(depth, f"{items}.append({self.element(scope, 2)})")
+            scope.lists[items] = 3
 
     def carried(self, scope, inner, depth):
         """Often a loop body starts by overwriting a value from before the loop."""
