@@ -7,6 +7,7 @@ zero or partial gradient (each function below gave one before: `[0, 0]` for `[2,
 """
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -211,3 +212,43 @@ def test_the_ways_round_are_differentiated_at_every_order(f):
     expected = numerical_gradient(lambda v: float(gradient(v) @ t), x)
     np.testing.assert_allclose(ssad.jvp(gradient, (x,), (t,))[1], expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ssad.grad(lambda v: gradient(v) @ t)(x), expected, rtol=1e-5, atol=1e-6)
+
+
+# ----- a field of an object read into a name -----
+
+
+@dataclass
+class _State:
+    h: np.ndarray
+    c: float
+
+
+def writes_into_a_field_read_out(w):
+    s = _State(h=w * 1.0, c=0.0)
+    h = s.h
+    h[0] = w[1] * 3.0  # changes s.h
+    return np.sum(s.h)
+
+
+def writes_into_a_copy_of_a_field(w):
+    s = _State(h=w * 1.0, c=0.0)
+    h = s.h * 1.0
+    h[0] = w[1] * 3.0
+    return np.sum(s.h) + np.sum(h ** 2) + s.h.shape[0] * h.size
+
+
+def test_a_field_read_out_of_an_object_shares_its_array():
+    # `h = s.h` was taken for a new value: the write into h was differentiated as if s.h
+    # were unchanged, gradient [1, 1] for [0, 4]
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=re.escape("`h[...] = ...` would change an array that `s`")):
+        ssad.grad(writes_into_a_field_read_out)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=re.escape("`h[...] = ...` would change an array that `s`")):
+        ssad.jvp(writes_into_a_field_read_out, (np.ones(2),), (np.ones(2),))
+    x = np.array([1.5, 2.0])
+    t = np.array([0.5, -1.0])
+    gradient = ssad.grad(writes_into_a_copy_of_a_field)
+    expected = numerical_gradient(writes_into_a_copy_of_a_field, x)
+    np.testing.assert_allclose(gradient(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(writes_into_a_copy_of_a_field, (x,), (t,))[1], expected @ t, rtol=1e-6)
+    second = numerical_gradient(lambda v: float(gradient(v) @ t), x)
+    np.testing.assert_allclose(ssad.jvp(gradient, (x,), (t,))[1], second, rtol=1e-5, atol=1e-6)

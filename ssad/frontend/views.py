@@ -33,6 +33,16 @@ VIEW_FUNCTIONS = {
     "iterated",  # what a `for` loop walks: the array or list itself
 }
 # NumPy functions whose result may be a view of any of their operands.
+# Attributes of an array that share nothing with it; any other attribute of a local value
+# (a field of your object, `state.h`) may be part of it, or a view (`y.T`).
+FIELD_FACTS = {"shape", "size", "ndim", "dtype", "nbytes", "itemsize", "strides", "flags", "__class__", "__name__"}
+
+
+def shares_attribute(attr):
+    """Whether `value.attr` may share the memory of `value`."""
+    return attr in VIEW_METHODS or attr not in FIELD_FACTS
+
+
 # Methods of a dict whose result holds (or is) one of its values: `for v in d.values()`
 # walks the very lists and arrays `d` holds.
 CONTAINER_READS = {"values", "items", "get", "setdefault"}
@@ -73,7 +83,7 @@ def viewed_operands(value, is_local, is_static, resolve=None):
         return local(value)
     if isinstance(value, gast.Subscript):
         return local(value.value)
-    if isinstance(value, gast.Attribute) and value.attr in VIEW_METHODS:
+    if isinstance(value, gast.Attribute) and shares_attribute(value.attr):
         return local(value.value)
     if not isinstance(value, gast.Call):
         return []
@@ -267,7 +277,7 @@ def expression_sharers(expr, lookup, is_static, resolve):
         if isinstance(expr, (gast.Subscript, gast.Starred, gast.NamedExpr)):
             return of(expr.value)
         if isinstance(expr, gast.Attribute):
-            return of(expr.value) if expr.attr in VIEW_METHODS else set()
+            return of(expr.value) if shares_attribute(expr.attr) else set()
         if isinstance(expr, (gast.Tuple, gast.List, gast.Set)):
             return set().union(*(of(e) for e in expr.elts))
         if isinstance(expr, gast.Dict):
@@ -289,7 +299,7 @@ def _operands_shared(call, is_static, resolve):
     if any(isinstance(a, gast.Starred) for a in call.args):
         return operands
     if isinstance(call.func, gast.Attribute) and not is_static(call.func):  # a method: its receiver
-        return [call.func.value] if call.func.attr in VIEW_METHODS else []
+        return [call.func.value] if call.func.attr in VIEW_METHODS or call.func.attr in CONTAINER_READS else []
     placeholders = [_placeholder(k) for k in range(len(operands))]
     keywords = zip(call.keywords, placeholders[len(call.args):], strict=True)
     stand_in = gast.Call(func=call.func, args=placeholders[: len(call.args)],
