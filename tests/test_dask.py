@@ -10,6 +10,7 @@ result, and the rules that are not are exactly those listed in NOT_PROTOCOL_SAFE
 the reason. docs/dask.md lists both, as this module finds them.
 """
 
+import collections
 import copy
 import functools
 import math
@@ -31,12 +32,14 @@ distributed = pytest.importorskip("dask.distributed")
 import ssad  # noqa: E402
 import ssad.rules  # noqa: E402,F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name  # noqa: E402
-from ssad.runtime import add_at, c_, concat, iterated, merged, pack_like, r_, repeated, repeats_summed, unspent, zipped  # noqa: E402
+from ssad.runtime import (  # noqa: E402
+    add_at, c_, concat, iterated, list_adjoint, merged, pack_like, r_, repeated, repeats_summed, unspent, zipped,
+)
 from ssad.rules.linalg import einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.runtime.in_place import diagonal_fill  # noqa: E402
-from ssad.runtime.structure import add_attr, attribute_part  # noqa: E402
+from ssad.runtime.structure import add_attr, attribute_part, field_tangent, record_tangent  # noqa: E402
 
 from .rules.test_coverage import MODULES as RULE_TEST_MODULES  # noqa: E402
 
@@ -210,6 +213,8 @@ NOT_PROTOCOL_SAFE = {
     np.unique_all: "the number of unique values is known only once the array is computed",
     np.histogram_bin_edges: "NumPy computes the edges from the array's minimum and maximum",
     diagonal_fill: "`np.fill_diagonal`'s values are repeated with np.resize, which computes a dask array",
+    list_adjoint: "splits the adjoint of a list given to a NumPy function into NumPy items, which computes a dask array",
+    record_tangent: "its adjoint is a dict of the fields' adjoints, which this check does not take apart",
     np.kron: _UNSUPPORTED,
     np.sort: _UNSUPPORTED,
     np.array: "builds a NumPy array, which computes its dask items",
@@ -318,6 +323,7 @@ def _samples_from_rule_tests():
 
 _rng = np.random.default_rng(11)
 _A, _B, _C = _rng.standard_normal((3, 4)), _rng.standard_normal((3, 2)), _rng.standard_normal((3, 4))
+_Pair = collections.namedtuple("_Pair", "a b")
 # The primitives tests/rules/ checks elsewhere than in its CASES tables.
 EXTRA_SAMPLES = [
     Sample(np.ndarray.T, (_A,), id="ndarray.T"),
@@ -338,6 +344,8 @@ EXTRA_SAMPLES = [
     Sample(dict.items, ({"a": _A, "b": _B},), id="dict.items", dy=[(None, _C), (None, 2.0 * _B)]),
     Sample(add_attr, (types.SimpleNamespace(w=_A), "w", _C), id="add_attr", dy=types.SimpleNamespace(w=_B[:, :1] * _C)),
     Sample(attribute_part, (types.SimpleNamespace(w=_A, c=_B), "w"), id="attribute_part", dy=_C),
+    Sample(field_tangent, (types.SimpleNamespace(w=_A, c=_B), "w"), id="field_tangent", dy=_C),
+    Sample(record_tangent, (_Pair(_A, _B), {"a": _C}), id="record_tangent", dy=_Pair(_C, _B)),
     Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {})),
     Sample(unspent, ((_A, [_B, _C]),), id="unspent", dy=(_C, [2.0 * _B, _A])),
     Sample(einsum_of, ("ij,ik->jk", [_A, _B]), id="einsum_of"),

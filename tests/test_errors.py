@@ -9,6 +9,7 @@ import pytest
 
 import ssad
 from ssad.errors import SourceError
+from ssad.testing import numerical_gradient
 
 from .programs import unsupported
 
@@ -204,9 +205,26 @@ def augmented_fresh_values(x):
 
 
 def test_augmented_assignment_on_a_shared_array_is_refused():
-    with pytest.raises(ssad.UnsupportedSyntaxError, match="`z` shares") as caught:
-        ssad.grad(augmented_after_copy)
+    # `y` holds an array or a number as `x` does: which, is known when the code runs
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=r"test_errors.py:\d+:.*`z` shares") as caught:
+        ssad.grad(augmented_after_copy)(np.array([0.5, -1.0]))
     assert "y = y + ..." in str(caught.value)
+    # of a number, `y += 1.0` binds a new number, which `z` does not see
+    x = 0.7
+    assert ssad.grad(augmented_after_copy)(x) == pytest.approx(numerical_gradient(augmented_after_copy, x))
+
+
+def augmented_view(x):
+    y = x[1:]
+    z = y * 1.0
+    w = y
+    y += 1.0
+    return np.sum(z * w)
+
+
+def test_augmented_assignment_on_a_shared_view_is_refused_before_it_runs():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`w` shares"):
+        ssad.grad(augmented_view)
 
 
 def test_augmented_assignment_on_fresh_values_is_exact():

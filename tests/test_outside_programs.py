@@ -1301,3 +1301,33 @@ def test_a_slice_of_a_list_is_a_new_list_holding_the_same_items():
     _second_order_checks(reverses_a_list_then_swaps, x, np.array([0.5, -1.0, 0.25, 2.0]))
     with pytest.raises(ssad.UnsupportedSyntaxError, match="`w\\[...\\] = ...` would change an array that `items`"):
         ssad.grad(writes_through_an_item_of_a_reversed_list)
+
+
+def adds_to_a_number_a_loop_variable_copied(x, s):
+    # random program 6333 (hypothesis): `v = s`, then `s += ...` on the next turn, where
+    # `s` (a parameter) may be a number or an array; refused before the code ran
+    total = 0.0
+    for v, w in zip(x, x):
+        if np.sum(x) > 10.0:
+            v = 0.5
+        else:
+            v = 0.3 * v
+        k = 0
+        while k < 2:
+            k += 1
+            s += np.sum(x * w)
+            v = s
+        v = v + 1.0
+        total = total + v * w
+    return total + s * s
+
+
+def test_an_augmented_number_parameter_shared_by_a_loop_variable():
+    x, s = np.array([0.3, -0.4, 0.6]), 0.2
+    ssad.check_grads(adds_to_a_number_a_loop_variable_copied, (x, s))
+    ssad.check_grads(adds_to_a_number_a_loop_variable_copied, (x, s), order=2)
+    expected = numerical_gradient(lambda z: adds_to_a_number_a_loop_variable_copied(z, s), x)
+    np.testing.assert_allclose(ssad.grad(adds_to_a_number_a_loop_variable_copied)(x, s), expected, rtol=1e-6)
+    # an array `s` would be changed in place under `v`: refused where it runs
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=r"test_outside_programs.py:\d+.*`s \+= \.\.\.` would change"):
+        ssad.grad(adds_to_a_number_a_loop_variable_copied, wrt=(0, 1))(x, np.array([0.2, 0.1, 0.0]))

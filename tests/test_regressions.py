@@ -647,13 +647,48 @@ def index_expression_of_a_value(x):
     return np.sum(np.s_[x])
 
 
-@pytest.mark.parametrize("function", [joined_with_a_directive, grid_from_a_value, index_expression_of_a_value])
+@pytest.mark.parametrize("function", [joined_with_a_directive, grid_from_a_value])
 def test_a_subscript_of_an_object_without_a_rule_is_refused(function):
     x = np.array([0.3, 0.7, 1.1])
     with pytest.raises(ssad.MissingRuleError, match=r"test_regressions.py:\d+.*no rule for subscripting"):
         ssad.grad(function)(x)
     with pytest.raises(ssad.MissingRuleError, match=r"test_regressions.py:\d+.*no rule for subscripting"):
         ssad.jvp(function, (x,), (x,))
+
+
+def test_a_value_in_an_index_built_by_np_s_is_refused_where_it_runs():
+    # np.s_[x] is x itself: a part of an index carries no gradient, and a float is no index
+    x = np.array([0.3, 0.7, 1.1])
+    for run in (lambda: ssad.grad(index_expression_of_a_value)(x),
+                lambda: ssad.jvp(index_expression_of_a_value, (x,), (x,))):
+        with pytest.raises(ssad.SsadError, match=r"test_regressions.py:\d+.*`x` in an index built with `np.s_.*"
+                                                 r"is a ndarray, not an index"):
+            run()
+
+
+def columns_by_index_expression(w):
+    # Gram-Schmidt-like: the gradient writes and reads columns by `np.s_[:, k]`, with `k`
+    # a loop variable that its second-order code pops from the gradient's tape
+    Q = np.zeros((2, 3))
+    for j in range(3):
+        v = w[:2] * 1.0
+        for k in range(j):
+            v = v - Q[:, k] * w[j + 1]
+        Q[:, j] = v
+    return np.sum(Q**2) + Q[np.s_[1, int(np.argmax(w))]]
+
+
+def test_an_index_built_by_np_s_is_differentiated_at_every_order():
+    w = np.array([0.3, -0.5, 0.8, 0.4])
+    v = np.array([1.0, -2.0, 0.5, 0.3])
+    ssad.check_grads(columns_by_index_expression, (w,), order=2)
+    gradient = ssad.grad(columns_by_index_expression)
+    np.testing.assert_allclose(gradient(w), numerical_gradient(columns_by_index_expression, w), rtol=1e-6)
+    hessian = ssad.hessian(columns_by_index_expression)(w)
+    by_differences = np.array([numerical_gradient(lambda z, i=i: gradient(z)[i], w) for i in range(w.size)])
+    np.testing.assert_allclose(hessian, by_differences, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(gradient, (w,), (v,))[1], hessian @ v, rtol=1e-9)
+    np.testing.assert_allclose(ssad.grad(lambda z: np.sum(gradient(z) * v))(w), hessian @ v, rtol=1e-9)
 
 
 def windows_by_index_expression(x):

@@ -17,7 +17,7 @@ from .builders import clone
 from .builders import name as _name
 from .expressions import reads_name
 from .outputs import is_library
-from .views import NEW_CONTAINERS, VIEW_METHODS, effects, viewed_operands
+from .views import NEW_CONTAINERS, VIEW_FUNCTIONS, VIEW_METHODS, effects, viewed_operands
 
 
 class AliasingLowering:
@@ -76,12 +76,28 @@ class AliasingLowering:
                     f"of it, or a list or dict holding it), which ssad would not see there; build it under "
                     f"one name and put it into `{later[0]}` when it is complete"
                 )
-            if write or self.is_generated() or not any(n in self.maybe_numbers for n in [name, *later]):
+            if write or self.is_generated() or list_change or name in self.views:
                 raise self.parsed.unsupported(statement, message)
             # `t += v` changes what `t` shares only when `t` holds an array (or a list): a number
-            # (`t = y[2]` of a vector, `t = min(items, key=abs)`, or a `t` such a name may be)
-            # is rebound, as ssad's lowering does. Which one it holds is known when the code runs.
+            # (`t = y[2]` of a vector, `t = min(items, key=abs)`, a parameter `s`, `t = s * 2`) is
+            # rebound, as ssad's lowering does. Which one it holds is known when the code runs;
+            # a view (`t = x.T`, `t = x[1:]`) is an array, refused here.
             self.emit_guard(rebound_by_augmented, [self.load(user_name)], message, statement)
+
+    def is_view(self, value):
+        """Whether `value` is a view of an array (so an array itself): a slice, `.T`, `.reshape(...)`,
+        `np.reshape(...)` and the like (see `views`)."""
+        if isinstance(value, gast.Subscript):
+            parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+            return any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, Ellipsis))
+                       for p in parts)
+        if isinstance(value, gast.Attribute):
+            return value.attr in VIEW_METHODS
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+            if self.is_static(value.func):
+                return value.func.attr in VIEW_FUNCTIONS and value.func.attr not in ("iterated", "stop_gradient")
+            return value.func.attr in VIEW_METHODS
+        return False
 
     def track_module_level(self, name, value, resolve):
         """Whether `name = value` may hold an object of the module's (a global array, an item

@@ -136,6 +136,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         # names that may hold a number or an array: an element read (`y[i]`), what min or max
         # chose; `t += v` on one is checked when the code runs (see `check_not_shared`)
         self.maybe_numbers = set()
+        self.views = set()  # names holding a view of an array (`y = x.T`, `x[1:]`): arrays
         # names holding a new list, tuple or dict whose items may be shared (`args = list(xs)`):
         # changing the container itself changes nothing the caller holds
         self.new_containers = set()
@@ -369,6 +370,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             self.maybe_numbers.add(name)
         else:
             self.maybe_numbers.discard(name)
+        (self.views.add if self.is_view(value) else self.views.discard)(name)
         if makes_sequence(value, self):
             self.sequences.add(name)
         else:

@@ -9,7 +9,10 @@ is parsed, before the fence sees them.
   (`lower_generator`), which is what a caller that consumes it sees;
 - `np.fill_diagonal(a, val)` and `np.put_along_axis(a, indices, values, axis)` become
   the indexed writes they are, `a[index] = value` (`lower_index_writes`, with the
-  helpers of `runtime.in_place`).
+  helpers of `runtime.in_place`);
+- a part of an index built as a value, `np.s_[:, k]`, is checked to be one where the code
+  runs, and carries no gradient (`lower_index_expressions`);
+- a list or tuple display given to a ufunc is the array it makes (`lower_ufunc_displays`).
 
 Assumes: a `Parsed` function whose free names are not resolved yet.
 Guarantees: no `Import`, `ImportFrom` or `Assert` statement, no `raise` of an exception and no
@@ -239,17 +242,7 @@ def lower_index_writes(parsed):
 
     functions = {np.fill_diagonal: ("a", "val", "wrap"), np.put_along_axis: ("arr", "indices", "values", "axis")}
     local = local_names(parsed.node)
-    taken = local | set(parsed.namespace)
-    names = {}
-
-    def helper(value):
-        if value not in names:
-            base = value.__name__
-            fresh = next(n for n in (base, *(f"{base}_{k}" for k in range(2, 1000))) if n not in taken)
-            taken.add(fresh)
-            parsed.namespace[fresh] = value
-            names[value] = fresh
-        return gast.Name(id=names[value], ctx=gast.Load(), annotation=None, type_comment=None)
+    helper = _binder(parsed, local)
 
     def lower(statement):
         if not isinstance(statement, gast.Expr) or not isinstance(statement.value, gast.Call):
@@ -282,6 +275,81 @@ def lower_index_writes(parsed):
         return [gast.fix_missing_locations(gast.copy_location(write, statement))]
 
     parsed.node.body = _rewritten(parsed.node.body, lower) or [gast.Pass()]
+
+
+def lower_index_expressions(parsed):
+    """`np.s_[:, k]` (or `np.index_exp[...]`), an index built as a value, as
+    `np.s_[:, index_only(k, ...)]`: a part of an index carries no gradient, and `index_only`
+    checks where the code runs that `k` is one (an integer, an integer array, ...), raising
+    SsadError at the user's line where it is not. The parts of a gradient's own indices
+    (`add_at(d_Q, np.s_[:, k], g)`) are then known to carry none when it is differentiated."""
+    import numpy as np
+
+    from ..runtime.refusals import index_only
+
+    local = local_names(parsed.node)
+    helper = _binder(parsed, local)
+
+    class Lower(gast.NodeTransformer):
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            if not isinstance(node.ctx, gast.Load) or not isinstance(
+                    _static(node.value, parsed.namespace, local), type(np.s_)):
+                return node
+            parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+            checks = [check(part) for part in parts]
+            if isinstance(node.slice, gast.Tuple):
+                node.slice.elts = checks
+            else:
+                node.slice = checks[0]
+            return node
+
+    def check(part):
+        if isinstance(part, (gast.Slice, gast.Constant)) or not any(isinstance(n, gast.Name) for n in walk(part)):
+            return part
+        filename, line, col, _ = parsed.where(part)
+        facts = [gast.Constant(value=v, kind=None) for v in (gast.unparse(part).strip(), filename, line, col)]
+        return gast.copy_location(gast.Call(func=helper(index_only), args=[part, *facts], keywords=[]), part)
+
+    Lower().visit(parsed.node)
+
+
+def lower_ufunc_displays(parsed):
+    """`np.add([a, b], [c, d])` as `np.add(np.asarray([a, b]), np.asarray([c, d]))`: a ufunc
+    takes a list or tuple display as the array it makes of it, and its rules compute with
+    arrays (the tangent `d_x + d_y` of two lists would join them)."""
+    import numpy as np
+
+    local = local_names(parsed.node)
+    helper = _binder(parsed, local)
+
+    class Lower(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if isinstance(_static(node.func, parsed.namespace, local), np.ufunc):
+                node.args = [gast.copy_location(gast.Call(func=helper(np.asarray), args=[a], keywords=[]), a)
+                             if isinstance(a, (gast.List, gast.Tuple)) else a for a in node.args]
+            return node
+
+    Lower().visit(parsed.node)
+
+
+def _binder(parsed, local):
+    """`helper(value)`: a Name for the runtime `value`, bound in the function's namespace
+    under a name no local or free name of the function takes."""
+    taken = local | set(parsed.namespace)
+    names = {}
+
+    def helper(value):
+        if value not in names:
+            base = value.__name__
+            fresh = next(n for n in (base, *(f"{base}_{k}" for k in range(2, 1000))) if n not in taken)
+            taken.add(fresh)
+            parsed.namespace[fresh] = value
+            names[value] = fresh
+        return gast.Name(id=names[value], ctx=gast.Load(), annotation=None, type_comment=None)
+
+    return helper
 
 
 def _static(func, namespace, local):

@@ -27,8 +27,10 @@ from .desugar import (
     lower_formatted_strings,
     lower_generator,
     lower_imports,
+    lower_index_expressions,
     lower_index_writes,
     lower_raises,
+    lower_ufunc_displays,
     without_deletes,
 )
 from .distributions import lower_frozen_distributions
@@ -247,7 +249,7 @@ def _read(f):
 
 def _finish(parsed):
     """`parsed` with its free names resolved, and its imports, frozen distributions, asserts,
-    f-strings, yields and raises lowered."""
+    f-strings, index writes and indices built as values, yields and raises lowered."""
     if parsed.filename.startswith("<ssad ") and not parsed.filename.startswith("<ssad closure"):
         without_deletes(parsed.node)  # generated code releases values it no longer reads
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
@@ -255,6 +257,8 @@ def _finish(parsed):
     lower_asserts(parsed)
     lower_formatted_strings(parsed)
     lower_index_writes(parsed)
+    lower_index_expressions(parsed)
+    lower_ufunc_displays(parsed)
     if inspect.isgeneratorfunction(parsed.function):
         lower_generator(parsed)
     lower_raises(parsed)

@@ -257,12 +257,38 @@ def indexed_error(op, program, statement):
 
 
 def record_fields(callee):
-    """The fields of a namedtuple class or dataclass (its constructor's parameters), else None."""
+    """The fields of a namedtuple class or dataclass (its constructor's parameters), else None.
+
+    None too for one whose constructor computes (a `__post_init__`, an `__init__` or `__new__`
+    of the user's): building it is not packing its arguments (see `record_refusal`)."""
+    if record_refusal(callee) is not None:
+        return None
     if isinstance(callee, type) and issubclass(callee, tuple) and hasattr(callee, "_fields"):
         return list(callee._fields)
     if isinstance(callee, type) and dataclasses.is_dataclass(callee):
         return [f.name for f in dataclasses.fields(callee) if f.init]
     return None
+
+
+def record_refusal(callee):
+    """Why constructing the namedtuple class or dataclass `callee` is more than storing its
+    arguments as fields (a method of the user's runs on them), else None."""
+    if not isinstance(callee, type):
+        return None
+    if issubclass(callee, tuple) and hasattr(callee, "_fields"):
+        if not _generated(callee.__new__):
+            return "its `__new__` computes from them"
+    elif dataclasses.is_dataclass(callee):
+        if hasattr(callee, "__post_init__"):
+            return "its `__post_init__` computes from them"
+        if not _generated(callee.__init__) or callee.__new__ is not object.__new__:
+            return "its own `__init__` or `__new__` computes from them"
+    return None
+
+
+def _generated(method):
+    """Whether `method` is the constructor `dataclass` or `namedtuple` wrote (from a string)."""
+    return getattr(getattr(method, "__code__", None), "co_filename", None) == "<string>"
 
 
 def rule_target(op):

@@ -48,6 +48,8 @@ from .elementwise import _conj
 
 def _as_float(g, a):
     """`g` as an array in the float dtype shared by `g` and `a`."""
+    if isinstance(g, (list, tuple)):  # the tangent of a list given to np.max: a list too
+        g = np.asarray(g)
     if is_other_array(g) or is_other_array(a):  # np.asarray would compute a dask array
         dtype = np.result_type(getattr(g, "dtype", g), a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype, 1.0)
         return g.astype(dtype) if is_other_array(g) else np.asarray(g, dtype=dtype)

@@ -20,6 +20,7 @@ from ..runtime import (
     chosen_position,
     copy_adjoint,
     formatted,
+    list_adjoint,
     getitem_adjoint,
     insert_position,
     is_missing,
@@ -50,15 +51,16 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
-from ..runtime.refusals import check_assertion, not_a_view_of, rebound_by_augmented, unchanged_by_call
-from ..runtime.structure import add_adjoint, add_attr, attribute_part, is_zero_number
+from ..runtime.refusals import check_assertion, index_only, not_a_view_of, rebound_by_augmented, unchanged_by_call
+from ..runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, is_zero_number, record_tangent
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
 nondifferentiable(is_missing, insert_position, chosen_position)  # a test of a saved part, a list position
 nondifferentiable(formatted)  # a string
-nondifferentiable(check_assertion, pure=False)
-nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where it stands  # an `assert`: it must run where the function runs it
+nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where the function runs it
+nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where it stands
+nondifferentiable(index_only, pure=False)  # a part of an index built as a value (`np.s_[:, k]`): a test that raises
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
@@ -218,6 +220,21 @@ def copy_adjoint_tangent(tangents, y, d_x):
     return copy_adjoint(tangents[0])
 
 
+@adjoint(list_adjoint)
+def list_adjoint_adjoint(dy, y, whole, items):
+    # linear in the list's adjoint `whole`: the items' adjoints, gathered into its shape
+    if isinstance(whole, list) or not isinstance(items, list) or is_zero_number(whole):
+        return (dy, None)
+    return (unbroadcast(np.asarray(dy) if dy else np.zeros(np.shape(items)), whole), None)
+
+
+@tangent(list_adjoint)
+def list_adjoint_tangent(tangents, y, whole, items):
+    if tangents[0] is None or is_zero_number(tangents[0]):
+        return zeros_like_value(y)  # a list (or a dict) the adjoint of `pop` puts an item back into
+    return list_adjoint(tangents[0], items)
+
+
 @adjoint(zero_at)
 def zero_at_adjoint(dy, y, d_x, index):
     return (zero_at(dy, index), None)
@@ -310,6 +327,27 @@ def attribute_part_adjoint(dy, y, d_x, name):
 @tangent(attribute_part)
 def attribute_part_tangent(tangents, y, d_x, name):
     return attribute_part(tangents[0], name)
+
+
+@adjoint(field_tangent)
+def field_tangent_adjoint(dy, y, d_x, name):
+    return (add_attr(zeros_like_value(d_x), name, dy), None)
+
+
+@tangent(field_tangent)
+def field_tangent_tangent(tangents, y, d_x, name):
+    return field_tangent(_base_tangent(tangents[0], d_x), name)
+
+
+@adjoint(record_tangent)
+def record_tangent_adjoint(dy, y, value, tangents):
+    # linear in the fields' tangents; `value` gives only the structure
+    return (None, {name: 0.0 if is_zero_number(dy) else attribute_part(dy, name) for name in tangents})
+
+
+@tangent(record_tangent)
+def record_tangent_tangent(tangents, y, value, given):
+    return record_tangent(value, {} if is_zero_number(tangents[1]) or tangents[1] is None else tangents[1])
 
 
 # Calls through function values, read again (see runtime.pullbacks): the tangent and the

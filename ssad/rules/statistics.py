@@ -722,6 +722,7 @@ def _histogram_weights_adjoint(g, edges, a, weights, density):
     """The adjoint of `weights` in `np.histogram(a, edges, weights=weights, density=density)[0]`."""
     if weights is None:
         return None
+    g = np.broadcast_to(g, (len(edges) - 1,))  # a zero comes as the number 0.0
     if density:
         widths = edges[1:] - edges[:-1]
         counts = np.histogram(a, edges, weights=weights)[0]

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import SourceError, SsadError
 from .locations import caller_location
 from .checkpoints import Checkpoints
-from .scatter import add_at, added_at, copy_adjoint, getitem_adjoint, summed_at, zero_at  # noqa: F401  (generated code reads them)
+from .scatter import add_at, added_at, copy_adjoint, getitem_adjoint, list_adjoint, split_like, summed_at, zero_at  # noqa: F401  (generated code reads them)
 from .structure import add_adjoint, add_attr, is_namedtuple, is_other_array, zeros_like_value  # noqa: F401  (generated code reads them)
 from .structure import has_structure, is_zero_number
 
@@ -38,6 +38,11 @@ def unbroadcast(g, x):
             return zeros_like_value(x)  # the adjoint of an entry written over later (see `broadcast_like`)
         if (type(g) is list or type(g) is tuple) and len(g) == len(x):
             return g  # the adjoint of the sequence itself, stored as it is (`items[k] = (a, b)`)
+        # A NumPy function's adjoint (`np.std(xs)`): the sequence's shape, but for leading axes
+        # it broadcast to. Split into the items' adjoints. (A join's adjoint is longer.)
+        extra = np.ndim(g) - np.ndim(x)
+        if isinstance(g, np.ndarray) and extra >= 0 and g.shape[extra:] == np.shape(x):
+            return split_like(g.sum(axis=tuple(range(extra))) if extra else g, x)
         raise SourceError(
             "`+` or `*` on a list or tuple of differentiated values (concatenation or repetition) is "
             "not supported where ssad cannot tell the operand is one (a parameter, a call's result); "
@@ -192,6 +197,9 @@ def put_back(container, index, value):
     the position it had."""
     if isinstance(container, dict):
         container[index] = value
+    elif isinstance(container, np.ndarray):  # the adjoint a NumPy function gave the whole list
+        raise SourceError("`pop` from a list a NumPy function is given afterwards (`np.sum(items)`) is not "
+                          "supported; give it `np.array(items)`", *caller_location())
     else:
         container.insert(insert_position(container, index), value)
 

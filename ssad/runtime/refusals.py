@@ -94,6 +94,32 @@ def not_a_view_of(value, array, message, filename, lineno, col):
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
 
 
+def index_only(value, text, filename, lineno, col):
+    """`value`, a part of an index built as a value (`np.s_[:, k]`), when it is one: an
+    integer, a boolean, None, `...`, a slice, an integer or boolean array, or a tuple or list
+    of these. Such a part carries no gradient. Raises for any other (a float), which NumPy
+    would not take as an index either."""
+    if not _is_index(value):
+        raise SourceError(
+            f"`{text}` in an index built with `np.s_[...]` (or `np.index_exp[...]`) is a "
+            f"{type(value).__name__}, not an index (an integer, a slice, None, or an integer or boolean "
+            "array); ssad differentiates these only as indices: build a value with NumPy functions instead "
+            "(np.stack, np.concatenate, np.asarray)",
+            filename, lineno, col, _source_line(filename, lineno),
+        )
+    return value
+
+
+def _is_index(value):
+    if value is None or value is Ellipsis or isinstance(value, (numbers.Integral, np.integer, np.bool_, slice)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "iub"
+    if isinstance(value, (tuple, list)):
+        return all(_is_index(v) for v in value)
+    return False
+
+
 def _source_line(filename, lineno):
     import linecache
 

@@ -234,6 +234,29 @@ def zero_at(d_x, index):
     return d_x
 
 
+def list_adjoint(d_items, items):
+    """A private copy of the adjoint of the list `items`, as a list, for the adjoints of
+    `append`, `insert`, `extend` and `pop` to take items off: a NumPy function given the list
+    (`np.mean(losses)`) gives its adjoint as one array shaped like it, split here into the
+    adjoints of its items."""
+    if isinstance(d_items, list) or not isinstance(items, list):
+        return copy_adjoint(d_items)
+    if type(d_items) is float and d_items == 0.0:
+        return zeros_like_value(items)
+    return split_like(np.broadcast_to(d_items, np.shape(items)), items)
+
+
+def split_like(g, x):
+    """The adjoint of `x` from `g`, an array of x's NumPy shape, in x's structure: a list
+    or tuple of the items' adjoints (recursively), an array of x's float dtype, a number."""
+    if isinstance(x, (list, tuple)):
+        items = [split_like(g[k], item) for k, item in enumerate(x)]
+        return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)
+    if isinstance(x, np.ndarray):
+        return np.array(g, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
+    return np.asarray(g)[()]
+
+
 def copy_adjoint(d_x):
     """A private, writable copy of an adjoint (arrays, lists, dicts), so it can be updated in place."""
     if isinstance(d_x, np.ndarray):

@@ -11,6 +11,8 @@ a real gradient: the real part of its adjoint (see `_real_part`).
 
 import copy
 import dataclasses
+import functools
+import inspect
 import numbers
 import types
 
@@ -137,8 +139,40 @@ def has_structure(value):
     return zeros_like_value(value) is not None
 
 
+def record_tangent(value, tangents):
+    """The tangent of the namedtuple or dataclass `value` a constructor has just built, from
+    the tangents of the fields it was given (a dict): every other field (a default, a field
+    the constructor does not take) is a constant, whose tangent is zero. The constructor is
+    not called on tangents, which would take a default for a tangent."""
+    names = value._fields if is_namedtuple(value) else fields_of(value)
+    parts = {name: tangents[name] if name in tangents else zeros_like_value(getattr(value, name)) for name in names}
+    if is_namedtuple(value):
+        return tuple.__new__(type(value), [parts[name] for name in names])
+    return rebuild(value, parts)
+
+
+def field_tangent(d_x, name):
+    """The tangent of `x.name` from the tangent `d_x` of the object `x` (its field `name`);
+    raises for a property, which would compute from the tangent as if it were the object."""
+    refuse_a_property(d_x, name)
+    return getattr(d_x, name)
+
+
+def refuse_a_property(x, name):
+    """Raise SsadError when `name` is a property of `x`'s class, not a field of `x`."""
+    found = inspect.getattr_static(type(x), name, None)
+    if isinstance(found, (property, functools.cached_property)):
+        raise SourceError(
+            f"`.{name}` is a property of {type(x).__name__}, computed from its fields by a method, which ssad "
+            f"does not differentiate as a field; call a function of yours that computes it from the fields "
+            f"(`{name}(obj)`), or make it a method and call it (`obj.{name}()`)",
+            *caller_location(),
+        )
+
+
 def add_attr(d_x, name, d_part):
     """The adjoint of the object `x` with `d_part` added to its attribute `name` (for t = x.name)."""
+    refuse_a_property(d_x, name)
     if isinstance(d_x, dict) and not hasattr(d_x, name):
         # a dict whose keys read as attributes (scipy's OdeResult, OptimizeResult): the adjoint is a dict
         return {**d_x, name: add_adjoint(d_x.get(name), d_part)}

@@ -19,8 +19,8 @@ from ..errors import MissingRuleError, SourceError
 from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
 from ..runtime import (
-    copy_adjoint,
     drop_last,
+    list_adjoint,
     put_back,
     zeros_like_value,
 )
@@ -72,10 +72,10 @@ class CallAdjoints:
             zero = self.helper("zeros_like_value", zeros_like_value)
             if items.id not in self.adjoint:
                 base = call(zero, clone(items))
-            elif items.id in self.owned:
+            elif items.id in self.owned and self.backward_loops:  # made a list before the loop
                 base = name(self.adjoint[items.id])
-            else:
-                base = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint[items.id]))
+            else:  # a private list (an owned adjoint may be an array, see `mutation_adjoint`)
+                base = call(self.helper("list_adjoint", list_adjoint), name(self.adjoint[items.id]), clone(items))
             d_value = name(d_t) if d_t is not None else call(zero, name(target))
             adjoint = self.adjoint.get(items.id) or self.adjoint_names[items.id]
             self.out.append(assign(adjoint, base))
@@ -101,8 +101,10 @@ class CallAdjoints:
         if items in self.adjoint:
             self.comment_for(statement)
             d_items = self.adjoint[items]
-            if items not in self.owned:
-                self.out.append(assign(d_items, call(self.helper("copy_adjoint", copy_adjoint), name(d_items))))
+            # A private list: an adjoint owned already may be an array (`np.sum(items)`'s); in a
+            # loop, the adjoint sweep makes the list before the loop (`replay.loop_adjoint`).
+            if items not in self.owned or not self.backward_loops:
+                self.out.append(assign(d_items, call(self.helper("list_adjoint", list_adjoint), name(d_items), name(items))))
                 self.owned.add(items)
             if method == "append":
                 taken = gast.Call(func=gast.Attribute(value=name(d_items), attr="pop", ctx=gast.Load()), args=[], keywords=[])
@@ -300,6 +302,13 @@ class CallAdjoints:
 def class_refusal(cls, what):
     """Why a class constructed from values that carry `what` (gradients, tangents) is refused."""
     article = "an" if cls.__name__[:1].lower() in "aeiou" else "a"
+    reason = primitives.record_refusal(cls)
+    if reason is not None:
+        return (
+            f"constructing {article} {cls.__name__} from values that carry {what} is not supported: {reason}, "
+            "which ssad does not differentiate; compute those values before constructing it and pass them as "
+            "fields, or make the computation a function or method of yours that reads the fields"
+        )
     return (
         f"constructing {article} {cls.__name__} from values that carry {what} is not supported; pass the "
         "object in as an argument, or make it a namedtuple or a dataclass"

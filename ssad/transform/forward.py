@@ -24,6 +24,7 @@ from ..frontend.builders import assign, assigned_names, call, clone, comment, co
 from .adjoints import index_value
 from .forward_calls import Before, Replace, TangentCalls
 from ..runtime import copy_adjoint, zeros_like_value
+from ..runtime.structure import field_tangent, record_tangent
 from .tape import unbound_zero_reads
 
 
@@ -261,15 +262,14 @@ class _Forward(TangentCalls):
             keys = [constant(k) for k in op.keys]
             return self.set_tangent(target, gast.Dict(keys=keys, values=[self.d_or_zero(v) for v in op.args]), True)
         if kind == primitives.ATTRIBUTE:
-            part = gast.Attribute(value=self.d(op.args[0]), attr=op.keys[0], ctx=gast.Load())
+            part = call(self.helper("field_tangent", field_tangent), self.d(op.args[0]), constant(op.keys[0]))
             return self.set_tangent(target, part)
         if kind == primitives.CONSTRUCT:
-            built = gast.Call(
-                func=clone(statement.value.func),
-                args=[self.d_or_zero(a) for a in op.args],
-                keywords=[gast.keyword(arg=k, value=self.d_or_zero(v)) for k, v in op.keywords.items()],
-            )
-            return self.set_tangent(target, built)
+            # the built object with the tangents of the fields given it, zero for the rest (defaults)
+            given = {**dict(zip(op.keys, op.args, strict=False)), **op.keywords}
+            tangents = {k: self.d(v) for k, v in given.items() if isinstance(v, gast.Name) and self.d(v) is not None}
+            table = gast.Dict(keys=[constant(k) for k in tangents], values=list(tangents.values()))
+            return self.set_tangent(target, call(self.helper("record_tangent", record_tangent), name(target), table))
         if kind == primitives.CLOSURE:
             keys = [constant(k) for k in op.keywords]
             values = [self.d_or_zero(v) for v in op.keywords.values()]

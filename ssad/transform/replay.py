@@ -15,7 +15,7 @@ from ..analysis.activity import list_mutation
 
 from . import mirror
 from ..frontend.builders import assign, call, clone, is_loop_exit, name, store
-from ..runtime import copy_adjoint
+from ..runtime import copy_adjoint, list_adjoint
 
 
 def _walk_statements(block):
@@ -23,6 +23,20 @@ def _walk_statements(block):
         yield statement
         for field_name in ("body", "orelse"):
             yield from _walk_statements(getattr(statement, field_name, []) or [])
+
+
+def _changed_lists(block):
+    """Names `append`, `extend`, `insert` or `pop` changes inside `block`."""
+    names = set()
+    for statement in _walk_statements(block):
+        mutation = list_mutation(statement)
+        if mutation is not None:
+            names.add(mutation[0])
+        value = getattr(statement, "value", None)
+        if isinstance(statement, gast.Assign) and isinstance(value, gast.Call) and isinstance(
+                value.func, gast.Attribute) and value.func.attr == "pop" and isinstance(value.func.value, gast.Name):
+            names.add(value.func.value.id)
+    return names
 
 
 def _indexed_names(block):
@@ -107,6 +121,8 @@ class AdjointSweep:
             gast.If(test=clone(statement.test), body=body or [gast.Pass()], orelse=orelse), statement
         ))
 
+    backward_loops = 0  # how many loops the adjoint sweep being written is inside
+
     def loop_adjoint(self, loop, depth):
         entry = self.state()
         indexed = _indexed_names(loop.body)
@@ -118,7 +134,9 @@ class AdjointSweep:
             self.adjoint = {p: self.adjoint_names[p] for p in head_nonzero}
             self.owned = set(head_owned)
             self.last_comment_line = None
+            self.backward_loops += 1
             body = self.backward_block(loop.body, depth + 1)
+            self.backward_loops -= 1
             end_nonzero, end_owned = set(self.adjoint), set(self.owned)
             new = end_nonzero - head_nonzero
             lost = head_owned - end_owned - (head_nonzero - end_nonzero)
@@ -134,9 +152,15 @@ class AdjointSweep:
         self.set_state(entry)
         for primal in sorted(head_nonzero - set(entry[0])):
             self.materialize_zero(primal, self.out)
-        for primal in sorted((head_owned & set(entry[0])) - set(entry[1])):
-            copier = self.helper("copy_adjoint", copy_adjoint)
-            self.out.append(assign(self.adjoint_names[primal], call(copier, name(self.adjoint_names[primal]))))
+        changed = _changed_lists(loop.body)  # their adjoints must be lists (an array is split)
+        for primal in sorted(head_owned & set(entry[0])):
+            if primal in changed:
+                copied = call(self.helper("list_adjoint", list_adjoint), name(self.adjoint_names[primal]), name(primal))
+            elif primal not in entry[1]:
+                copied = call(self.helper("copy_adjoint", copy_adjoint), name(self.adjoint_names[primal]))
+            else:
+                continue
+            self.out.append(assign(self.adjoint_names[primal], copied))
         self.adjoint = {p: self.adjoint_names[p] for p in head_nonzero}
         self.owned = set(head_owned)
         header = self.backward_header(loop)

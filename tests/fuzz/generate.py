@@ -38,9 +38,11 @@ What the programs contain:
 
 - lists kept as a history: a loop appending to a list what it reads from the list's
   end (`h = hs[-1]; hs.append(np.tanh(h) + t)`), a list rebuilt under a dict key, a
-  list built then stored in a dict, a list made from a tuple then appended to.
+  list built then stored in a dict, a list made from a tuple then appended to;
+- 2-by-2 matrices written by rows, columns and elements in a loop nested in a loop whose
+  range depends on the outer index (`for k in range(j): m[:, j] -= ... * m[:, k]`).
 
-`generate(choices, widened=False)` leaves out the last three items and gives exactly the
+`generate(choices, widened=False)` leaves out the last four items and gives exactly the
 programs of the generator before they were added.
 """
 
@@ -609,10 +611,12 @@ class Generator:
             lists = [n for n in lists if n not in scope.aliased]
         kinds, weights = ["list", "append", "dict", "dict_set", "tuple"], [2, 3, 2, 2, 1]
         if self.widened:
-            kinds, weights = kinds + ["chain"], weights + [2]
+            kinds, weights = kinds + ["chain", "matrix"], weights + [2, 2]
         kind = self.c.pick(kinds, weights)
         if kind == "chain":
             self.s_list_chain(scope, depth)
+        elif kind == "matrix":
+            self.s_matrix(scope, depth)
         elif kind == "append" and lists:
             name = self.c.pick(lists)
             self.emit(depth, f"{name}.append({self.element(scope, 2)})")
@@ -682,6 +686,31 @@ class Generator:
             self.emit(depth, f"{items} = list(({self.element(scope, 1)}, {self.element(scope, 1)}))")
             self.emit(depth, f"{items}.append({self.element(scope, 2)})")
             scope.lists[items] = 3
+
+    def s_matrix(self, scope, depth):
+        """A 2-by-2 matrix made from arrays and written by rows, columns and elements in a
+        loop nested in a loop whose range depends on the outer index (Gram-Schmidt, a
+        triangular solve), then read back as an array."""
+        m, j, k = self.fresh("m"), self.fresh("i"), self.fresh("i")
+        a, b = self.array_leaf(scope), self.array_leaf(scope)
+        self.emit(depth, f"{m} = " + self.c.pick([
+            f"np.outer({a}[:2], {b}[2:])", f"{a}.reshape(2, 2) * 1.0", "np.zeros((2, 2))",
+            f"np.stack([{a}[:2], {b}[1:3]], axis=1)",
+        ]))
+        self.emit(depth, f"for {j} in range(2):")
+        self.emit(depth + 1, f"for {k} in range({self.c.pick([j, f'{j} + 1'])}):")
+        for _ in range(self.c.integer(1, 2)):
+            self.emit(depth + 2, self.c.pick([
+                lambda: f"{m}[:, {j}] = {m}[:, {j}] - ({m}[:, {k}] @ {m}[:, {j}]) * {m}[:, {k}] * "
+                        f"{self.constant(0.1, 0.5)}",
+                lambda: f"{m}[{j}, :] += np.tanh({m}[{k}, :] * {self.scalar_expr(scope, 1)})",
+                lambda: f"{m}[{j}, {k}] = {m}[{j}, {k}] * 0.5 + {self.scalar_expr(scope, 1)}",
+                lambda: f"{m}[:, {k}] *= np.tanh({self.array_leaf(scope)}[{j}:{j} + 2])",
+            ])())
+        name, _ = self.target(scope, ARRAY)
+        self.emit(depth, f"{name} = " + self.c.pick([f"{m}.ravel()", f"np.tanh({m} @ {m}.T).ravel()",
+                                                     f"({m} * {m}[:, ::-1]).ravel()"]))
+        scope.kinds[name] = ARRAY
 
     def carried(self, scope, inner, depth):
         """Often a loop body starts by overwriting a value from before the loop."""

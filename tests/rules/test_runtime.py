@@ -16,6 +16,7 @@ from ssad.runtime import (
     broadcast_like,
     copy_adjoint,
     getitem_adjoint,
+    list_adjoint,
     owned,
     pack_like,
     restored_value,
@@ -30,7 +31,7 @@ from ssad.runtime import (
 )
 from ssad.runtime.dynamic import call_jvp, method_jvp
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent
-from ssad.runtime.structure import add_adjoint, add_attr, attribute_part
+from ssad.runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, record_tangent
 from ssad.testing import check_rule, check_tangent
 
 from .cases import Case, case_id
@@ -70,11 +71,16 @@ CASES = [
     Case(saved_part, (A34, np.s_[1:, 2]), id="saved_part"),
     Case(restored_value, (R4,), id="restored_value"),
     Case(owned, (A34[1:, ::2],), id="owned"),
+    Case(list_adjoint, (A34, list(A34 * 2.0)), id="list_adjoint-split"),
+    Case(list_adjoint, (R4[:3], [0.5, -1.0, 2.0]), id="list_adjoint-numbers"),
 ]
 CHECKED_ELSEWHERE = [add_at, pack_like, add_attr, unspent]
 # the adjoint of a record's attribute, read by second-order code: third derivatives through
 # attribute reads in tests/test_third_order.py, its rules below
 CHECKED_ELSEWHERE += [attribute_part]
+# the tangents of a record built in the function and of its field (forward code): rules
+# below, and differentiated again on the records of tests/test_records_and_lists.py
+CHECKED_ELSEWHERE += [field_tangent, record_tangent]
 # Calls through function values read again: their rules run the callee's generated vjp
 # under forward or reverse mode, checked against closed forms and differences in
 # tests/test_function_values_at_second_order.py and on the corpora in
@@ -181,3 +187,24 @@ def test_unspent_rules_pass_adjoints_and_tangents_through_unchanged():
     forward = REGISTRY.tangent_rule(unspent)((d_residuals,), unspent(residuals), residuals)
     assert forward[0] is d_residuals[0] and forward[1] is not d_residuals[1]
     assert np.array_equal(forward[1][0], d_residuals[1][0]) and np.array_equal(forward[2]["k"], -R4)
+
+
+def test_record_tangent_and_field_tangent_rules():
+    import collections
+
+    point = collections.namedtuple("Point", "a b", defaults=[2.0])
+    p = point(R4)
+    t = record_tangent(p, {"a": R4 * 3.0})
+    assert type(t) is point and t.b == 0.0  # the default is a constant
+    np.testing.assert_array_equal(t.a, R4 * 3.0)
+    d_value, d_tangents = REGISTRY.adjoint_rule(record_tangent)(point(A34[0], 1.0), t, p, {"a": R4})
+    assert d_value is None
+    np.testing.assert_array_equal(d_tangents["a"], A34[0])
+    tangent = REGISTRY.tangent_rule(record_tangent)((None, {"a": R4}), t, p, {"a": R4 * 3.0})
+    np.testing.assert_array_equal(tangent.a, R4) and tangent.b == 0.0
+    record = types.SimpleNamespace(w=A34, c=R4)
+    np.testing.assert_array_equal(field_tangent(record, "w"), A34)
+    d_record, _ = REGISTRY.adjoint_rule(field_tangent)(A34 * 2.0, A34, record, "w")
+    np.testing.assert_array_equal(d_record.w, A34 * 2.0)
+    np.testing.assert_array_equal(d_record.c, np.zeros(4))
+    np.testing.assert_array_equal(REGISTRY.tangent_rule(field_tangent)((record, None), A34, record, "w"), A34)
