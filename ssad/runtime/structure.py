@@ -160,14 +160,18 @@ def field_tangent(d_x, name):
 
 def refuse_a_property(x, name):
     """Raise SsadError when `name` is a property of `x`'s class, not a field of `x`."""
-    found = inspect.getattr_static(type(x), name, None)
-    if isinstance(found, (property, functools.cached_property)):
+    if _is_property(type(x), name):
         raise SourceError(
             f"`.{name}` is a property of {type(x).__name__}, computed from its fields by a method, which ssad "
             f"does not differentiate as a field; call a function of yours that computes it from the fields "
             f"(`{name}(obj)`), or make it a method and call it (`obj.{name}()`)",
             *caller_location(),
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_property(cls, name):
+    return isinstance(inspect.getattr_static(cls, name, None), (property, functools.cached_property))
 
 
 def add_attr(d_x, name, d_part):

@@ -41,21 +41,11 @@ def _changed_lists(block):
 
 def _indexed_names(block):
     """Names read or written by index inside `block` (their adjoints are updated in place)."""
-    names = set()
+    names = _changed_lists(block)
     for statement in _walk_statements(block):
-        mutation = list_mutation(statement)
-        if mutation is not None:
-            names.add(mutation[0])
         if not isinstance(statement, gast.Assign):
             continue
         target, value = statement.targets[0], statement.value
-        if (
-            isinstance(value, gast.Call)
-            and isinstance(value.func, gast.Attribute)
-            and value.func.attr == "pop"
-            and isinstance(value.func.value, gast.Name)
-        ):
-            names.add(value.func.value.id)
         if isinstance(target, gast.Subscript):
             names.add(target.value.id)
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
