@@ -26,8 +26,11 @@ test: install
 
 # Random programs against finite differences and autograd; every wrong or crashed program
 # goes to fuzz-*.txt. Most of a day on 2 cores (1,000 programs in five modes: about 40 minutes);
-# FUZZ_PROGRAMS=1000 for a shorter run.
+# FUZZ_PROGRAMS=1000 for a shorter run. FUZZ_RECORD=FILE keeps the five-mode sweep's results
+# in FILE and runs only the programs it does not hold, so the sweep can be run in parts
+# (tests/fuzz/record.py; `python -m tests.fuzz --tally FILE` prints its table).
 FUZZ_PROGRAMS ?= 10000
+FUZZ_RECORD ?=
 ORACLE_PROGRAMS ?= 3000
 COMPILED_PROGRAMS ?= 500
 CHECKPOINTED_PROGRAMS ?= 2000
@@ -36,7 +39,7 @@ fuzz: install
 	SSAD_FUZZ_EXAMPLES=3000 SSAD_FUZZ_WIDENED=1 SSAD_FUZZ_SECOND_ORDER=1 SSAD_FUZZ_SHRINK=0 $(BIN)/python -m pytest tests/fuzz -q; \
 	s1=$$?; \
 	$(BIN)/python -m tests.fuzz 0 $(FUZZ_PROGRAMS) --modes first,forward,fwd_over_rev,rev_over_rev,grad_inside \
-		-j $(FUZZ_JOBS) --failures fuzz-failures.txt --check; \
+		-j $(FUZZ_JOBS) --failures fuzz-failures.txt --check $(if $(FUZZ_RECORD),--record $(FUZZ_RECORD)); \
 	s2=$$?; \
 	$(BIN)/python -m tests.fuzz 100000 $$((100000 + $(ORACLE_PROGRAMS))) --modes autograd \
 		-j $(FUZZ_JOBS) --failures fuzz-autograd-failures.txt --check; \

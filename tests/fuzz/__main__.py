@@ -3,6 +3,8 @@
     .venv/bin/python -m tests.fuzz 0 2000                       # seeds 0..1999, first order and jvp
     .venv/bin/python -m tests.fuzz 0 2000 --modes all -j 2      # every mode, on two processes
     .venv/bin/python -m tests.fuzz 0 500 --modes autograd --failures out.txt
+    .venv/bin/python -m tests.fuzz 0 10000 --modes ... --record FILE   # in parts: see record.py
+    .venv/bin/python -m tests.fuzz --tally FILE                          # the table of a record
 
 Modes (`--modes` takes a comma-separated list, or `all`):
 
@@ -32,6 +34,8 @@ import signal
 import sys
 import time
 import warnings
+
+from tests.fuzz import record
 
 MODES = ("first", "forward", "fwd_over_rev", "rev_over_rev", "grad_inside", "compiled", "checkpointed", "autograd")
 STATUSES = ("correct", "refused", "wrong", "crashed", "unfair", "blocked")
@@ -127,8 +131,8 @@ def summarize(results, modes, out=sys.stdout):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n\n")[0])
-    parser.add_argument("start", type=int)
-    parser.add_argument("stop", type=int)
+    parser.add_argument("start", type=int, nargs="?")
+    parser.add_argument("stop", type=int, nargs="?")
     parser.add_argument("--modes", default="first,forward", help=f"comma-separated, or all: {', '.join(MODES)}")
     parser.add_argument("--second-order", action="store_true", help="add the three second-order modes")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="processes (the machine's cores, say)")
@@ -136,37 +140,71 @@ def main(argv=None):
     parser.add_argument("--failures", default="fuzz-failures.txt", help="where wrong and crashed programs go")
     parser.add_argument("-v", "--verbose", action="store_true", help="also print each failing program")
     parser.add_argument("--check", action="store_true", help="exit with status 1 when a program is wrong or crashed")
+    parser.add_argument("--record", help="a file of results to resume and extend (tests/fuzz/record.py)")
+    parser.add_argument("--tally", metavar="RECORD", help="print the table of a record and stop")
     options = parser.parse_args(argv)
+    if options.tally:
+        results, modes = record.read(options.tally)
+        print(f"{len(results)} programs (seeds {min(results, default=0)}..{max(results, default=-1)}) "
+              f"in {options.tally}\n{record.describe(options.tally)}\n")
+        summarize(_outcomes(results), modes)
+        return
+    if options.start is None or options.stop is None:
+        parser.error("give the first seed and the seed after the last (or --tally RECORD)")
     modes = list(MODES) if options.modes == "all" else options.modes.split(",")
     if options.second_order:
         modes += [m for m in ("fwd_over_rev", "rev_over_rev", "grad_inside") if m not in modes]
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         parser.error(f"unknown modes {unknown}; choose from {MODES}")
-    tasks = [(seed, modes, options.timeout) for seed in range(options.start, options.stop)]
+    done = set()
+    if options.record:
+        try:
+            done = record.start(options.record, modes)
+        except record.RecordError as error:
+            sys.exit(str(error))
+    tasks = [(seed, modes, options.timeout) for seed in range(options.start, options.stop) if seed not in done]
     began = time.perf_counter()
     results = []
+    kept = open(options.record, "a") if options.record else None
     with open(options.failures, "w") as failures:
         if options.jobs > 1:
             # each worker forks once and keeps its caches; maxtasksperchild bounds memory
             with multiprocessing.get_context("fork").Pool(options.jobs, maxtasksperchild=200) as pool:
                 stream = pool.imap_unordered(run_seed, tasks, chunksize=1)
-                results = _collect(stream, failures, options.verbose)
+                results = _collect(stream, failures, options.verbose, kept, modes)
         else:
-            results = _collect(map(run_seed, tasks), failures, options.verbose)
+            results = _collect(map(run_seed, tasks), failures, options.verbose, kept, modes)
+    if kept:
+        kept.close()
     results.sort(key=lambda r: r[0])
     elapsed = time.perf_counter() - began
     print(f"\n{len(results)} programs (seeds {options.start}..{options.stop - 1}) in {elapsed:.0f} s; "
           f"failures written to {options.failures}\n")
     counts = summarize(results, modes)
+    if options.record:
+        held, _ = record.read(options.record, modes)
+        print(f"\n{len(held)} programs in {options.record}, with those of earlier runs:\n")
+        counts = summarize(_outcomes(held), modes)
     if options.check and any(counts[m]["wrong"] or counts[m]["crashed"] for m in modes):
         sys.exit(1)
 
 
-def _collect(stream, failures, verbose):
+def _outcomes(held):
+    """A record's results as `run_seed` returns them."""
+    from tests.fuzz.harness import Outcome
+
+    return [(seed, {mode: Outcome(status, "", kind) for mode, (status, kind) in modes.items()})
+            for seed, modes in sorted(held.items())]
+
+
+def _collect(stream, failures, verbose, kept=None, modes=()):
     results = []
     for seed, outcomes in stream:
         results.append((seed, outcomes))
+        if kept:
+            kept.write(record.line(seed, outcomes, modes) + "\n")
+            kept.flush()
         for mode, outcome in outcomes.items():
             if outcome.status in ("wrong", "crashed"):
                 first = outcome.detail.splitlines()[0] if outcome.detail else outcome.kind
