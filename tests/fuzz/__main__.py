@@ -84,9 +84,15 @@ def _autograd_outcomes(program):
 
 def run_seed(task):
     """(seed, {mode: Outcome}) for one program; a worker of the pool."""
-    seed, modes, timeout = task
+    seed, modes, timeout, every = task
+    from ssad.backend import pipeline
+    from ssad.transform import mirror
     from tests.fuzz.generate import from_seed
     from tests.fuzz.harness import Outcome, evaluate
+
+    # the checks of the code's structure, on this program or not (see --structural-checks)
+    before = mirror.ENABLED, pipeline.CHECK_CLOSURE
+    mirror.ENABLED = pipeline.CHECK_CLOSURE = every > 0 and seed % every == 0
 
     warnings.simplefilter("ignore")
     warnings.filterwarnings("error", category=SyntaxWarning, module="<ssad")  # generated code Python warns about
@@ -103,6 +109,7 @@ def run_seed(task):
         outcomes = {m: Outcome("crashed", f"harness error {error!r}\n{program!r}", "harness") for m in modes}
     finally:
         signal.alarm(0)
+        mirror.ENABLED, pipeline.CHECK_CLOSURE = before
     return seed, outcomes
 
 
@@ -140,6 +147,13 @@ def main(argv=None):
     parser.add_argument("--failures", default="fuzz-failures.txt", help="where wrong and crashed programs go")
     parser.add_argument("-v", "--verbose", action="store_true", help="also print each failing program")
     parser.add_argument("--check", action="store_true", help="exit with status 1 when a program is wrong or crashed")
+    parser.add_argument(
+        "--structural-checks", type=int, default=1, metavar="N",
+        help="check that each adjoint sweep reads what its forward sweep had (ssad/transform/mirror.py) "
+             "and that ssad's front end accepts each generated function (CHECK_CLOSURE), as the test suite "
+             "does, on the programs whose seed is a multiple of N (1, the default: all; 0: none); "
+             "the sweep runs about twice as fast without them",
+    )
     parser.add_argument("--record", help="a file of results to resume and extend (tests/fuzz/record.py)")
     parser.add_argument("--tally", metavar="RECORD", help="print the table of a record and stop")
     options = parser.parse_args(argv)
@@ -160,10 +174,10 @@ def main(argv=None):
     done = set()
     if options.record:
         try:
-            done = record.start(options.record, modes)
+            done = record.start(options.record, modes, options.structural_checks)
         except record.RecordError as error:
             sys.exit(str(error))
-    tasks = [(seed, modes, options.timeout) for seed in range(options.start, options.stop) if seed not in done]
+    tasks = [(seed, modes, options.timeout, options.structural_checks) for seed in range(options.start, options.stop) if seed not in done]
     began = time.perf_counter()
     results = []
     kept = open(options.record, "a") if options.record else None
@@ -183,7 +197,7 @@ def main(argv=None):
           f"failures written to {options.failures}\n")
     counts = summarize(results, modes)
     if options.record:
-        held, _ = record.read(options.record, modes)
+        held, _ = record.read(options.record, modes, options.structural_checks)
         print(f"\n{len(held)} programs in {options.record}, with those of earlier runs:\n")
         counts = summarize(_outcomes(held), modes)
     if options.check and any(counts[m]["wrong"] or counts[m]["crashed"] for m in modes):

@@ -4,7 +4,9 @@
     .venv/bin/python -m tests.fuzz --tally tests/fuzz/records/five-modes.txt
 
 The file's first line names the code its results hold for (`fingerprint`: the sources of
-ssad and of the sweep, and the versions of Python, NumPy and gast) and the modes, in order.
+ssad and of the sweep, and the versions of Python, NumPy and gast), the modes, in order, and
+the programs the structural checks ran on (`--structural-checks N`: the seeds that are
+multiples of N; 0 for none).
 Each later line is one program: its seed, a letter per mode (`LETTERS`), and, for a program
 refused, wrong or crashed in some mode, what happened (`mode: kind`). A sweep given a record
 runs only the seeds it does not hold, and appends each program as it finishes, so a sweep
@@ -39,34 +41,41 @@ def fingerprint():
     return digest.hexdigest()[:16], versions
 
 
-def header(modes):
+def header(modes, every=1):
     code, versions = fingerprint()
-    return f"# ssad sweep: code {code} ({versions}); modes {','.join(modes)}"
+    checks = "every program" if every == 1 else f"seeds divisible by {every}" if every else "no program"
+    return f"# ssad sweep: code {code} ({versions}); structural checks on {checks}; modes {','.join(modes)}"
+
+
+def _header_parts(first):
+    """(modes, every) of a record's first line."""
+    checks = first.split("; structural checks on ", 1)[1].split("; modes ", 1)[0]
+    every = 1 if checks == "every program" else 0 if checks == "no program" else int(checks.rsplit(" ", 1)[1])
+    return first.rsplit("; modes ", 1)[1].split(","), every
 
 
 def describe(path):
     """The record's first line, and whether it holds for the code here."""
     first = pathlib.Path(path).read_text().split("\n", 1)[0]
-    modes = first.rsplit("; modes ", 1)[-1].split(",")
-    fits = "holds for the code here" if first == header(modes) else "made on other code than the code here"
-    return f"{first}\n({fits}: {header(modes)[len('# ssad sweep: '):]})"
+    here = header(*_header_parts(first))
+    fits = "holds for the code here" if first == here else "made on other code than the code here"
+    return f"{first}\n({fits}: {here[len('# ssad sweep: '):]})"
 
 
 class RecordError(Exception):
     """The record was made on other code or in other modes."""
 
 
-def read(path, modes=None):
+def read(path, modes=None, every=1):
     """{seed: {mode: (status, kind)}} from a record, with its modes; checks it fits the code
-    (and `modes`, when given)."""
+    (and `modes` and `every`, when modes are given)."""
     lines = pathlib.Path(path).read_text().splitlines()
     if not lines or not lines[0].startswith("# ssad sweep: "):
         raise RecordError(f"{path} is not a record of a sweep")
-    recorded_modes = lines[0].rsplit("; modes ", 1)[1].split(",")
-    if modes is not None:
-        if lines[0] != header(modes):
-            raise RecordError(f"{path} was made on other code or with other modes:\n  {lines[0]}\n"
-                              f"this sweep is\n  {header(modes)}\nstart a new record (another file)")
+    recorded_modes = _header_parts(lines[0])[0]
+    if modes is not None and lines[0] != header(modes, every):
+        raise RecordError(f"{path} was made on other code or with other modes:\n  {lines[0]}\n"
+                          f"this sweep is\n  {header(modes, every)}\nstart a new record (another file)")
     results = {}
     for line in lines[1:]:
         seed, letters, *rest = line.split(" ", 2)
@@ -76,13 +85,13 @@ def read(path, modes=None):
     return results, recorded_modes
 
 
-def start(path, modes):
+def start(path, modes, every=1):
     """The seeds a record holds already (an empty set for a new record, whose header it writes)."""
     path = pathlib.Path(path)
     if path.exists() and path.stat().st_size:
-        return set(read(path, modes)[0])
+        return set(read(path, modes, every)[0])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(header(modes) + "\n")
+    path.write_text(header(modes, every) + "\n")
     return set()
 
 

@@ -62,3 +62,28 @@ def test_a_resumed_sweep_runs_only_what_is_not_held(tmp_path, capsys):
     assert set(held) == {0, 1, 2} and held[0]["first"] == ("correct", "") and held[1]["first"] == ("unfair", "")
     sweep.main(["--tally", str(path)])
     assert "3 programs (seeds 0..2)" in capsys.readouterr().out
+
+
+def test_structural_checks_on_one_program_in_n(tmp_path, monkeypatch):
+    from ssad.backend import pipeline
+    from ssad.transform import mirror
+
+    seen = []
+
+    def evaluate(program, modes):
+        seen.append((mirror.ENABLED, pipeline.CHECK_CLOSURE))
+        return {mode: Outcome("correct") for mode in modes}
+
+    monkeypatch.setattr("tests.fuzz.generate.from_seed", lambda seed: None)
+    monkeypatch.setattr("tests.fuzz.harness.evaluate", evaluate)
+    for seed in range(4):
+        sweep.run_seed((seed, ["first"], 60, 3))
+    assert seen == [(True, True), (False, False), (False, False), (True, True)]
+    assert mirror.ENABLED and pipeline.CHECK_CLOSURE  # as the test suite set them
+    path = tmp_path / "record.txt"
+    record.start(path, ["first"], 3)
+    assert "structural checks on seeds divisible by 3; modes first" in path.read_text()
+    with pytest.raises(record.RecordError):
+        record.start(path, ["first"])
+    assert record.start(path, ["first"], 3) == set()
+    assert "holds for the code here" in record.describe(path)
