@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .analysis.row_reads import row_read_parameters
-from .backend.driver import Variants, argument_class, argument_facts, compiled, globals_read
+from .backend.driver import Variants, argument_class, argument_facts, compiled
 from .backend.sparse_rows import sparse_entry
 from .errors import SsadError
 from .frontend import anf, fence, parse
@@ -28,6 +28,7 @@ from .runtime.callables import function_label, parameters, positions, unwrapped,
 from .runtime.checkpoints import validate as validate_checkpoint
 from .runtime.closures import Closure, gradient_closure
 from .runtime.handles import GRAD, VALUE_AND_GRAD, VJP
+from .runtime.reads import keep, kept, values_read
 from .runtime.rows import gradient_fitter
 from .runtime.structure import fit_gradient
 from .stand_ins import as_function
@@ -179,12 +180,15 @@ def elementwise_grad(f: Callable[..., Any], wrt: Wrt = 0, *, optimize: bool = Tr
     return grad(differentiable(f, "elementwise_grad", "summed"), wrt, optimize=optimize)
 
 
-_wrappers = weakref.WeakKeyDictionary()  # function -> {(wrt, optimize, with_value, version, globals): wrapper}
+# function -> {(wrt, optimize, with_value, version, ...): ((values read, wrapper), ...)}, newest first
+_wrappers = weakref.WeakKeyDictionary()
 _wrappers_lock = threading.Lock()
 
 
 def _wrapper(f, wrt, optimize, with_value, has_aux, native=False, sparse=False, checkpoint=None):
-    """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup."""
+    """The gradient function of `f`, made once: a second `grad(f)` is a dictionary lookup,
+    while f and the functions it calls read the same globals and closure cells
+    (`runtime.reads`); after one was rebound, a new gradient function with new code."""
     api = "value_and_grad" if with_value else "grad"
     native = _native_mode(native)
     checkpoint = checkpoint_strategy(checkpoint)
@@ -195,12 +199,15 @@ def _wrapper(f, wrt, optimize, with_value, has_aux, native=False, sparse=False, 
     if isinstance(f, Closure) and not with_value and not has_aux and sparse is False and checkpoint is None:
         return gradient_closure(f, wrt, grad)  # `ssad.grad(inner)` inside a differentiated function
     f = differentiable(f, api, "aux" if has_aux else None)
-    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version, globals_read(f),
+    key = (wrt if not isinstance(wrt, list) else tuple(wrt), optimize, with_value, REGISTRY.version,
            native, sparse if not isinstance(sparse, list) else tuple(sparse), checkpoint)
+    read = values_read(f)
     try:
-        return _wrappers[f][key]
+        found = kept(_wrappers[f][key], read)
     except (KeyError, TypeError):
-        pass
+        found = None
+    if found is not None:
+        return found
     names, is_tuple = normalize_wrt(f, wrt)
     if has_aux:
         made = _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value, checkpoint)
@@ -211,7 +218,12 @@ def _wrapper(f, wrt, optimize, with_value, has_aux, native=False, sparse=False, 
     # Threads that asked for the same gradient at once each made one; the first kept
     # wins, so every caller gets the same function (and the same variants).
     with _wrappers_lock:
-        return _wrappers.setdefault(f, {}).setdefault(key, made)
+        entries = _wrappers.setdefault(f, {})
+        found = kept(entries.get(key, ()), read)
+        if found is None:
+            entries[key] = keep(entries.get(key, ()), read, made)
+            found = made
+        return found
 
 
 def checkpoint_strategy(checkpoint):

@@ -267,14 +267,33 @@ def ufuncs_of_displays(w):
     return np.add([w[0], w[1]], [w[1], w[0] ** 2])[1] + np.sum(np.multiply([w[2], w[3]], w[:2]))
 
 
+def ufuncs_of_lists_held_in_names(w):
+    xs, ys = [], []
+    for i in range(3):
+        xs.append(w * i)
+        ys.append(w + i)
+    pair = [w, w * 2.0]
+    return np.sum(np.add(xs, ys) ** 2) + np.sum(np.multiply(pair, list(pair))) + np.sum(np.square(pair))
+
+
+def unary_ufuncs_of_lists_held_in_names(w):
+    rows = (w * 2.0, w + 1.0)
+    scaled = [w[0] * 2.0, w[1], w[2] ** 2]
+    return (np.sum(np.reciprocal(rows)) + np.sum(np.negative(scaled) * np.arange(3.0))
+            + np.sum(np.sort(scaled) * np.arange(3.0)) + np.sum(np.divide(scaled, 2)))
+
+
 @pytest.mark.parametrize("function", [
     mean_of_appended, sum_of_comprehension, appended_read_several_ways, rows_summed_over_an_axis, dot_of_appended,
     helper_reduces, product_of_appended, extended_and_popped, max_and_min_of_displays, ufuncs_of_displays,
+    ufuncs_of_lists_held_in_names, unary_ufuncs_of_lists_held_in_names,
 ])
 def test_a_list_given_to_a_numpy_function(function):
     # the adjoint of np.mean(losses) is one array, which the adjoint of `append` popped
     # from (AttributeError); np.max of a list had no tangent (TypeError); the tangent of
-    # np.add of two lists joined them (ValueError)
+    # np.add of two lists joined them (ValueError); the adjoint of np.square(pair), `d * 2 *
+    # pair`, repeated the list (TypeError), and the tangent of np.negative or np.sort of a
+    # list held in a name raised TypeError or AttributeError
     check_every_order(function)
 
 

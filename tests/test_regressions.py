@@ -1120,3 +1120,169 @@ def test_a_position_written_twice_passes_its_adjoint_to_the_last_value_only():
     expected = np.cos(x) * np.array([[0.0, 1.0], [6.0, 5.0]])
     np.testing.assert_allclose(ssad.grad(puts_twice_along_an_axis)(x), expected, rtol=1e-12)
     ssad.check_grads(puts_twice_along_an_axis, (x,), order=2)
+
+
+# ----- a method of a string in code that is differentiated again -----
+# `for k in p: if k.startswith("W")` over a dict of arrays had a right first derivative, but
+# every second-order mode refused it ("no tangent rule for str.startswith, called through a
+# variable with values that carry tangents"): in the gradient, `k` is read out of the keys
+# the gradient iterates, which the second pass could not tell from values carrying gradients.
+
+_PARAMS = {"W1": np.array([1.0, 2.0]), "b": np.array([3.0]), "W2": np.array([-0.5])}
+_ALONG = {"W1": np.array([0.5, -1.0]), "b": np.array([2.0]), "W2": np.array([1.5])}
+
+
+def cubes_the_weights(p):
+    t = 0.0
+    for k in p:
+        if k.startswith("W"):
+            t = t + np.sum(p[k] ** 3)
+    return t
+
+
+def squares_the_weights(p):
+    return sum(np.sum(v ** 2) for k, v in p.items() if k.upper().startswith("W"))
+
+
+def _hessian_along(f, p, v):
+    """The Hessian of `f` along `v`, for the two functions above (closed form)."""
+    power = 3 if f is cubes_the_weights else 2
+    return {k: (power * (power - 1) * p[k] ** (power - 2) * v[k] if k.startswith("W") else 0.0 * p[k])
+            for k in p}
+
+
+@pytest.mark.parametrize("f", [cubes_the_weights, squares_the_weights])
+def test_a_string_method_at_second_order(f):
+    gradient = ssad.grad(f)
+    expected = _hessian_along(f, _PARAMS, _ALONG)
+    _, along = ssad.jvp(gradient, (_PARAMS,), (_ALONG,))
+    reverse = ssad.grad(lambda q: sum(np.sum(gradient(q)[k] * _ALONG[k]) for k in q))(_PARAMS)
+    for k in _PARAMS:
+        np.testing.assert_allclose(along[k], expected[k], rtol=1e-12)
+        np.testing.assert_allclose(reverse[k], expected[k], rtol=1e-12)
+    np.testing.assert_allclose(ssad.hvp(f)(_PARAMS, _ALONG)["W1"], expected["W1"], rtol=1e-12)
+
+
+# ----- a zero tangent through np.expand_dims -----
+# Batched `np.linalg.slogdet` reduced by `np.sum` or `np.mean`: every second-order mode raised
+# ValueError ("cannot reshape array of size 1 into shape (2,1,1)") in the generated code: the
+# gradient's `np.expand_dims` got the zero tangent of the seed as a scalar.
+
+
+def log_determinants(a):
+    batch = a.reshape(2, 2, 2) + 3 * np.eye(2)
+    sign, logabsdet = np.linalg.slogdet(batch)
+    return np.sum(logabsdet) + np.mean(logabsdet)
+
+
+def test_a_batched_log_determinant_at_second_order():
+    a = np.array([0.1, 0.2, -0.3, 0.4, 0.5, -0.1, 0.2, 0.3])
+    t = np.array([0.5, -1.0, 0.25, 2.0, -0.3, 0.7, 1.1, -0.4])
+    gradient = ssad.grad(log_determinants)
+    np.testing.assert_allclose(gradient(a), numerical_gradient(log_determinants, a), rtol=1e-6, atol=1e-9)
+    expected = numerical_gradient(lambda v: float(np.sum(gradient(v) * t)), a)
+    np.testing.assert_allclose(ssad.jvp(gradient, (a,), (t,))[1], expected, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(ssad.hessian(log_determinants)(a) @ t, expected, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(ssad.grad(lambda v: np.sum(gradient(v) * t))(a), expected, rtol=1e-5, atol=1e-8)
+
+
+# ----- ssad.hessian, ssad.jacobian, ssad.hvp and has_aux called inside differentiated code -----
+# jvp raised ValueError ("'args' is not in list"); grad read ssad's own source and refused a
+# name there ("matrices.py:7:16: name `seed` is not defined where grad_energy can see it").
+
+
+def _energy(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def _energy_and_residual(x):
+    return np.sum(x ** 2), x - 1.0
+
+
+def calls_a_hessian(x):
+    return np.sum(ssad.hessian(_energy)(x) ** 2)
+
+
+def calls_a_jacobian(x):
+    return np.sum(ssad.jacobian(np.sin)(x) @ x)
+
+
+def calls_an_hvp(x):
+    return np.sum(ssad.hvp(_energy)(x, x) ** 2)
+
+
+def calls_a_gradient_with_aux(x):
+    g, _ = ssad.grad(_energy_and_residual, has_aux=True)(x)
+    return np.sum(g ** 2)
+
+
+@pytest.mark.parametrize("f, made_by", [(calls_a_hessian, "ssad.jacobian or ssad.hessian"),
+                                        (calls_a_jacobian, "ssad.jacobian or ssad.hessian"),
+                                        (calls_an_hvp, "ssad.hvp"),
+                                        (calls_a_gradient_with_aux, "has_aux=True")])
+def test_a_matrix_function_called_inside_is_refused_at_the_users_line(f, made_by):
+    x = np.array([0.3, 0.5])
+    for run in (lambda: ssad.grad(f)(x), lambda: ssad.jvp(f, (x,), (x,))):
+        with pytest.raises(ssad.MissingRuleError, match="is called inside a function being differentiated") as caught:
+            run()
+        assert made_by in str(caught.value)
+        assert caught.value.filename == __file__
+
+
+# ----- an element read, then a write into the array it was read from -----
+# `v = t[1]` then `t[0] = 5.0` was refused ("would change an array that `v` shares"), and so was
+# the preallocated trajectory `x, v = traj[i]; traj[i + 1, 0] = x + dt * v`: an element of a
+# vector is a number, which the write leaves alone. Of a matrix it is a row, which the write
+# changes: that is refused where the code runs.
+
+
+def reads_an_element_then_writes_another(p):
+    t = p * 1.0
+    v = t[1]
+    t[0] = 5.0
+    return v * t[0] + np.sum(t)
+
+
+def steps_a_preallocated_trajectory(p):
+    traj = np.zeros((4, 2))
+    traj[0] = p
+    for i in range(3):
+        x, v = traj[i]
+        traj[i + 1, 0] = x + 0.1 * v
+        traj[i + 1, 1] = v - 0.1 * np.sin(x)
+    return np.sum(traj[-1] ** 2)
+
+
+def reads_a_row_then_writes_into_it(p):
+    m = np.outer(p, p)
+    r = m[0]
+    m[0, 0] = 3.0
+    return np.sum(r)
+
+
+def unpacks_rows_then_writes_into_them(p):
+    block = np.zeros((2, 2, 2)) + p
+    x, v = block[0]
+    block[0, 1, 0] = 7.0
+    return np.sum(x * v)
+
+
+@pytest.mark.parametrize("f", [reads_an_element_then_writes_another, steps_a_preallocated_trajectory])
+def test_an_element_read_is_left_alone_by_a_write(f):
+    p = np.array([0.3, 0.7])
+    t = np.array([0.5, -1.5])
+    gradient = ssad.grad(f)
+    np.testing.assert_allclose(gradient(p), numerical_gradient(f, p), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(ssad.jvp(f, (p,), (t,))[1], numerical_gradient(f, p) @ t, rtol=1e-6, atol=1e-9)
+    expected = numerical_gradient(lambda v: float(np.sum(gradient(v) * t)), p)
+    np.testing.assert_allclose(ssad.jvp(gradient, (p,), (t,))[1], expected, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(ssad.grad(lambda v: np.sum(gradient(v) * t))(p), expected, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [reads_a_row_then_writes_into_it, unpacks_rows_then_writes_into_them])
+def test_a_row_read_then_written_into_is_refused(f):
+    p = np.array([0.3, 0.7])
+    for run in (lambda: ssad.grad(f)(p), lambda: ssad.jvp(f, (p,), (p,))):
+        with pytest.raises(ssad.UnsupportedSyntaxError, match="would change an array that `[rxv]` shares") as caught:
+            run()
+        assert caught.value.filename == __file__

@@ -2,11 +2,12 @@
 
 Assumes: the pipeline (`pipeline.build`) and nothing of the public API.
 Guarantees: `compiled(f, wrt, variant, ...)` returns the cached `Compiled`, keyed by
-(f's code, wrt, variant, optimize, scalar parameters, tuple result, rule-registry
-version), building it at most once per key even when threads ask at once; a second
-`grad(f)` costs a dictionary lookup. At import it installs itself as the resolver of
-`runtime.handles`, through which generated code and the passes reach the code of
-the functions they call.
+(wrt, variant, optimize, scalar parameters, tuple result, rule-registry version) and
+made with the objects f and the functions it calls read now (`runtime.reads`: their
+code, globals and closure cells), building it at most once per key and objects even
+when threads ask at once; a second `grad(f)` costs a dictionary lookup and a walk over
+those objects. At import it installs itself as the resolver of `runtime.handles`,
+through which generated code and the passes reach the code of the functions they call.
 """
 
 import threading
@@ -17,11 +18,11 @@ import numpy as np
 from ..registry import REGISTRY
 from ..runtime import handles
 from ..runtime.callables import parameters
+from ..runtime.reads import keep, kept, values_read
 from ..analysis.ranks import Fact
-from ..frontend.parse import names_read
 from .pipeline import build, check
 
-_cache = weakref.WeakKeyDictionary()  # function -> {key: Compiled}
+_cache = weakref.WeakKeyDictionary()  # function -> {key: ((values read, Compiled), ...)}, newest first
 _cache_lock = threading.RLock()
 
 
@@ -38,26 +39,30 @@ def compiled(f, wrt, variant, optimize=True, scalars=frozenset(), as_tuple=False
     tuple result, loop checkpointing strategy).
 
     `scalars`: frozenset of (parameter, Fact) from `argument_facts`; a bare parameter name
-    stands for a real scalar."""
-    key = (wrt, variant, optimize, scalars, REGISTRY.version, f.__code__, as_tuple, globals_read(f), checkpoint)
+    stands for a real scalar. Code made while f, or a function it calls, read other
+    objects (a global or a closure cell rebound since) is not reused: see `runtime.reads`."""
+    key = (wrt, variant, optimize, scalars, REGISTRY.version, as_tuple, checkpoint)
+    read = values_read(f)
     try:
-        return _cache[f][key]
+        found = kept(_cache[f][key], read)
     except KeyError:
-        pass
+        found = None
+    if found is not None:
+        return found
     with _cache_lock:
         entries = _cache.setdefault(f, {})
-        if key not in entries:
+        found = kept(entries.get(key, ()), read)
+        if found is None:
             building = getattr(_in_progress, "keys", None)
             if building is None:
                 building = _in_progress.keys = set()
             building.add((f, wrt, variant))
             try:
-                entries[key] = build(
-                    f, wrt, variant, optimize, scalars=scalars, as_tuple=as_tuple, checkpoint=checkpoint
-                )
+                found = build(f, wrt, variant, optimize, scalars=scalars, as_tuple=as_tuple, checkpoint=checkpoint)
             finally:
                 building.discard((f, wrt, variant))
-        return entries[key]
+            entries[key] = keep(entries.get(key, ()), read, found)
+        return found
 
 
 # Types whose values are real scalars: arguments of these types get code specialized on it.
@@ -156,15 +161,3 @@ class Variants:
 
 
 handles.install(compiled, under_way)
-
-
-def globals_read(f):
-    """The identities of the module globals `f` reads (nested functions included).
-
-    Generated code holds the objects its free names had when it was made; a global
-    rebound since (`K = np.cos` where it was `np.sin`) makes a new entry.
-    """
-    module = getattr(f, "__globals__", None)
-    if module is None:
-        return ()
-    return tuple(id(module[n]) for n in names_read(f.__code__) if n in module)

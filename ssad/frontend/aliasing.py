@@ -13,7 +13,7 @@ import gast
 
 from .arguments import WritesIntoArguments
 from ..runtime.refusals import not_a_view_of, rebound_by_augmented, unchanged_by_call
-from .builders import clone
+from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
 from .outputs import is_library
@@ -30,6 +30,8 @@ class AliasingLowering:
             self.callers.add(stored)
             self.roots[stored] = self.roots.get(source.id, set())
         self.sharing.record(stored, item, lambda n: n in self.defined and n not in self.numbers, self.is_static)
+        # the items of an element read (`x, v = traj[i]`) are numbers, or rows of a matrix
+        (self.maybe_numbers.add if source.id in self.maybe_numbers else self.maybe_numbers.discard)(stored)
 
     def check_not_shared(self, user_name, statement, written, write=False, list_change=False):
         """Refuse an in-place write to an array (or a change of a list, `list_change`) another
@@ -38,7 +40,17 @@ class AliasingLowering:
         if name is None:
             return
         users = {ssa: user for user, ssa in self.current.items()}
-        others = self.sharing.same_list(name) if list_change else self.sharing.others(name)
+        self.refuse_changing_what_is_captured(
+            name, statement, written, sorted(set(self.sharing.others(name)) | set(self.sharing.same_list(name))))
+        if list_change:
+            others = self.sharing.same_list(name)
+        elif write:
+            others = self.sharing.others(name)
+        elif self.is_generated():  # generated code: `d_t += v` judged by the arrays `d_t` shares, as always
+            others = self.sharing.others(name)
+        else:  # `t += v` extends a list in place (`*=` repeats it) as it writes into an array
+            others = sorted(set(self.sharing.others(name)) | set(self.sharing.same_list(name)))
+        lists = {users[n] for n in set(others) - set(self.sharing.others(name)) if n in users}
         sharing = [users[n] for n in others if n in users]
         changes_shared = not (list_change and name in self.new_containers)
         if write and changes_shared and (name in self.callers or any(n in self.callers for n in self.sharing.others(name))):
@@ -62,11 +74,12 @@ class AliasingLowering:
         # see the change, which the rebinding ssad makes of `x += v` would not show.
         later = [u for u in sharing if u != self.early_result and self.read_later(u)]
         if later:
-            fix = f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...`" if not write else (
+            fix = (f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...` for a new value (`{later[0]}` "
+                   f"then keeps its own), or change `{later[0]}` by its own name") if not write else (
                 f"copy it first (`{user_name} = {user_name}.copy()`)"
             )
             message = (
-                f"`{written}` would change an array that `{later[0]}` shares (a copy of the name, a "
+                f"`{written}` would change {'a list' if later[0] in lists else 'an array'} that `{later[0]}` shares (a copy of the name, a "
                 f"view such as .T, a slice or reshape, a list or dict holding it, or a call's result that "
                 f"may be one of these); {fix}"
             )
@@ -76,6 +89,15 @@ class AliasingLowering:
                     f"of it, or a list or dict holding it), which ssad would not see there; build it under "
                     f"one name and put it into `{later[0]}` when it is complete"
                 )
+            if (write and not list_change and not self.is_generated() and name not in self.views
+                    and all(self.current.get(u) in self.maybe_numbers and self.current.get(u) in self.sharing.item_of
+                            for u in later)):
+                # `v = t[1]` then `t[0] = 5.0`: an element read of a vector is a number, which the
+                # write leaves alone; of a matrix, a row the write changes. Which one is known when
+                # the code runs: `not_a_view_of(v, t, ...)` before the write raises for a row.
+                for user in later:
+                    self.emit_guard(not_a_view_of, [self.load(user), self.load(user_name)], message, statement)
+                return
             if write or self.is_generated() or list_change or name in self.views:
                 raise self.parsed.unsupported(statement, message)
             # `t += v` changes what `t` shares only when `t` holds an array (or a list): a number
@@ -130,6 +152,46 @@ class AliasingLowering:
                 f"ssad captures values when the function is made and would not see the change: pass "
                 f"`{changed[0]}` as an argument and return the changed value",
             )
+
+    def keep_captured(self, node, name, held):
+        """A nested function or lambda made here holds the values of `held` (names, with what
+        its defaults read): a call reads them as they are then, and the derivative of a call
+        reads them as they were when the function was made. An in-place change to one of them
+        afterwards (`y[0] = v`, `items.append(v)`, through any name sharing it) would give
+        the two different values: `check_not_shared` refuses it, and so is one that an
+        enclosing loop makes before the function is made, in its next iteration."""
+        label = "the lambda" if isinstance(node, gast.Lambda) and name == "function" else (
+            f"the lambda {name}" if isinstance(node, gast.Lambda) else f"the nested function {name}")
+        self.hold_for_later(node, held, f"{label} made on line {self.parsed.where(node)[1]} captured",
+                            "ssad captures values when a function is made, and the derivative of a call "
+                            "reads them as they were then; make the function after the change, or pass "
+                            "`{name}` to it as an argument")
+
+    def hold_for_later(self, node, held, what, advice):
+        """The value made by `node` reads the values of `held` (names) later, as they are then,
+        where ssad reads them now: refuse an in-place change to one of them from now on
+        (`check_not_shared`), and one an enclosing loop makes before `node`, in its next
+        iteration. `what` and `advice` (with `{name}`) say so in the refusal."""
+        users = {ssa: user for user, ssa in self.current.items()}
+        for ssa in held:
+            if ssa not in self.numbers:
+                self.captured.setdefault(ssa, (what, users.get(ssa, ssa), advice))
+        for loop in self.loops:
+            for ssa in held:
+                user_name = users.get(ssa, ssa)
+                if changes_in_place(loop, user_name):
+                    raise self.parsed.unsupported(node, _captured_message(
+                        f"the loop on line {self.parsed.where(loop)[1]}", user_name, (what, user_name, advice)))
+
+    def refuse_changing_what_is_captured(self, name, statement, written, others):
+        """Refuse `written`, an in-place change of `name`'s value, when a function made
+        earlier holds it, or a value sharing it (see `keep_captured`)."""
+        if self.is_generated():
+            return
+        user_name = {ssa: user for user, ssa in self.current.items()}.get(name, name)
+        for held in [name, *others]:
+            if held in self.captured:
+                raise self.parsed.unsupported(statement, _captured_message(f"`{written}`", user_name, self.captured[held]))
 
     def check_calls_keep_arguments(self, statement):
         """`y = helper(z)` where `helper` changes its parameter by an augmented assignment
@@ -289,6 +351,33 @@ def _read_before_assigned(statements, name):
         elif isinstance(statement, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in statement.targets):
             return False, True
     return False, False
+
+
+def _captured_message(change, user_name, captured):
+    what, captured_name, advice = captured
+    shared = "" if user_name == captured_name else f" (which shares `{captured_name}`)"
+    return f"{change} changes `{user_name}`{shared} in place, which {what}: {advice.format(name=captured_name)}"
+
+
+_CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                               "popitem", "sort", "reverse", "fill", "put", "resize", "itemset", "partition"})
+
+
+def changes_in_place(node, user_name):
+    """Whether `node` may change `user_name`'s value in place: `y[i] = v`, `y[i] += v`,
+    `del y[i]`, `y.append(v)` and the other methods that change a list, dict or array."""
+    for child in walk(node):
+        if isinstance(child, gast.Subscript) and isinstance(child.ctx, (gast.Store, gast.Del)):
+            root = child.value
+            while isinstance(root, (gast.Subscript, gast.Attribute)):
+                root = root.value
+            if isinstance(root, gast.Name) and root.id == user_name:
+                return True
+        if (isinstance(child, gast.Call) and isinstance(child.func, gast.Attribute)
+                and child.func.attr in _CHANGING_METHODS and isinstance(child.func.value, gast.Name)
+                and child.func.value.id == user_name):
+            return True
+    return False
 
 
 def _unparsed(expr):

@@ -30,17 +30,15 @@ so loop-carried values keep one name. Augmented assignment `x += v` becomes
 `x = x + v`; `y[i] += v` becomes a read, an add and a write of the same element.
 `for x in xs` becomes a loop over indices (`for k in range(len(xs)): x = xs[k]`),
 and so do `enumerate`, `zip` and `reversed`; `range(...)` is looped over as is.
-`a if c else b`, `and` and `or` become `if` statements. Temporaries are named
-after what they hold (`sin_x`, `x_times_y`); every statement keeps the line
-number of the user statement it came from.
+`a if c else b`, `and` and `or` become `if` statements. Temporaries are named after
+what they hold (`sin_x`, `x_times_y`); every statement keeps its user statement's line.
 """
 
 from dataclasses import dataclass
 
 import gast
 
-from .builders import clone, name as _name, walk
-from .builders import store as _store
+from .builders import clone, name as _name, store as _store, walk
 from .control import ControlFlowLowering
 from .expressions import ExpressionLowering, makes_sequence, reads_name
 from .generated import GeneratedCodeLowering
@@ -50,6 +48,7 @@ from .naming import Namer
 from .parse import local_names
 from .aliasing import AliasingLowering
 from .closures import ClosureLowering
+from .lazy import LazyLowering
 from .arguments import lowered_copying_arguments
 from .spreads import changed_in_place
 from .sharing import AUGMENTED, Sharing
@@ -116,7 +115,8 @@ def _to_anf(parsed):
     return program
 
 
-class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering):
+class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering,
+                LazyLowering):
     def __init__(self, parsed, namer, namespace, early_result=None):
         self.parsed = parsed
         # the variable early returns assign to (see jumps): it is assigned only on the way
@@ -137,6 +137,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         # chose; `t += v` on one is checked when the code runs (see `check_not_shared`)
         self.maybe_numbers = set()
         self.views = set()  # names holding a view of an array (`y = x.T`, `x[1:]`): arrays
+        self.captured = {}  # a name a nested function or lambda captured -> what to say of it (see closures)
         # names holding a new list, tuple or dict whose items may be shared (`args = list(xs)`):
         # changing the container itself changes nothing the caller holds
         self.new_containers = set()
@@ -201,6 +202,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             self.block(self.without_put_back(statement))
         elif isinstance(statement, gast.Assign):
             if len(statement.targets) == 1:
+                self.check_lazy(statement.targets[0], statement.value)
                 self.assign(statement.targets[0], statement.value)
             else:  # `a = b = value`: evaluate once
                 value = self.atom(statement.value)

@@ -141,6 +141,25 @@ def local_names(node):
     return names
 
 
+def makes_a_list(expr):
+    """Whether `expr` makes a list or tuple: a display, a list comprehension, `list(...)`, `tuple(...)`."""
+    return isinstance(expr, (gast.List, gast.Tuple, gast.ListComp)) or (
+        isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in ("list", "tuple"))
+
+
+def list_names(function):
+    """The names the function assigns a list or tuple it makes, or appends to."""
+    names = set()
+    for node in walk(function):
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+                and makes_a_list(node.value)):
+            names.add(node.targets[0].id)
+        elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name)
+              and node.func.attr in ("append", "extend", "insert")):
+            names.add(node.func.value.id)
+    return names
+
+
 def _all_args(args):
     out = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
     if args.vararg is not None:

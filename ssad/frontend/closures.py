@@ -78,6 +78,8 @@ class ClosureLowering:
         self.namespace.values[template_name] = template
         if not self.is_generated():
             self.refuse_changing_captured(node, name, template, [c for c in captured if c != name])
+            held = [self.current[c] for c in captured if c != name and c in self.current]
+            self.keep_captured(node, name, held + [v.id for v in default_values if isinstance(v, gast.Name)])
         keywords = []
         for captured_name in captured:
             if captured_name == name and (name not in self.current):

@@ -12,7 +12,8 @@ is parsed, before the fence sees them.
   helpers of `runtime.in_place`);
 - a part of an index built as a value, `np.s_[:, k]`, is checked to be one where the code
   runs, and carries no gradient (`lower_index_expressions`);
-- a list or tuple display given to a ufunc is the array it makes (`lower_ufunc_displays`).
+- a list or tuple the function makes, given to a ufunc, is the array it makes
+  (`lower_ufunc_displays`).
 
 Assumes: a `Parsed` function whose free names are not resolved yet.
 Guarantees: no `Import`, `ImportFrom` or `Assert` statement, no `raise` of an exception and no
@@ -26,7 +27,7 @@ import inspect
 import gast
 
 from ..errors import SsadError
-from .builders import local_names, walk
+from .builders import list_names, local_names, makes_a_list, walk
 
 
 def lower_imports(parsed):
@@ -317,18 +318,22 @@ def lower_index_expressions(parsed):
 def lower_ufunc_displays(parsed):
     """`np.add([a, b], [c, d])` as `np.add(np.asarray([a, b]), np.asarray([c, d]))`: a ufunc
     takes a list or tuple display as the array it makes of it, and its rules compute with
-    arrays (the tangent `d_x + d_y` of two lists would join them)."""
+    arrays (the tangent `d_x + d_y` of two lists would join them; the adjoint `d * 2 * xs`
+    of `np.square(xs)` would repeat one). So does a name that holds a list or tuple the
+    function makes (a display, a comprehension, `list(...)`, a list it appends to)."""
     import numpy as np
 
     local = local_names(parsed.node)
     helper = _binder(parsed, local)
+    held = list_names(parsed.node)
 
     class Lower(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
             if isinstance(_static(node.func, parsed.namespace, local), np.ufunc):
                 node.args = [gast.copy_location(gast.Call(func=helper(np.asarray), args=[a], keywords=[]), a)
-                             if isinstance(a, (gast.List, gast.Tuple)) else a for a in node.args]
+                             if makes_a_list(a) or (isinstance(a, gast.Name) and a.id in held) else a
+                             for a in node.args]
             return node
 
     Lower().visit(parsed.node)

@@ -20,6 +20,7 @@ import gast
 
 from ..errors import SsadError, UnsupportedSyntaxError
 from ..registry import REGISTRY
+from ..runtime.reads import names_read
 from .builders import clone, local_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
 from .desugar import (
@@ -146,15 +147,6 @@ def free_objects(f):
 
 
 _EMPTY = object()
-
-
-def names_read(code):
-    """The names `code` and the code nested in it read as globals or attributes."""
-    names = code.co_names
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names = names + names_read(const)
-    return names
 
 
 def same_objects(old, new):

@@ -196,6 +196,8 @@ def _unsort(g, a, axis, kind):
 def _sort_like(t, a, axis, kind):
     """`t`, shaped like `a`, permuted the way `np.sort(a, axis)` permutes `a` (the
     transpose of `_unsort`: the same `np.argsort` decides the order of equal elements)."""
+    if isinstance(t, (list, tuple)):  # the tangent of a list given to np.sort: a list too
+        t = np.asarray(t)
     if axis is None:
         return np.ravel(t)[np.argsort(a, axis=None, kind=kind)]
     return np.take_along_axis(t, np.argsort(a, axis=axis, kind=kind), axis=axis)

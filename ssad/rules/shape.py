@@ -90,7 +90,7 @@ def expand_dims_adjoint(dy, y, a, axis):
 
 @tangent(np.expand_dims)
 def expand_dims_tangent(tangents, y, a, axis):
-    return np.reshape(tangents[0], np.shape(y))
+    return _reshape_tangent(tangents[0], a, np.shape(y), "C")  # a zero tangent may be a scalar
 
 
 # np.atleast_1d(a) returns one array; np.atleast_1d(a, b, ...) a tuple of them

@@ -13,7 +13,7 @@ _LIBRARY_PREFIXES = ("numpy", "scipy", "ssad")
 
 def transformable(f):
     """Whether ssad differentiates calls to `f` by transforming its source."""
-    if not inspect.isfunction(f):
+    if not inspect.isfunction(f) or made_by_ssad(f) is not None:
         return False
     module = getattr(f, "__module__", None) or ""
     if module.startswith("ssad.rules."):
@@ -22,6 +22,22 @@ def transformable(f):
     if top in _LIBRARY_PREFIXES or top in getattr(sys, "stdlib_module_names", ()):
         return False
     return True
+
+
+def made_by_ssad(f):
+    """"ssad.hessian" (or the like) for a function ssad.hessian, ssad.jacobian, ssad.hvp or
+    `has_aux=True` made, whose code is not generated code ssad can read; else None."""
+    if getattr(f, "_ssad_matrix", False):
+        return "ssad.jacobian or ssad.hessian"
+    return getattr(f, "_ssad_made_by", None)
+
+
+def refused_inside(f):
+    """What to say of calling `f`, made by ssad (see `made_by_ssad`), in differentiated code."""
+    return (f"a function made by {made_by_ssad(f)} is called inside a function being differentiated, "
+            "which ssad does not differentiate: ssad differentiates ssad.grad and ssad.value_and_grad (without "
+            "has_aux) and ssad.jvp called inside; write a Hessian-vector product as "
+            "ssad.jvp(ssad.grad(f), (x,), (v,)), or take the derivative you need of f outside")
 
 
 def unwrapped(f):

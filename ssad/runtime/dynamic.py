@@ -14,7 +14,8 @@ import inspect
 
 from ..errors import MissingRuleError
 from ..registry import REGISTRY, primitive_name
-from .callables import callable_instance, parameters, tangent_parameter, transformable, unwrapped
+from .callables import (callable_instance, made_by_ssad, parameters, refused_inside, tangent_parameter, transformable,
+                        unwrapped)
 from .closures import Closure
 from .handles import JVP, VJP, resolve
 from .locations import caller_location
@@ -64,7 +65,7 @@ def call_forward(function, *args, **kwargs):
             return rule_adjoints(function, rule(d_value, value, *args, **kwargs), len(args))
 
         return value, rule_pullback
-    if REGISTRY.is_nondifferentiable(function):
+    if REGISTRY.is_nondifferentiable(function) or _of_text(function):
         value = function(*args, **kwargs)
         return value, lambda d_value: (None,) * (len(args) + 1) + ({k: None for k in kwargs},)
     if transformable(function):
@@ -72,6 +73,8 @@ def call_forward(function, *args, **kwargs):
     if callable_instance(function) is not None:  # `layer(x)`: layer.__call__(x), self getting an adjoint
         value, pullback = call_forward(callable_instance(function), function, *args, **kwargs)
         return value, lambda d_value: pullback(d_value)[1:]  # self stands for the object called
+    if made_by_ssad(function) is not None:
+        raise MissingRuleError(refused_inside(function), *caller_location())
     raise MissingRuleError(
         f"no adjoint rule for {primitive_name(function)}, called through a variable with values "
         f"that carry gradients; register one with @ssad.adjoint({getattr(function, '__name__', 'f')})",
@@ -294,7 +297,7 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
         value = function(*primals, **keywords)
         filled = tuple(t if t is not None else zeros_like_value(p) for p, t in zip(primals, tangents, strict=True))
         return value, rule(filled, value, *primals, **keywords)
-    if REGISTRY.is_nondifferentiable(function):
+    if REGISTRY.is_nondifferentiable(function) or _of_text(function):
         value = function(*primals, **keywords)
         return value, zeros_like_value(value)
     if transformable(function):
@@ -304,11 +307,20 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
             callable_instance(function), None, (function,) + tuple(primals), (d_function,) + tuple(tangents),
             keywords, keyword_tangents,
         )
+    if made_by_ssad(function) is not None:
+        raise MissingRuleError(refused_inside(function), *caller_location())
     raise MissingRuleError(
         f"no tangent rule for {primal_label(function)}, called through a variable with values that "
         f"carry tangents; register one with @ssad.tangent({getattr(function, '__name__', 'f')})",
         *caller_location(),
     )
+
+
+def _of_text(function):
+    """Whether `function` is a method of `str` or `bytes` (`k.startswith("W")`): text carries no
+    derivative, whatever the code it is read in (a key iterated out of a dict of arrays, in a
+    gradient that is differentiated again)."""
+    return getattr(function, "__objclass__", None) in (str, bytes)
 
 
 def primal_label(function):

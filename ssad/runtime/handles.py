@@ -9,13 +9,16 @@ nothing below the driver imports it.
 A handle remembers the rule-registry version it was made under: code generated
 after a rule changed gets handles of its own, which resolve with the rules of
 now, while code generated before keeps the callee entry it was compiled with
-(`prepare` pins it).
+(`prepare` pins it). The same holds for what the callee reads (`reads`): code
+generated after a global or a closure cell the callee, or a function it calls, reads
+was rebound gets handles of its own, which compile the callee with the values of now.
 """
 
 import threading
 
 from ..registry import REGISTRY
 from .callables import function_label, vjp_name
+from .reads import keep, kept, values_read
 
 # The variants of generated code.
 GRAD = "grad"
@@ -94,7 +97,7 @@ class Handle:
         return f"<ssad {what} of {self.function.__qualname__} w.r.t. {', '.join(self.wrt)}>"
 
 
-_handles = {}
+_handles = {}  # (function, wrt, variant, version, ...) -> ((values read, handles), ...), newest first
 _handles_lock = threading.Lock()
 
 
@@ -102,27 +105,34 @@ def vjp_handles(function, wrt, facts=frozenset()):
     """The shared (forward, backward) pair of handles of `function` w.r.t. parameters `wrt`,
     for arguments with the shape `facts` the caller knows ((parameter, Fact) pairs).
 
-    One pair per rule-registry version: code generated after a rule changed resolves
-    its callees anew, with the rules of now (code generated before keeps its own).
+    One pair per rule-registry version and per objects the function reads (`reads`):
+    code generated after a rule changed, or after a global or closure cell the callee
+    reads was rebound, resolves its callees anew (code generated before keeps its own).
     """
-    key = (function, wrt, VJP, REGISTRY.version, facts)
-    with _handles_lock:
-        pair = _handles.get(key)
-        if pair is None:
-            shared = {}
-            pair = (
-                Handle(function, wrt, VJP, "forward", shared, facts),
-                Handle(function, wrt, VJP, "backward", shared, facts),
-            )
-            _handles[key] = pair
-        return pair
+
+    def made():
+        shared = {}
+        return (
+            Handle(function, wrt, VJP, "forward", shared, facts),
+            Handle(function, wrt, VJP, "backward", shared, facts),
+        )
+
+    return _shared((function, wrt, VJP, REGISTRY.version, facts), function, made)
 
 
 def jvp_handle(function, wrt):
-    """The shared forward-mode function of `function` for tangents of `wrt`, one per registry version."""
-    key = (function, wrt, JVP, REGISTRY.version)
+    """The shared forward-mode function of `function` for tangents of `wrt`, one per registry
+    version and objects the function reads, as for `vjp_handles`."""
+    return _shared((function, wrt, JVP, REGISTRY.version), function, lambda: Handle(function, wrt, JVP))
+
+
+def _shared(key, function, made):
+    """The handles kept for `key` while `function` reads what it reads now, else `made()`."""
+    read = values_read(function)
     with _handles_lock:
-        handle = _handles.get(key)
-        if handle is None:
-            handle = _handles[key] = Handle(function, wrt, JVP)
-        return handle
+        entries = _handles.get(key, ())
+        found = kept(entries, read)
+        if found is None:
+            found = made()
+            _handles[key] = keep(entries, read, found)
+        return found
