@@ -315,14 +315,14 @@ class AliasingLowering:
     def read_later(self, user_name):
         """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""
         return any(reads_name(statement, user_name) for statement in self.statements_after()) or any(
-            _read_by_next_iteration(loop, user_name) for loop in self.loops)
+            read_by_next_iteration(loop, user_name) for loop in self.loops)
 
     def statements_after(self):
         """The statements after the current one in its block and in each enclosing block."""
         return [statement for statements, position in self.context for statement in statements[position + 1 :]]
 
 
-def _read_by_next_iteration(loop, name):
+def read_by_next_iteration(loop, name):
     """Whether the next iteration of `loop` may read `name` before assigning it again
     (a read after `name = ...` reads the new value)."""
     if isinstance(loop, gast.While) and reads_name(loop.test, name):

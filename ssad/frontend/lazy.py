@@ -25,6 +25,7 @@ import inspect
 
 import gast
 
+from .aliasing import read_by_next_iteration
 from .builders import walk
 
 _ITERATORS = ("map", "zip", "filter")
@@ -57,7 +58,7 @@ class LazyLowering:
         advice = (f"ssad runs a {kind} where it is made, Python when it is read: make it after the change, "
                   f"or where it is read (`sum(v * v for v in xs)`)")
         count, repeated = _reads(self.statements_after(), target.id)
-        if count > 1 or repeated or any(_read_by_a_later_iteration(loop, target.id) for loop in self.loops):
+        if count > 1 or repeated or any(read_by_next_iteration(loop, target.id) for loop in self.loops):
             raise self.parsed.unsupported(
                 value, f"{what} is read more than once; Python's is empty after the first read, where ssad "
                        f"would read its values again: read it once, or make a list of it (`[...]`) to read it "
@@ -144,14 +145,3 @@ def _expression_reads(node, name):
         count += found[0]
         repeated |= found[1]
     return count, repeated
-
-
-def _read_by_a_later_iteration(loop, name):
-    """Whether `loop`'s body reads `name` before the statement that binds it, in the next
-    iteration (the value of the iteration before)."""
-    for statement in loop.body:
-        if any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store) for n in walk(statement)):
-            return False
-        if _expression_reads(statement, name)[0]:
-            return True
-    return False
