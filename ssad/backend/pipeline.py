@@ -28,9 +28,10 @@ from .assemble import jvp_function, parse_or_missing_rule, reverse_functions, ru
 
 STAGES = ("parse", "fence", "jumps", "anf", "cse", "activity", "reverse", "tape", "optimized")
 
-# When True (the test suite and `make fuzz` set it), every function the pipeline emits
-# is read back by the front end, which must accept it: the code ssad generates stays
-# inside what ssad differentiates, so it can always be differentiated again.
+# When True, every function the pipeline emits is read back by the front end, which must
+# accept it: the code ssad generates stays inside what ssad differentiates, so it can
+# always be differentiated again. The test suite sets it for everything it compiles;
+# `make fuzz` for the programs whose seed is a multiple of FUZZ_STRUCTURAL.
 CHECK_CLOSURE = False
 
 
