@@ -539,7 +539,7 @@ def test_a_helper_changing_an_argument_no_one_reads_again_is_differentiated():
     for p, point in ((0, x), (1, 0.8)):
         args = [x, 0.8]
 
-        def moved(v, p=p):
+        def moved(v, p=p, args=args):
             return float(stepped_from_a_number_argument(*args[:p], v, *args[p + 1:]))
 
         got = ssad.grad(stepped_from_a_number_argument, wrt=p)(x, 0.8)
@@ -740,7 +740,7 @@ def test_min_and_max_of_numbers_are_new_values_and_with_a_key_they_may_be_an_ope
     for p, point in ((0, x), (1, 0.3)):
         args = [x, 0.3]
 
-        def moved(v, p=p):
+        def moved(v, p=p, args=args):
             return float(smaller_of_two_numbers(*args[:p], v, *args[p + 1:]))
 
         got = ssad.grad(smaller_of_two_numbers, wrt=p)(x, 0.3)
@@ -1307,7 +1307,7 @@ def adds_to_a_number_a_loop_variable_copied(x, s):
     # random program 6333 (hypothesis): `v = s`, then `s += ...` on the next turn, where
     # `s` (a parameter) may be a number or an array; refused before the code ran
     total = 0.0
-    for v, w in zip(x, x):
+    for v, w in zip(x, x):  # noqa: B905  (the program as written)
         if np.sum(x) > 10.0:
             v = 0.5
         else:

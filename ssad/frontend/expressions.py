@@ -55,6 +55,28 @@ def _map_as_comprehension(expr, namer):
     return gast.ListComp(elt=element, generators=[generator])
 
 
+def _filter_as_comprehension(expr, namer):
+    """`filter(f, xs)` as `[v for v in xs if f(v)]`, `filter(None, xs)` as `[v for v in xs if v]`."""
+    function, iterable = expr.args
+    item = namer.fresh("item")
+    test = _name(item)
+    if not (isinstance(function, gast.Constant) and function.value is None):
+        test = gast.Call(func=function, args=[_name(item)], keywords=[])
+    generator = gast.comprehension(target=_store(item), iter=iterable, ifs=[test], is_async=0)
+    return gast.ListComp(elt=_name(item), generators=[generator])
+
+
+def _dict_as_display(expr, namer):
+    """`dict(a=x, b=y)` as `{"a": x, "b": y}`; `dict(zip(ks, vs))` as `{k: v for k, v in zip(ks, vs)}`."""
+    if not expr.args:
+        return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in expr.keywords],
+                         values=[k.value for k in expr.keywords])
+    key, value = namer.fresh("key"), namer.fresh("value")
+    target = gast.Tuple(elts=[_store(key), _store(value)], ctx=gast.Store())
+    generator = gast.comprehension(target=target, iter=expr.args[0], ifs=[], is_async=0)
+    return gast.DictComp(key=_name(key), value=_name(value), generators=[generator])
+
+
 _SCALAR_RESULTS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var, np.linalg.det, np.trace, float, int, len}
 
 
@@ -177,6 +199,12 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
             return self.atom_of_simple(self.function_value(expr, name_hint or "function"), name_hint or "function")
         if self.is_builtin_call(expr, "map") and len(expr.args) >= 2:
             return self.comprehension(_map_as_comprehension(expr, self.namer), name_hint)
+        if self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords:
+            return self.comprehension(_filter_as_comprehension(expr, self.namer), name_hint)
+        if self.makes_a_dict(expr):
+            display = _dict_as_display(expr, self.namer)
+            return self.comprehension(display, name_hint) if expr.args else self.atom_of_simple(
+                self.simple(display), name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
 
     def comprehension(self, expr, name_hint):
@@ -275,12 +303,25 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
     def load(self, name):
         return _name(self.current.get(name, name))
 
+    def lowered_as_comprehension(self, expr):
+        """Whether `expr` is a `map(f, xs, ...)` or `filter(f, xs)` that `atom` lowers as a comprehension."""
+        return (self.is_builtin_call(expr, "map") and len(expr.args) >= 2) or (
+            self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords) or self.makes_a_dict(expr)
+
+    def makes_a_dict(self, expr):
+        """`dict(a=x, ...)` or `dict(zip(ks, vs))`, which `atom` lowers as a dict display or comprehension."""
+        if not self.is_builtin_call(expr, "dict"):
+            return False
+        if not expr.args:
+            return bool(expr.keywords) and all(k.arg is not None for k in expr.keywords)
+        return len(expr.args) == 1 and not expr.keywords and self.is_builtin_call(expr.args[0], "zip")
+
     def simple(self, expr):
         """`expr` as one operation on atoms (emitting temporaries for its operands)."""
         if isinstance(expr, gast.Lambda):
             return self.function_value(expr, "function")
         if isinstance(expr, (gast.Name, gast.Constant, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp,
-                             gast.DictComp)) or self.is_static(expr) or (self.is_builtin_call(expr, "map") and len(expr.args) >= 2):
+                             gast.DictComp)) or self.is_static(expr) or self.lowered_as_comprehension(expr):
             return self.atom(expr)
         if isinstance(expr, gast.BinOp):
             left, right = self.atom(expr.left), self.atom(expr.right)

@@ -346,6 +346,56 @@ def float_tangent(tangents, y, x):
     return tangents[0]
 
 
+# ----- Scalar types called as functions -----
+# `np.float64(x)`, `np.float32(x)`, `np.complex128(z)` are casts: as for `x.astype(t)`, the
+# gradient flows back in the input's precision and the tangent on in the result's, and a
+# cast from complex to real keeps the real part. `complex(re, im)` is `re + 1j * im`.
+
+
+@adjoint(np.float64)
+@adjoint(np.float32)
+@adjoint(np.float16)
+@adjoint(np.complex128)
+@adjoint(np.complex64)
+def scalar_type_adjoint(dy, y, x=0.0):
+    return (_in_precision_of(dy, x),)
+
+
+@tangent(np.float64)
+@tangent(np.float32)
+@tangent(np.float16)
+@tangent(np.complex128)
+@tangent(np.complex64)
+def scalar_type_tangent(tangents, y, x=0.0):
+    return _in_precision_of(tangents[0], y)
+
+
+@adjoint(complex)
+def complex_adjoint(dy, y, *parts):
+    # `complex(re, im)` is `re + 1j * im`: dy for re, dy * 1j for im (their real parts for real ones)
+    return tuple(_in_precision_of(dy * factor, part) for part, factor in zip(parts, (1, 1j), strict=False))
+
+
+@tangent(complex)
+def complex_tangent(tangents, y, *parts):
+    total = 0j
+    for t, factor in zip(tangents, (1, 1j), strict=False):
+        if t is not None:
+            total = total + t * factor
+    return complex(total)
+
+
+def _in_precision_of(g, like):
+    """`g` in the precision of `like` (a number, NumPy scalar or array), its real part when
+    `like` is real; a NumPy scalar where `like` is one, an array where `like` is an array."""
+    dtype = np.result_type(like)
+    if dtype.kind not in "fc":
+        dtype = np.dtype(np.float64)
+    if dtype.kind == "f":
+        g = np.real(g)
+    return np.asarray(g, dtype=dtype)[()]
+
+
 @adjoint(max)
 @adjoint(min)
 def max_min_adjoint(dy, y, *args, key=None, default=None):

@@ -76,6 +76,14 @@ CASES += [
     Case(float, (np.float64(2.5),), id="float-numpy-scalar"),
     Case(float, (np.array(-1.25),), id="float-0d-array"),
     Case(float, (0.75,), id="float-float"),
+    # scalar types called as functions: casts (float32 and float16 in closed form below)
+    Case(np.float64, (0.75,), id="np.float64-float"),
+    Case(np.float64, (uniform(-3, 3, (3,)),), id="np.float64-array"),
+    Case(np.complex128, (0.75,), id="np.complex128-float"),
+    Case(np.complex128, (0.75 - 0.5j,), id="np.complex128-complex"),
+    Case(complex, (uniform(-3, 3), uniform(-3, 3)), id="complex-real-imag"),
+    Case(complex, (uniform(-3, 3),), id="complex-real"),
+    Case(complex, (0.5 + 0.25j, 1.0 - 2j), id="complex-of-complex-parts"),
     Case(max, (1.3, 2.7, -0.4), id="max-3"),
     Case(max, (uniform(-3, 3), uniform(-3, 3)), id="max-2"),
     Case(min, (1.3, 2.7, -0.4), id="min-3"),
@@ -124,7 +132,7 @@ def test_rule(case):
 
 def test_every_rule_of_the_module_is_checked():
     ours = {p for p in REGISTRY.adjoint_primitives() if rule(p).__module__ == "ssad.rules.scalar"}
-    checked = {case.primitive for case in CASES}
+    checked = {case.primitive for case in CASES} | set(LOW_PRECISION_CASTS)
     missing = [p for p in ours if p not in checked]
     assert not missing, f"rules without a numerical check: {missing}"
 
@@ -295,6 +303,21 @@ def test_math_rules_return_python_floats():
         assert type(d_x) is float, f.__name__
 
 
+LOW_PRECISION_CASTS = {np.float32: np.float64(0.75), np.float16: np.float32(-1.5), np.complex64: 0.75}
+
+
+@pytest.mark.parametrize("cast", LOW_PRECISION_CASTS, ids=lambda p: p.__name__)
+def test_low_precision_casts_pass_the_gradient_through(cast):
+    """The derivative of a cast is 1 (finite differences in float32 or float16 cannot see it):
+    the gradient comes back in the input's precision, the tangent goes on in the result's."""
+    x = LOW_PRECISION_CASTS[cast]
+    y = cast(x)
+    (d_x,) = rule(cast)(np.float32(2.5), y, x)
+    assert d_x == 2.5 and np.result_type(d_x) == np.result_type(x)
+    t = REGISTRY.tangent_rule(cast)((0.5,), y, x)
+    assert t == 0.5 and np.result_type(t) == np.result_type(y)
+
+
 def test_float_passes_the_gradient_through():
     assert rule(float)(2.0, 1.0, np.float32(1.0)) == (2.0,)
 
@@ -324,7 +347,7 @@ def test_every_adjoint_rule_of_the_module_has_a_tangent_rule():
 
 
 # Tangent rules that read *args (as their adjoints do) and are called; every other one must be inlinable.
-CALLED_TANGENT_RULES = {"hypot_tangent", "builtin_pow_tangent", "max_min_tangent"}
+CALLED_TANGENT_RULES = {"hypot_tangent", "builtin_pow_tangent", "max_min_tangent", "complex_tangent"}
 
 
 def test_tangent_rules_are_inlinable():
