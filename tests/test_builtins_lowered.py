@@ -107,3 +107,53 @@ def test_a_filter_held_in_a_name_is_still_read_once():
     # than read a list twice.
     with pytest.raises(ssad.SsadError, match="filter"):
         ssad.grad(filter_read_twice)(0.5)
+
+
+def deleted_item(x):
+    xs = [x[0], x[1] * 2.0, x[2]]
+    del xs[1]
+    return xs[0] * 3.0 + xs[1] ** 2
+
+
+def deleted_key(x):
+    d = {"a": x[0], "b": x[1] * 2.0}
+    del d["a"]
+    d["c"] = x[2]
+    s = 0.0
+    for v in d.values():
+        s = s + v * v
+    return s
+
+
+def deleted_in_a_loop(x):
+    xs = [x[0], x[1], x[2]]
+    for _ in range(2):
+        del xs[0]
+        xs.append(xs[-1] * np.sin(xs[0]))
+    y = xs[0] * 2.0
+    total = np.sum(y) + xs[1]
+    del y
+    return total
+
+
+@pytest.mark.parametrize("f", [deleted_item, deleted_key, deleted_in_a_loop], ids=lambda f: f.__name__)
+def test_del_of_an_item_or_a_name(f):
+    x = np.array([0.3, 1.2, -0.8])
+    expected = numerical_gradient(f, x)
+    np.testing.assert_allclose(ssad.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
+    tangents = np.array([ssad.jvp(f, (x,), (t,))[1] for t in np.eye(3)])
+    np.testing.assert_allclose(tangents, expected, rtol=1e-6, atol=1e-8)
+    hessian = np.array([numerical_gradient(lambda v, k=k: ssad.grad(f)(v)[k], x) for k in range(3)])
+    np.testing.assert_allclose(ssad.hessian(f)(x), hessian, rtol=1e-5, atol=1e-6)
+
+
+def deleted_slice(x):
+    xs = [x[0], x[1], x[2]]
+    del xs[0:2]
+    return xs[0]
+
+
+def test_del_of_a_slice_is_refused_with_what_to_write():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=r"xs = xs\[:i\] \+ xs\[j:\]") as refused:
+        ssad.grad(deleted_slice)(np.ones(3))
+    assert refused.value.lineno == deleted_slice.__code__.co_firstlineno + 2

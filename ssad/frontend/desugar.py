@@ -395,18 +395,3 @@ def _rewritten(block, rewrite):
                     setattr(statement, field, _rewritten(inner, rewrite) or ([gast.Pass()] if field == "body" else []))
         out.append(statement)
     return out
-
-
-def without_deletes(node):
-    """The function `node` with every `del` of plain names dropped: in generated code they
-    release values no later statement reads (`optimize.release`), and change none."""
-
-    class Drop(gast.NodeTransformer):
-        def visit_Delete(self, statement):
-            return None if all(isinstance(t, gast.Name) for t in statement.targets) else statement
-
-    Drop().visit(node)
-    for inner in walk(node):
-        if isinstance(getattr(inner, "body", None), list) and not inner.body:
-            inner.body = [gast.Pass()]
-    return node

@@ -34,7 +34,7 @@ _STATEMENT_MESSAGES = {
     gast.AsyncFunctionDef: "`async def` cannot be differentiated; define a plain `def` function",
     gast.ClassDef: "a class definition inside a differentiated function is not supported; "
     "define the class outside the function",
-    gast.Delete: "`del` is not supported; drop the statement",
+    gast.Delete: "`del` is supported for names and for one item of a list or dict held in a name (`del xs[i]`, `del d[k]`); assign the value you want instead",
     gast.Try: "`try` statements are not supported; move error handling outside the differentiated function",
     gast.With: "`with` statements are not supported; move the context manager outside the differentiated function",
     gast.AsyncWith: "`async with` cannot be differentiated; use a plain `def` function",

@@ -32,8 +32,8 @@ from .desugar import (
     lower_index_writes,
     lower_raises,
     lower_ufunc_displays,
-    without_deletes,
 )
+from .deletes import lower_deletes, without_deletes
 from .distributions import lower_frozen_distributions
 
 
@@ -244,6 +244,8 @@ def _finish(parsed):
     f-strings, index writes and indices built as values, yields and raises lowered."""
     if parsed.filename.startswith("<ssad ") and not parsed.filename.startswith("<ssad closure"):
         without_deletes(parsed.node)  # generated code releases values it no longer reads
+    else:
+        lower_deletes(parsed)
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
     lower_frozen_distributions(parsed)
     lower_asserts(parsed)

@@ -46,9 +46,9 @@ def uses_bare_raise(x):
 
 
 def uses_del(x):
-    y = x
-    del y  # <- here
-    return x
+    y = [x, x * 2.0, x]
+    del y[0:2]  # <- here
+    return y[0]
 
 
 def uses_pop_with_default(x):
