@@ -12,6 +12,8 @@ and last a dict with the adjoints of the keyword arguments.
 import functools
 import inspect
 
+import numpy as np
+
 from ..errors import MissingRuleError
 from ..registry import REGISTRY, primitive_name
 from .callables import (callable_instance, made_by_ssad, parameters, refused_inside, tangent_parameter, transformable,
@@ -19,6 +21,7 @@ from .callables import (callable_instance, made_by_ssad, parameters, refused_ins
 from .closures import Closure
 from .handles import JVP, VJP, resolve
 from .locations import caller_location
+from .refusals import is_discrete
 from .structure import add_attr, zeros_like_value
 
 
@@ -73,6 +76,11 @@ def call_forward(function, *args, **kwargs):
     if callable_instance(function) is not None:  # `layer(x)`: layer.__call__(x), self getting an adjoint
         value, pullback = call_forward(callable_instance(function), function, *args, **kwargs)
         return value, lambda d_value: pullback(d_value)[1:]  # self stands for the object called
+    if _of_numpy(function) and all(is_discrete(a) for a in args) and all(is_discrete(v) for v in kwargs.values()):
+        # a NumPy function given integers, masks, an axis only (`np.add.reduce(hits, axis=axis)`
+        # with the axis a helper passes on) counts or shapes: a zero derivative, as for `range(n)`
+        value = function(*args, **kwargs)
+        return value, lambda d_value: (None,) * (len(args) + 1) + ({k: None for k in kwargs},)
     if made_by_ssad(function) is not None:
         raise MissingRuleError(refused_inside(function), *caller_location())
     raise MissingRuleError(
@@ -307,6 +315,10 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
             callable_instance(function), None, (function,) + tuple(primals), (d_function,) + tuple(tangents),
             keywords, keyword_tangents,
         )
+    if _all_zero(tangents) and _all_zero(keyword_tangents.values()) and d_function is None:
+        # nothing it is given moves (an axis or a count a helper passes on, a mask): neither does its value
+        value = function(*primals, **keywords)
+        return value, zeros_like_value(value)
     if made_by_ssad(function) is not None:
         raise MissingRuleError(refused_inside(function), *caller_location())
     raise MissingRuleError(
@@ -314,6 +326,26 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
         f"carry tangents; register one with @ssad.tangent({getattr(function, '__name__', 'f')})",
         *caller_location(),
     )
+
+
+def _of_numpy(function):
+    """Whether `function` is NumPy's: a function of its modules, a ufunc or a ufunc's method."""
+    module = getattr(function, "__module__", None) or ""
+    return (module == "numpy" or module.startswith("numpy.") or isinstance(function, np.ufunc)
+            or isinstance(getattr(function, "__self__", None), np.ufunc))
+
+
+def _all_zero(tangents):
+    """Whether every tangent is absent (None) or a number or array of zeros."""
+    for t in tangents:
+        if t is None:
+            continue
+        try:
+            if not np.all(np.equal(t, 0)):
+                return False
+        except (TypeError, ValueError):  # a tangent of a list or dict: not looked into
+            return False
+    return True
 
 
 def _of_text(function):

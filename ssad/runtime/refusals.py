@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from ..errors import SourceError, UnsupportedSyntaxError
+from ..errors import MissingRuleError, SourceError, UnsupportedSyntaxError
 from .locations import caller_location
 
 
@@ -124,3 +124,23 @@ def _source_line(filename, lineno):
     import linecache
 
     return linecache.getline(filename, lineno) if filename and lineno else None
+
+
+def discrete_only(value, message, filename, lineno, col, line):
+    """`value`, an argument whose derivative a rule does not give (an axis, a shift, a count,
+    a shape), passed on when it holds integers, booleans, None or text: a discrete argument
+    has a zero derivative. A float or complex one might carry a gradient the rule cannot
+    give: raise `message` (a `MissingRuleError` at the user's line)."""
+    if not is_discrete(value):
+        raise MissingRuleError(message, filename, lineno, col, line)
+    return value
+
+
+def is_discrete(value):
+    """Whether `value` holds integers, booleans, None, text or dtypes only: nothing that moves."""
+    if value is None or isinstance(value, (bool, numbers.Integral, str, bytes, np.bool_, np.integer, np.dtype, type)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(is_discrete(v) for v in value)
+    return isinstance(value, np.ndarray) and value.dtype.kind in "biuUS"
+

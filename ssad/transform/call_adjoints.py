@@ -16,6 +16,7 @@ import gast
 from ..frontend import primitives
 from ..frontend.builders import assign, call, clone, constant, name, walk
 from ..errors import MissingRuleError, SourceError
+from ..runtime.refusals import discrete_only
 from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
 from ..runtime import (
@@ -168,9 +169,7 @@ class CallAdjoints:
             for param, placeholder in arguments.items():
                 if param not in template.ignored:
                     bound[param] = self._operand(placeholder, op, dy, y)
-            for i in active:
-                if i >= len(template.outputs):
-                    raise self.no_gradient(statement, op, i)
+            active = [i for i in active if i < len(template.outputs) or self.discrete_only(statement, op, i)]
             statements, outputs = instantiate(template, bound, self.namespace, self.namer, set(active))
             self.out.extend(statements)
             for i in active:
@@ -180,9 +179,8 @@ class CallAdjoints:
                 self.contribute(op.args[i], self.simplify(output, op, i, y, dy))
             return
         always_none, sometimes_none, shortest = _none_positions(rule)
+        active = [i for i in active if shortest is None or i < shortest or self.discrete_only(statement, op, i)]
         for i in active:
-            if shortest is not None and i >= shortest:
-                raise self.no_gradient(statement, op, i)
             if i in sometimes_none and i not in always_none:
                 raise MissingRuleError(
                     f"the adjoint rule of {primitive_name(op.primitive)} returns None for its argument {i} "
@@ -289,6 +287,21 @@ class CallAdjoints:
             f"        return (adjoint_of_arg0, ...)\n",
             *where,
         )
+
+    def discrete_only(self, statement, op, index):
+        """For an argument that carries gradients in a position the rule gives none (an axis, a
+        shift, a count), the check where the code runs that it holds integers (whose derivative
+        is zero): `discrete_only(axis, ...)` in the backward sweep, which raises the refusal for
+        a float. A parameter of a helper (`def softmax(v, axis=-1)`) is one, and so is every
+        parameter of a gradient function that is differentiated again. Returns False."""
+        value = op.args[index]
+        if not isinstance(value, gast.Name):
+            raise self.no_gradient(statement, op, index)
+        refusal = self.no_gradient(statement, op, index)
+        where = [constant(refusal.filename), constant(refusal.lineno), constant(refusal.col), constant(refusal.line)]
+        guard = call(self.helper("discrete_only", discrete_only), clone(value), constant(refusal.message), *where)
+        self.out.append(gast.Expr(value=guard))
+        return False
 
     def no_gradient(self, statement, op, index):
         return MissingRuleError(
