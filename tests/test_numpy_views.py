@@ -14,8 +14,8 @@ from ssad.frontend.views import VIEW_FUNCTIONS, VIEW_METHODS, VIEW_OF_ANY
 NOT_WRITABLE_OR_DEGENERATE = {
     "diag",  # of a 2-D array: a read-only view (NumPy raises on a write)
     "diff", "polyder", "polyint",  # with n=0 / m=0 only: the input itself
-    "nan_to_num",  # with copy=False only, which writes in place: refused as an output argument
-    "frombuffer", "from_dlpack", "ix_",  # buffers and index arrays, not float arrays ssad differentiates
+    "nan_to_num",  # with copy=False only, which writes in place: refused by the fence (outputs.py)
+    "from_dlpack", "ix_",  # buffers and index arrays, not float arrays ssad differentiates
     "copyto", "put", "place", "putmask", "fill_diagonal",  # write into the argument: refused by the fence
 }
 SKIP = {"test", "shares_memory", "may_share_memory", "save", "savez", "savez_compressed", "savetxt", "show_config",

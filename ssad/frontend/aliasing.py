@@ -17,7 +17,7 @@ from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
 from .outputs import is_library
-from .views import NEW_CONTAINERS, VIEW_FUNCTIONS, VIEW_METHODS, effects, viewed_operands
+from .views import NEW_CONTAINERS, VIEW_METHODS, effects, viewed_operands, views_first
 
 
 class AliasingLowering:
@@ -117,7 +117,7 @@ class AliasingLowering:
             return value.attr in VIEW_METHODS
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
             if self.is_static(value.func):
-                return value.func.attr in VIEW_FUNCTIONS and value.func.attr not in ("iterated", "stop_gradient")
+                return views_first(value.func.attr, value) and value.func.attr not in ("iterated", "stop_gradient")
             return value.func.attr in VIEW_METHODS
         return False
 

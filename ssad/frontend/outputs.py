@@ -1,7 +1,9 @@
 """Output arguments: `np.add(x, y, out=c)`, `np.add(x, y, c)`, `z.sum(out=c)`.
 
 Such a call writes its result into `c` in place, which the lowering cannot see: the
-gradient would silently miss the change (it was 0 for `c`). The fence refuses it. A
+gradient would silently miss the change (it was 0 for `c`). The fence refuses it, and
+the flags that let a library function write into its operand
+(`np.nan_to_num(a, copy=False)`, `scipy.linalg.solve(a, b, overwrite_a=True)`). A
 function of the user's own may have an `out` parameter like any other; and `out=None`,
 or a parameter passed on as `out` (`def f(x, out=None)`), names no array of the function.
 """
@@ -30,6 +32,33 @@ def check_no_output_argument(parsed, node, bound, call, callee):
                 f"`{function}` writes its result into `{target}` in place (its `out` argument), which ssad "
                 f"cannot differentiate; assign the result instead (`{target} = {function}(...)` without `out`)",
             )
+    flag = _in_place_flag(callee, call) if callee is not None else None
+    if flag is not None:
+        raise parsed.unsupported(
+            call,
+            f"`{gast.unparse(call.func)}(..., {flag}=...)` may write into its argument in place, which ssad cannot "
+            f"differentiate; leave `{flag}` at its default",
+        )
+
+
+def _in_place_flag(callee, call):
+    """The argument of `call` that lets a library function write into an operand in place:
+    `copy=` of np.nan_to_num other than True (it then replaces NaN and infinities in the
+    array it is given, and returns that array), `overwrite_a=` and the like of SciPy other
+    than False. None when there is none."""
+    flags = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    if not any(isinstance(a, gast.Starred) for a in call.args):
+        try:
+            flags = dict(inspect.signature(callee).bind_partial(*call.args, **flags).arguments)
+        except (TypeError, ValueError):
+            pass  # no signature to read, or arguments it does not take: the keywords as written
+    for flag, value in flags.items():
+        if flag.startswith("overwrite_") and not (isinstance(value, gast.Constant) and value.value in (False, None)):
+            return flag
+    if callee is np.nan_to_num and "copy" in flags:
+        value = flags["copy"]
+        return None if isinstance(value, gast.Constant) and value.value is True else "copy"
+    return None
 
 
 LIBRARIES = ("numpy", "scipy", "ssad", "math", "cmath", "operator")

@@ -403,7 +403,8 @@ def resolve_free_names(f, node, imported=None):
 
 
 def _pure_twin(value):
-    """Generated code updates adjoints in place with `add_at`; read again, it is the pure form."""
-    from ..runtime import add_at, added_at
+    """Generated code updates adjoints in place with `add_at` and `clear_at`; read again, they
+    are their pure forms."""
+    from ..runtime import add_at, added_at, clear_at, zero_at
 
-    return added_at if value is add_at else value
+    return added_at if value is add_at else zero_at if value is clear_at else value

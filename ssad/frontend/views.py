@@ -31,8 +31,12 @@ VIEW_FUNCTIONS = {
     "asmatrix", "real_if_close", "as_strided", "sliding_window_view",
     "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack",  # lists of views
     "iterated",  # what a `for` loop walks: the array or list itself
+    "frombuffer",  # `np.frombuffer(a)`: a's memory
 }
-# NumPy functions whose result may be a view of any of their operands.
+# NumPy functions whose result is their first operand itself (or views of their operands)
+# unless `copy=True`, the default: `np.array(a, copy=None)` and `copy=False` are `a`,
+# `np.astype(a, t, copy=False)` too, `np.meshgrid(x, y, copy=False)` views x and y.
+VIEW_UNLESS_COPIED = {"array", "astype", "meshgrid"}
 # Attributes of an array that share nothing with it; any other attribute of a local value
 # (a field of your object, `state.h`) may be part of it, or a view (`y.T`).
 FIELD_FACTS = {"shape", "size", "ndim", "dtype", "nbytes", "itemsize", "strides", "flags", "__class__", "__name__"}
@@ -96,9 +100,9 @@ def viewed_operands(value, is_local, is_static, resolve=None):
     name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
     callee = resolve(func) if resolve is not None else None
     if callee is None or is_library(callee):
-        if name in VIEW_OF_ANY:
+        if name in VIEW_OF_ANY or (name == "meshgrid" and not copies(value)):
             return every(operands)
-        return local(value.args[0]) if name in VIEW_FUNCTIONS and value.args else []
+        return local(value.args[0]) if value.args and views_first(name, value) else []
     if getattr(callee, "__module__", None) == "builtins" or callee.__class__.__name__ == "builtin_function_or_method":
         if name in FRESH_BUILTINS or (name in ("min", "max") and not value.keywords):
             return []  # `max(t, 0.5)` of numbers (of arrays it needs a `key`: their comparison has no truth value)
@@ -117,6 +121,20 @@ def viewed_operands(value, is_local, is_static, resolve=None):
         if name in returned:
             chosen += local(keyword.value)
     return chosen
+
+
+def views_first(name, call):
+    """Whether the library function `name`, called as `call`, may return its first operand
+    or a view of it."""
+    if name in VIEW_UNLESS_COPIED:
+        return not copies(call)
+    return name in VIEW_FUNCTIONS
+
+
+def copies(call):
+    """Whether `call` is told to copy: no `copy=` (True is the default) or `copy=True`."""
+    told = [k.value for k in call.keywords if k.arg == "copy"]
+    return not told or (isinstance(told[0], gast.Constant) and told[0].value is True)
 
 
 def _positional(function):
@@ -300,7 +318,8 @@ def _operands_shared(call, is_static, resolve):
         return operands
     if isinstance(call.func, gast.Attribute) and not is_static(call.func):  # a method: its receiver
         return [call.func.value] if call.func.attr in VIEW_METHODS or call.func.attr in CONTAINER_READS else []
-    placeholders = [_placeholder(k) for k in range(len(operands))]
+    # a constant stays itself (`copy=True` tells `np.array` to copy), and shares nothing
+    placeholders = [o if isinstance(o, gast.Constant) else _placeholder(k) for k, o in enumerate(operands)]
     keywords = zip(call.keywords, placeholders[len(call.args):], strict=True)
     stand_in = gast.Call(func=call.func, args=placeholders[: len(call.args)],
                          keywords=[gast.keyword(arg=k.arg, value=p) for k, p in keywords])

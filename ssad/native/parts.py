@@ -1,7 +1,7 @@
 """Numba implementations of the helpers that read, write and scatter parts of arrays.
 
 `x[index]` in generated code, its adjoint (`getitem_adjoint`, `add_at`) and the undoing
-of writes (`saved_part`, `restore_part`, `zero_at`, `take_part`, `written_part`), for indices Numba
+of writes (`saved_part`, `restore_part`, `zero_at`, `clear_at`, `take_part`, `written_part`), for indices Numba
 types: integers, slices, tuples of them, boolean masks of vectors, and integer arrays (whose repeated entries
 accumulate, as `np.add.at`). Importing this module registers them; it needs Numba.
 """
@@ -11,7 +11,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from ..runtime import restore_part, saved_part, take_part, written_part
-from ..runtime.scatter import add_at, getitem_adjoint, zero_at
+from ..runtime.scatter import add_at, clear_at, getitem_adjoint, zero_at
 
 
 def _is_number(t):
@@ -80,7 +80,7 @@ def _restore_part(container, index, old):
 @overload(zero_at)
 def _zero_at(d_x, index):
     if _is_number(d_x):
-        return lambda d_x, index: d_x
+        return lambda d_x, index: d_x * 0.0  # the adjoint of a 0-d array, as a number
     if isinstance(d_x, types.Array) and (_is_basic(index) or _is_mask(index, d_x)):
 
         def zeroed(d_x, index):
@@ -89,6 +89,20 @@ def _zero_at(d_x, index):
             return copy
 
         return zeroed
+    return None
+
+
+@overload(clear_at)
+def _clear_at(d_x, index):
+    if _is_number(d_x):
+        return lambda d_x, index: d_x * 0.0
+    if isinstance(d_x, types.Array) and (_is_basic(index) or _is_mask(index, d_x)):
+
+        def cleared(d_x, index):
+            d_x[index] = 0.0
+            return d_x
+
+        return cleared
     return None
 
 
@@ -182,4 +196,4 @@ def _add_at(d_x, index, d_part):
     return impl
 
 
-HELPERS = (saved_part, take_part, written_part, restore_part, zero_at, getitem_adjoint, add_at)
+HELPERS = (saved_part, take_part, written_part, restore_part, zero_at, clear_at, getitem_adjoint, add_at)

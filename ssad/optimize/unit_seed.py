@@ -9,10 +9,14 @@ its reads are the number 1.0, and `1.0 * e`, `e * 1.0` and `e / 1.0` are `e`:
     d_x_at_i = d_s * x_at_i_minus_1      ->     d_x_at_i = x_at_i_minus_1
 
 A product is a fresh array, which the adjoint sweep may then update in place
-(`d_a += ...`). Where folding leaves an assignment's value a name or a call (which
-may return an array that something else holds), and the assigned adjoint is updated in
-place later and is not a known scalar, the product stays; a known scalar's `t += e`
-becomes `t = t + e` (the same for a number, and plainly no write into what t was).
+(`d_a += ...`), and which nothing else changes. Where folding leaves an assignment's
+value a name or a call (which may return an array that something else holds), and the
+assigned adjoint is updated in place later and is not a known scalar, the product
+stays; a known scalar's `t += e` becomes `t = t + e` (the same for a number, and
+plainly no write into what t was). The product stays too where what it folds to names
+an array that code changes in place (a write `a[i] = v`, `a += ...`, or a call for its
+effect such as `restore_part(a, i, old)`, which undoes a write): `d_b = a` would change
+with it.
 """
 
 
@@ -36,23 +40,32 @@ def fold_unit_seed(statements, seed, scalars):
             updated.add(node.target.id)
         elif isinstance(node, gast.Assign):
             updated.update(t.value.id for t in node.targets if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name))
+    changed = set(updated)  # ... and the arrays calls for effect change: `restore_part(a, i, old)`
+    for node in (n for s in statements for n in walk(s)):
+        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
+            func = node.value.func
+            operands = [func.value] if isinstance(func, gast.Attribute) else []
+            changed.update(a.id for a in operands + list(node.value.args) if isinstance(a, gast.Name))
     aliased = set()  # scalars assigned a name or call by folding: `+=` on them becomes `= ... +`
-    folded = [_fold_statement(s, seed, updated, scalars, aliased) for s in statements]
+    folded = [_fold_statement(s, seed, updated, scalars, aliased, changed) for s in statements]
     return _Rebind(aliased).visit_block(folded) if aliased else folded
 
 
-def _fold_statement(statement, seed, updated, scalars, aliased):
+def _fold_statement(statement, seed, updated, scalars, aliased, changed):
     for field in ("body", "orelse"):
         block = getattr(statement, field, None)
         if isinstance(block, list) and not isinstance(statement, gast.Assign):
-            setattr(statement, field, [_fold_statement(s, seed, updated, scalars, aliased) for s in block])
+            setattr(statement, field, [_fold_statement(s, seed, updated, scalars, aliased, changed) for s in block])
     if isinstance(statement, gast.Assign) and _is_the_seed(statement, seed):
         return statement
     if not isinstance(statement, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
         return statement
     if not any(isinstance(n, gast.Name) and n.id == seed for n in walk(statement)):
         return statement
-    folded = _Fold(seed).visit(clone(statement))
+    folder = _Fold(seed)
+    folded = folder.visit(clone(statement))
+    if folder.exposed & changed:
+        return statement  # `d_b = a` would be the array `a`, which is changed in place later
     if isinstance(statement, gast.Assign) and isinstance(statement.value, (gast.BinOp, gast.UnaryOp)):
         fresh = isinstance(folded.value, (gast.BinOp, gast.UnaryOp, gast.Constant))
         targets = [t.id for t in statement.targets if isinstance(t, gast.Name)]
@@ -70,6 +83,7 @@ def _is_the_seed(statement, seed):
 class _Fold(gast.NodeTransformer):
     def __init__(self, seed):
         self.seed = seed
+        self.exposed = set()  # the names a product folded to may hold itself: `a` of `1.0 * a`
 
     def visit_Name(self, node):
         if node.id == self.seed and isinstance(node.ctx, gast.Load):
@@ -79,10 +93,15 @@ class _Fold(gast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, gast.Mult) and _is_one(node.left):
-            return node.right
+            return self.expose(node.right)
         if isinstance(node.op, (gast.Mult, gast.Div)) and _is_one(node.right):
-            return node.left
+            return self.expose(node.left)
         return node
+
+    def expose(self, operand):
+        if not isinstance(operand, (gast.BinOp, gast.UnaryOp, gast.Constant)):  # not a fresh value
+            self.exposed.update(n.id for n in walk(operand) if isinstance(n, gast.Name))
+        return operand
 
 
 def _is_one(node):

@@ -21,6 +21,7 @@ from ..errors import SourceError, SsadError
 from .locations import caller_location
 from .checkpoints import Checkpoints
 from .scatter import add_at, added_at, copy_adjoint, getitem_adjoint, list_adjoint, split_like, summed_at, zero_at  # noqa: F401  (generated code reads them)
+from .scatter import clear_at, kept, take_part, written_mask, written_part  # noqa: F401  (generated code reads them)
 from .structure import add_adjoint, add_attr, is_namedtuple, is_other_array, zeros_like_value  # noqa: F401  (generated code reads them)
 from .structure import has_structure, is_zero_number
 
@@ -228,45 +229,6 @@ def restored_value(old):
     if old is _MISSING:
         raise SsadError("internal: a key a write added to a dict was restored as a value")
     return old
-
-
-def take_part(d_x, index):
-    """The adjoint at `index` of the written value, as a copy the caller owns."""
-    if type(d_x) is float and d_x == 0.0:  # a zero adjoint or tangent, folded to 0.0: each part is zero
-        return d_x
-    part = d_x[index]
-    return np.copy(part) if isinstance(part, np.ndarray) else part
-
-
-def written_part(d_x, index):
-    """The adjoint of the value written by `x[index] = v`, at `index` of x's adjoint: zero
-    where the index names a position again later in the same write, since NumPy keeps the
-    last value written there and only it reaches the result (`x[[0, 0]] = v` keeps v[1])."""
-    return kept(take_part(d_x, index), d_x, index)
-
-
-def kept(part, x, index):
-    """`part`, an adjoint of `x[index]`, with zeros where `x[index] = v` writes a position that a
-    later element of the same write writes again; `part` itself for an index that cannot repeat."""
-    if hasattr(part, "shape") and hasattr(x, "shape") and _may_repeat(index):  # NumPy or dask arrays
-        return part * written_mask(x, index)
-    return part
-
-
-def written_mask(x, index):
-    """1.0 at each element of `x[index]` that is the last write of its position, else 0.0."""
-    owner = np.full(np.shape(x), -1, dtype=np.intp)  # shapes only: a lazy x is never read
-    order = np.arange(np.size(owner[index])).reshape(np.shape(owner[index]))
-    owner[index] = order
-    return (owner[index] == order).astype(float)
-
-
-def _may_repeat(index):
-    """Whether an index may name one position twice: it holds an integer array of two or more."""
-    for part in index if isinstance(index, tuple) else (index,):
-        if isinstance(part, (np.ndarray, list)) and np.size(part) > 1 and np.asarray(part).dtype.kind in "iu":
-            return True
-    return False
 
 
 def drop_last(items, count):

@@ -2,8 +2,10 @@
 
 `getitem_adjoint` makes the adjoint of `x` for `y = x[index]`; `add_at` adds an adjoint
 part at an index (in place where it can), `added_at` is its pure form (read when
-generated code is differentiated again), `zero_at` clears a part and `summed_at` sums
-weights per position with one `np.bincount`.
+generated code is differentiated again), `zero_at` clears a part (`clear_at` in place)
+and `summed_at` sums weights per position with one `np.bincount`. For a write `x[index] = v`, `written_part`
+takes the adjoint of `v` out of x's (`take_part`), zero where a later element of the same
+write writes the position again (`kept`).
 """
 
 import math
@@ -229,9 +231,19 @@ def zero_at(d_x, index):
     """A copy of the adjoint `d_x` with zeros at `index` (the adjoint of x before `x[index] = v`)."""
     if type(d_x) is float and d_x == 0.0:  # a zero tangent, folded to 0.0: zero already
         return d_x
-    d_x = copy_adjoint(d_x)
+    d_x = np.array(d_x) if isinstance(d_x, numbers.Number) else copy_adjoint(d_x)  # a 0-d array's, as a number
     d_x[index] = 0.0
     return d_x
+
+
+def clear_at(d_x, index):
+    """`d_x` with zeros at `index`, written in place: an adjoint array the adjoint sweep owns,
+    of a rank it cannot tell. The adjoint of a 0-d array may be a number, which `zero_at` makes
+    an array. `zero_at` is its pure form, for code that is differentiated again."""
+    if type(d_x) is np.ndarray:
+        d_x[index] = 0.0
+        return d_x
+    return zero_at(d_x, index)
 
 
 def list_adjoint(d_items, items):
@@ -268,3 +280,44 @@ def copy_adjoint(d_x):
     if is_other_array(d_x):  # dask's __setitem__ rebinds the array it is called on (np.copy would compute it)
         return d_x.copy()
     return d_x
+
+
+def take_part(d_x, index):
+    """The adjoint at `index` of the written value, as a copy the caller owns."""
+    if type(d_x) is float and d_x == 0.0:  # a zero adjoint or tangent, folded to 0.0: each part is zero
+        return d_x
+    if type(d_x) is not np.ndarray and isinstance(d_x, numbers.Number):
+        d_x = np.asarray(d_x)  # the adjoint of a 0-d array, held as a number (`a[()] = v`, `a[...] = v`)
+    part = d_x[index]
+    return np.copy(part) if isinstance(part, np.ndarray) else part
+
+
+def written_part(d_x, index):
+    """The adjoint of the value written by `x[index] = v`, at `index` of x's adjoint: zero
+    where the index names a position again later in the same write, since NumPy keeps the
+    last value written there and only it reaches the result (`x[[0, 0]] = v` keeps v[1])."""
+    return kept(take_part(d_x, index), d_x, index)
+
+
+def kept(part, x, index):
+    """`part`, an adjoint of `x[index]`, with zeros where `x[index] = v` writes a position that a
+    later element of the same write writes again; `part` itself for an index that cannot repeat."""
+    if hasattr(part, "shape") and hasattr(x, "shape") and _may_repeat(index):  # NumPy or dask arrays
+        return part * written_mask(x, index)
+    return part
+
+
+def written_mask(x, index):
+    """1.0 at each element of `x[index]` that is the last write of its position, else 0.0."""
+    owner = np.full(np.shape(x), -1, dtype=np.intp)  # shapes only: a lazy x is never read
+    order = np.arange(np.size(owner[index])).reshape(np.shape(owner[index]))
+    owner[index] = order
+    return (owner[index] == order).astype(float)
+
+
+def _may_repeat(index):
+    """Whether an index may name one position twice: it holds an integer array of two or more."""
+    for part in index if isinstance(index, tuple) else (index,):
+        if isinstance(part, (np.ndarray, list)) and np.size(part) > 1 and np.asarray(part).dtype.kind in "iu":
+            return True
+    return False

@@ -28,6 +28,7 @@ from ..runtime import (
     add_at,
     add_attr,
     broadcast_like,
+    clear_at,
     copy_adjoint,
     getitem_adjoint,
     pack_like,
@@ -196,15 +197,28 @@ class StatementAdjoints(CallAdjoints):
         d_array = self.adjoint[array]
         self.overwritten.add(array)
         value = statement.value
+        held = None
         if self.activity.is_active(value):
-            part = call(self.helper("written_part", written_part), name(d_array), clone(index))
-            self.contribute(value, self.unbroadcast(part, value))
-        if array in self.owned:
+            part = self.unbroadcast(call(self.helper("written_part", written_part), name(d_array), clone(index)), value)
+            if isinstance(value, gast.Name) and value.id == array:
+                # `x[i] = x` (NumPy reads all of x before it writes): x's old value gets the part
+                # too, after its adjoint is zeroed there, so the part is taken out first
+                held = self.namer.fresh(f"d_{array}_written")
+                self.out.append(assign(held, part))
+            else:
+                self.contribute(value, part)
+        rank = self.ranks.get(array)
+        if array in self.owned and rank is not None and rank >= 1:
             zero = gast.Subscript(value=name(d_array), slice=index, ctx=gast.Store())
             self.out.append(gast.Assign(targets=[zero], value=constant(0.0), type_comment=None))
         else:
-            self.out.append(assign(d_array, call(self.helper("zero_at", zero_at), name(d_array), index)))
+            # an adjoint of ours of unknown rank is zeroed in place by `clear_at` (that of a 0-d
+            # array may be a number, which cannot be written into); another one, on a copy
+            helper = self.helper("clear_at", clear_at) if array in self.owned else self.helper("zero_at", zero_at)
+            self.out.append(assign(d_array, call(helper, name(d_array), index)))
             self.owned.add(array)
+        if held is not None:
+            self.contribute(value, name(held))
 
     def scatter(self, source, slice_, d_part):
         """Add `d_part` into the adjoint of `source` at the index `slice_` (for t = source[i])."""

@@ -115,6 +115,13 @@ class _Fold(gast.NodeTransformer):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.Is, gast.IsNot)):
+            # `t is not None` of a rule given the zero or a literal for t: the zero becomes 0.0, never
+            # None (and `0.0 is not None`, printed, is a SyntaxWarning when the code compiles)
+            pair = (node.left, node.comparators[0])
+            if any(_is_none(e) for e in pair) and all(_is_none(e) or _never_none(e) for e in pair):
+                same = _is_none(pair[0]) and _is_none(pair[1])
+                return gast.Constant(value=same == isinstance(node.ops[0], gast.Is), kind=None)
         if len(node.ops) == 1 and _literal(node.left) and _literal(node.comparators[0]):
             left, right = node.left.value, node.comparators[0].value
             compare = _COMPARISONS.get(type(node.ops[0]))
@@ -162,6 +169,13 @@ def _is_none(node):
     return isinstance(node, gast.Constant) and node.value is None
 
 
+def _never_none(node):
+    """Whether `node` is a value that cannot be None: the symbolic zero, a literal, a display."""
+    if isinstance(node, gast.Constant):
+        return node.value is not None
+    return is_zero(node) or isinstance(node, (gast.Tuple, gast.List, gast.Dict, gast.Set))
+
+
 def _literal(node):
     return isinstance(node, gast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str)))
 
@@ -207,7 +221,10 @@ class _Materialize(gast.NodeTransformer):
         if (isinstance(test, gast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (gast.Is, gast.IsNot))
                 and is_zero(test.left) and _is_none(test.comparators[0])):
             return self.visit(node.orelse if isinstance(test.ops[0], gast.Is) else node.body)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        if all(isinstance(e, gast.Constant) and type(e.value) is float and e.value == 0.0 for e in (node.body, node.orelse)):
+            return node.body  # `0.0 if len(tangents) > 2 else 0.0`: zero either way (a rule's tests have no effects)
+        return node
 
 
 def materialize_zeros(node):

@@ -201,7 +201,23 @@ class _Forward(TangentCalls):
             return self.unpack(target, statement.value)
         if isinstance(target, gast.Subscript):
             return self.write(target, statement.value)
-        return self.assignment(statement, target.id)
+        generated = self.assignment(statement, target.id)
+        if primitives.operation(statement.value, self.program).kind not in (primitives.COPY, primitives.GETITEM):
+            self.disown_shared(generated, target.id)
+        return generated
+
+    def disown_shared(self, generated, target):
+        """Tangent arrays of ours that the tangent just made may be (or view, or hold) are ours no
+        longer: `c = a + 1.0` makes a new array, but its tangent is `d_a` itself, so a later
+        `a[i] = v` must write into a copy of `d_a`, or `d_c` would change with it. (A value that
+        is its operand or a view of it, `b = a` or `t = a[1:]`, shares the memory of the primal as
+        well: the front end refuses a write into `a` that such a name read afterwards would see.)"""
+        held = {self.tangent[p]: p for p in self.owned if p != target and p in self.tangent}
+        for statement in generated:
+            statement = statement.statement if isinstance(statement, Replace) else statement
+            if held and isinstance(statement, gast.Assign):
+                for shared in _may_be(statement.value) & held.keys():
+                    self.owned.discard(held.pop(shared))
 
     def comment_for(self, statement):
         parsed = self.program.parsed
@@ -353,6 +369,16 @@ class _Forward(TangentCalls):
         change = gast.Call(func=gast.Attribute(value=name(self.tangent[items]), attr=method, ctx=gast.Load()), args=args, keywords=[])
         out.append(gast.Expr(value=change))
         return out
+
+
+def _may_be(expr):
+    """The names whose value `expr` may be, view or hold: an operator makes a new value, a call
+    may return any of its operands."""
+    if isinstance(expr, gast.Name):
+        return {expr.id}
+    if isinstance(expr, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Constant)):
+        return set()
+    return set().union(set(), *(_may_be(child) for child in gast.iter_child_nodes(expr)))
 
 
 def _assigned(statements):
