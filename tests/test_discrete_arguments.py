@@ -118,3 +118,17 @@ def test_a_float_where_a_rule_gives_no_gradient_is_still_refused():
     with pytest.raises(MissingRuleError, match="gives no gradient for its argument 1") as refused:
         ssad.grad(through_scaled, wrt=1)(x, 0.5)
     assert refused.value.lineno == through_scaled.__code__.co_firstlineno + 1
+
+
+def products_of_integers(a, b, x):
+    return np.sum(a * x) + np.sum(a ** 2) + np.sum(a * b * x)
+
+
+def test_an_integer_array_argument_gets_a_float_gradient():
+    # the unit seed folded `1.0 * 2 * a` to `2 * a`, an integer array that `d_a += ...` then
+    # could not hold (a UFuncOutputCastingError)
+    a, b, x = np.array([1, 2, 3]), np.array([2, -1, 4]), np.array([0.5, -1.0, 2.0])
+    d_a, d_b = ssad.grad(products_of_integers, wrt=(0, 1))(a, b, x)
+    np.testing.assert_allclose(d_a, x + 2 * a + b * x)
+    np.testing.assert_allclose(d_b, a * x)
+    assert d_a.dtype == np.float64 and d_b.dtype == np.float64

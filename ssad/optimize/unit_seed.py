@@ -13,7 +13,9 @@ A product is a fresh array, which the adjoint sweep may then update in place
 value a name or a call (which may return an array that something else holds), and the
 assigned adjoint is updated in place later and is not a known scalar, the product
 stays; a known scalar's `t += e` becomes `t = t + e` (the same for a number, and
-plainly no write into what t was). The product stays too where what it folds to names
+plainly no write into what t was). A product whose folded value has no float
+constant in it (`a * b` of integer arrays) stays where the adjoint is updated in place
+later: `d_a += e` would not fit floats into integers. The product stays too where what it folds to names
 an array that code changes in place (a write `a[i] = v`, `a += ...`, or a call for its
 effect such as `restore_part(a, i, old)`, which undoes a write): `d_b = a` would change
 with it.
@@ -71,6 +73,8 @@ def _fold_statement(statement, seed, updated, scalars, aliased, changed):
         targets = [t.id for t in statement.targets if isinstance(t, gast.Name)]
         if not fresh and any(t in updated and t not in scalars for t in targets):
             return statement  # the product's fresh array is updated in place later: keep it
+        if not _surely_float(folded.value) and any(t in updated and t not in scalars for t in targets):
+            return statement  # `d_a = a * k` of integers would hold integers, and `d_a += 0.5` fail
         if not fresh:
             aliased.update(t for t in targets if t in updated)
     return folded
@@ -93,15 +97,35 @@ class _Fold(gast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, gast.Mult) and _is_one(node.left):
-            return self.expose(node.right)
+            return self.expose(_as_float(node.right))
         if isinstance(node.op, (gast.Mult, gast.Div)) and _is_one(node.right):
-            return self.expose(node.left)
+            return self.expose(_as_float(node.left))
         return node
 
     def expose(self, operand):
         if not isinstance(operand, (gast.BinOp, gast.UnaryOp, gast.Constant)):  # not a fresh value
             self.exposed.update(n.id for n in walk(operand) if isinstance(n, gast.Name))
         return operand
+
+
+def _as_float(node):
+    """`2` as `2.0`: the product `1.0 * 2` it stands for is a float, and so is the adjoint made of it."""
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return gast.Constant(value=float(node.value), kind=None)
+    return node
+
+
+def _surely_float(value):
+    """Whether `value` is a float whatever its names hold: a float constant, a quotient, or
+    arithmetic with one of those as an operand (`2.0 * a`), which makes integers floats."""
+    if isinstance(value, gast.Constant):
+        return type(value.value) is float
+    if isinstance(value, gast.UnaryOp):
+        return _surely_float(value.operand)
+    if isinstance(value, gast.BinOp):
+        return isinstance(value.op, gast.Div) or (isinstance(value.op, (gast.Mult, gast.Add, gast.Sub)) and (
+            _surely_float(value.left) or _surely_float(value.right)))
+    return False
 
 
 def _is_one(node):
