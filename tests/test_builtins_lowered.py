@@ -157,3 +157,36 @@ def test_del_of_a_slice_is_refused_with_what_to_write():
     with pytest.raises(ssad.UnsupportedSyntaxError, match=r"xs = xs\[:i\] \+ xs\[j:\]") as refused:
         ssad.grad(deleted_slice)(np.ones(3))
     assert refused.value.lineno == deleted_slice.__code__.co_firstlineno + 2
+
+
+def paired_with_reversed(x):
+    hs = [x, 2.0 * x, np.sin(x)]
+    pairs = list(zip(hs, reversed(hs), strict=True))
+    return sum(np.dot(a, b) for a, b in pairs) + np.sum(list(reversed(hs))[0] * hs[0])
+
+
+def reversed_rows(w):
+    m = w.reshape(2, 3) * 1.0
+    rows = list(reversed(m))
+    return np.sum(rows[0] * np.cos(rows[1]))
+
+
+@pytest.mark.parametrize("f", [paired_with_reversed, reversed_rows], ids=lambda f: f.__name__)
+def test_reversed_outside_a_loop_header(f):
+    x = np.array([0.5, -1.0, 0.3, 1.2, -0.4, 0.9])[: 2 if f is paired_with_reversed else 6]
+    expected = numerical_gradient(f, x)
+    np.testing.assert_allclose(ssad.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
+    tangent = np.linspace(-1.0, 1.0, x.size)
+    np.testing.assert_allclose(ssad.jvp(f, (x,), (tangent,))[1], expected @ tangent, rtol=1e-6, atol=1e-8)
+    hessian = np.array([numerical_gradient(lambda v, k=k: ssad.grad(f)(v)[k], x) for k in range(x.size)])
+    np.testing.assert_allclose(ssad.hessian(f)(x), hessian, rtol=1e-5, atol=1e-6)
+
+
+def reversed_read_twice(x):
+    backwards = reversed([x, 2.0 * x])
+    return sum(backwards) + sum(backwards)
+
+
+def test_a_reversed_held_in_a_name_is_read_once():
+    with pytest.raises(ssad.SsadError, match="read more than once"):
+        ssad.grad(reversed_read_twice)(0.5)

@@ -66,11 +66,8 @@ def _filter_as_comprehension(expr, namer):
     return gast.ListComp(elt=_name(item), generators=[generator])
 
 
-def _dict_as_display(expr, namer):
-    """`dict(a=x, b=y)` as `{"a": x, "b": y}`; `dict(zip(ks, vs))` as `{k: v for k, v in zip(ks, vs)}`."""
-    if not expr.args:
-        return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in expr.keywords],
-                         values=[k.value for k in expr.keywords])
+def _dict_as_comprehension(expr, namer):
+    """`dict(zip(ks, vs))` as `{k: v for k, v in zip(ks, vs)}`."""
     key, value = namer.fresh("key"), namer.fresh("value")
     target = gast.Tuple(elts=[_store(key), _store(value)], ctx=gast.Store())
     generator = gast.comprehension(target=target, iter=expr.args[0], ifs=[], is_async=0)
@@ -201,10 +198,13 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
             return self.comprehension(_map_as_comprehension(expr, self.namer), name_hint)
         if self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords:
             return self.comprehension(_filter_as_comprehension(expr, self.namer), name_hint)
+        if self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords:
+            # the items in reverse order, as a list (a `for` header walks `reversed(xs)` itself)
+            items = gast.Call(func=self.builtin("list"), args=[expr.args[0]], keywords=[])
+            backwards = gast.Slice(lower=None, upper=None, step=gast.Constant(value=-1, kind=None))
+            return self.atom(gast.Subscript(value=items, slice=backwards, ctx=gast.Load()), name_hint)
         if self.makes_a_dict(expr):
-            display = _dict_as_display(expr, self.namer)
-            return self.comprehension(display, name_hint) if expr.args else self.atom_of_simple(
-                self.simple(display), name_hint)
+            return self.comprehension(_dict_as_comprehension(expr, self.namer), name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
 
     def comprehension(self, expr, name_hint):
@@ -306,15 +306,13 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
     def lowered_as_comprehension(self, expr):
         """Whether `expr` is a `map(f, xs, ...)` or `filter(f, xs)` that `atom` lowers as a comprehension."""
         return (self.is_builtin_call(expr, "map") and len(expr.args) >= 2) or (
-            self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords) or self.makes_a_dict(expr)
+            self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords) or self.makes_a_dict(expr) or (
+            self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords)
 
     def makes_a_dict(self, expr):
-        """`dict(a=x, ...)` or `dict(zip(ks, vs))`, which `atom` lowers as a dict display or comprehension."""
-        if not self.is_builtin_call(expr, "dict"):
-            return False
-        if not expr.args:
-            return bool(expr.keywords) and all(k.arg is not None for k in expr.keywords)
-        return len(expr.args) == 1 and not expr.keywords and self.is_builtin_call(expr.args[0], "zip")
+        """`dict(zip(ks, vs))`, which `atom` lowers as a dict comprehension."""
+        return (self.is_builtin_call(expr, "dict") and len(expr.args) == 1 and not expr.keywords
+                and self.is_builtin_call(expr.args[0], "zip"))
 
     def simple(self, expr):
         """`expr` as one operation on atoms (emitting temporaries for its operands)."""
@@ -343,10 +341,12 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
                 left=self.atom(expr.left), ops=expr.ops, comparators=[self.atom(c) for c in expr.comparators]
             )
         if isinstance(expr, gast.Call):
-            if self.is_builtin_call(expr, "zip") and not expr.keywords:
+            if self.is_builtin_call(expr, "zip") and all(k.arg == "strict" for k in expr.keywords):
                 # outside a loop's header (`a, b = zip(*rows)`): the list of its tuples
-                return _call(_name(self.namespace.bind("zipped", zipped)),
-                             *[atom for a in expr.args for atom in self.arguments(a)])
+                zip_call = _call(_name(self.namespace.bind("zipped", zipped)),
+                                 *[atom for a in expr.args for atom in self.arguments(a)])
+                zip_call.keywords = [gast.keyword(arg="strict", value=self.atom(k.value)) for k in expr.keywords]
+                return zip_call
             if self.is_builtin_call(expr, "dict") and not expr.args and all(k.arg for k in expr.keywords):
                 # `dict(a=a, b=b)` is the display `{'a': a, 'b': b}`: its values carry gradients
                 return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in expr.keywords],

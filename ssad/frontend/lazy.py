@@ -28,7 +28,7 @@ import gast
 from .aliasing import read_by_next_iteration
 from .builders import walk
 
-_ITERATORS = ("map", "zip", "filter")
+_ITERATORS = ("map", "zip", "filter", "reversed")
 _VIEWS = ("values", "keys", "items")
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)
 

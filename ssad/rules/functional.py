@@ -104,7 +104,7 @@ nondifferentiable(dict.keys)
 
 
 @adjoint(zipped)
-def zipped_adjoint(dy, y, *sequences):
+def zipped_adjoint(dy, y, *sequences, strict=False):
     """Item k of sequence i went to tuple k, place i (items past the shortest sequence: none)."""
     adjoints = []
     for i, sequence in enumerate(sequences):
@@ -116,7 +116,7 @@ def zipped_adjoint(dy, y, *sequences):
 
 
 @tangent(zipped)
-def zipped_tangent(tangents, y, *sequences):
+def zipped_tangent(tangents, y, *sequences, strict=False):
     columns = [_item_tangents(t, s) for t, s in zip(tangents, sequences, strict=True)]
     return [tuple(column[k] for column in columns) for k in range(len(y))]
 

@@ -279,10 +279,10 @@ def iterated(xs):
     return list(xs)
 
 
-def zipped(*sequences):
-    """`zip(*sequences)` as a list of tuples (how ssad lowers a `zip` that is not a loop's header:
-    `a, b = zip(*rows)`), so the items carry gradients by its rule."""
-    return list(zip(*sequences))  # noqa: B905  (zip stops at the shortest, as the user wrote it)
+def zipped(*sequences, strict=False):
+    """`zip(*sequences, strict=...)` as a list of tuples (how ssad lowers a `zip` that is not a
+    loop's header: `a, b = zip(*rows)`), so the items carry gradients by its rule."""
+    return list(zip(*sequences, strict=strict))
 
 
 def merged(a, b):
