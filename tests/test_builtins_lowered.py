@@ -1,4 +1,5 @@
-"""`filter(f, xs)`, `dict(a=x)`, `dict(zip(ks, vs))` and the scalar types called as
+"""Forms lowered to others: `filter(f, xs)`, `dict(zip(ks, vs))`, `reversed(xs)`, `del xs[i]`,
+`np.add.at(a, i, b)` and the scalar types called as
 functions (`np.float64(x)`, `complex(re, im)`) in differentiated code: exact in both
 modes and at second order, checked against central differences."""
 
@@ -190,3 +191,50 @@ def reversed_read_twice(x):
 def test_a_reversed_held_in_a_name_is_read_once():
     with pytest.raises(ssad.SsadError, match="read more than once"):
         ssad.grad(reversed_read_twice)(0.5)
+
+
+EDGES = np.array([0, 2, 0, 1, 2, 2])
+
+
+def scattered(x, v):
+    y = x * 1.0
+    np.add.at(y, EDGES, v * x[EDGES])
+    return np.sum(np.sin(y) * y)
+
+
+def scattered_in_a_loop(x, v):
+    h = x * 1.0
+    for _ in range(2):
+        messages = np.tanh(h[EDGES] * v)
+        agg = np.zeros(3)
+        np.add.at(agg, EDGES, messages)
+        h = h + agg
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("f", [scattered, scattered_in_a_loop], ids=lambda f: f.__name__)
+def test_np_add_at_accumulates_repeated_indices(f):
+    x, v = np.array([0.3, -0.7, 1.1]), np.array([0.5, -1.0, 2.0, 0.25, 1.5, -0.5])
+    for p, point in ((0, x), (1, v)):
+        def moved(value, p=p):
+            return f(*(value if k == p else a for k, a in enumerate((x, v))))
+
+        expected = numerical_gradient(moved, point)
+        np.testing.assert_allclose(ssad.grad(f, wrt=p)(x, v), expected, rtol=1e-6, atol=1e-8)
+        tangent = np.linspace(-1.0, 1.0, point.size)
+        tangents = tuple(tangent if k == p else None for k in range(2))
+        np.testing.assert_allclose(ssad.jvp(f, (x, v), tangents)[1], expected @ tangent, rtol=1e-6, atol=1e-8)
+    hessian = np.array([numerical_gradient(lambda w, k=k: ssad.grad(f)(w, v)[k], x) for k in range(3)])
+    np.testing.assert_allclose(ssad.hessian(f)(x, v), hessian, rtol=1e-5, atol=1e-6)
+
+
+def scattered_into_a_view(x):
+    y = x * 1.0
+    head = y[:2]
+    np.add.at(y, np.array([0, 0]), x[:2])
+    return np.sum(head * x[:2])
+
+
+def test_np_add_at_into_an_array_a_view_shares_is_refused():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="head"):
+        ssad.grad(scattered_into_a_view)(np.ones(3))

@@ -234,14 +234,17 @@ def lower_generator(parsed):
 
 
 def lower_index_writes(parsed):
-    """`np.fill_diagonal(a, val, wrap)` as `a[diagonal_index(a, wrap)] = diagonal_fill(val, a, wrap)`
-    and `np.put_along_axis(a, i, v, axis)` as `a[along_axis_index(a, i, axis)] = v`, when `a` is
-    a name: writes ssad differentiates, where the calls change an array it cannot follow."""
+    """`np.fill_diagonal(a, val, wrap)` as `a[diagonal_index(a, wrap)] = diagonal_fill(val, a, wrap)`,
+    `np.put_along_axis(a, i, v, axis)` as `a[along_axis_index(a, i, axis)] = v` and
+    `np.add.at(a, i, b)` as `a[...] = added_at(a, i, b)`, when `a` is a name: writes ssad
+    differentiates, where the calls change an array it cannot follow."""
     import numpy as np
 
+    from ..runtime import added_at
     from ..runtime.in_place import along_axis_index, diagonal_fill, diagonal_index
 
-    functions = {np.fill_diagonal: ("a", "val", "wrap"), np.put_along_axis: ("arr", "indices", "values", "axis")}
+    functions = {np.fill_diagonal: ("a", "val", "wrap"), np.put_along_axis: ("arr", "indices", "values", "axis"),
+                 np.add.at: ("a", "indices", "b")}
     local = local_names(parsed.node)
     helper = _binder(parsed, local)
 
@@ -250,9 +253,11 @@ def lower_index_writes(parsed):
             return None
         call = statement.value
         callee = _static(call.func, parsed.namespace, local)
-        if not any(callee is f for f in functions) or any(isinstance(a, gast.Starred) for a in call.args):
+        if getattr(callee, "__self__", None) is np.add and getattr(callee, "__name__", None) == "at":
+            callee = np.add.at  # a bound method: another object at each access
+        if not any(callee == f for f in functions) or any(isinstance(a, gast.Starred) for a in call.args):
             return None
-        parameters = functions[next(f for f in functions if f is callee)]
+        parameters = functions[next(f for f in functions if f == callee)]
         given = dict(zip(parameters, call.args, strict=False))
         given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
         array = given.get(parameters[0])
@@ -267,6 +272,9 @@ def lower_index_writes(parsed):
             wrap = given.get("wrap", gast.Constant(value=False, kind=None))
             index = gast.Call(func=helper(diagonal_index), args=[load(array), wrap], keywords=[])
             value = gast.Call(func=helper(diagonal_fill), args=[given["val"], load(array), wrap], keywords=[])
+        elif callee == np.add.at:  # the whole array, with b added at the indices (repeated ones accumulate)
+            index = gast.Constant(value=Ellipsis, kind=None)
+            value = gast.Call(func=helper(added_at), args=[load(array), given["indices"], given["b"]], keywords=[])
         else:
             index = gast.Call(func=helper(along_axis_index),
                               args=[load(array), given["indices"], given["axis"]], keywords=[])
