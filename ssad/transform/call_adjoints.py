@@ -13,6 +13,7 @@ import textwrap
 
 import gast
 
+from ..analysis.ranks import Fact
 from ..frontend import primitives
 from ..frontend.builders import assign, call, clone, constant, name, walk
 from ..errors import MissingRuleError, SourceError
@@ -295,9 +296,12 @@ class CallAdjoints:
         a float. A parameter of a helper (`def softmax(v, axis=-1)`) is one, and so is every
         parameter of a gradient function that is differentiated again. Returns False."""
         value = op.args[index]
-        if not isinstance(value, gast.Name):
-            raise self.no_gradient(statement, op, index)
         refusal = self.no_gradient(statement, op, index)
+        fact = getattr(self, "facts", {}).get(value.id) if isinstance(value, gast.Name) else None
+        if not isinstance(value, gast.Name) or (isinstance(fact, Fact) and not fact.integer):
+            raise refusal  # known to hold floats (the code is specialized on the arguments)
+        if isinstance(fact, Fact):
+            return False  # known to hold integers
         where = [constant(refusal.filename), constant(refusal.lineno), constant(refusal.col), constant(refusal.line)]
         guard = call(self.helper("discrete_only", discrete_only), clone(value), constant(refusal.message), *where)
         self.out.append(gast.Expr(value=guard))
