@@ -230,7 +230,10 @@ def zero_at(d_x, index):
     if type(d_x) is float and d_x == 0.0:  # a zero tangent, folded to 0.0: zero already
         return d_x
     d_x = copy_adjoint(d_x)
-    d_x[index] = 0.0
+    if isinstance(d_x, list) and isinstance(index, slice):  # `xs[i:j] = ys` of a list: a zero per item
+        d_x[index] = [zeros_like_value(item) for item in d_x[index]]
+    else:
+        d_x[index] = 0.0
     return d_x
 
 

@@ -36,6 +36,7 @@ from ..runtime import (
     zeros_like_value,
 )
 from ..runtime import unbroadcast as unbroadcast_helper
+from ..runtime.refusals import keeps_length
 from ..analysis.ranks import unbroadcast_axes, unbroadcast_is_identity
 from ..analysis.shapes import drop_unbroadcast, is_elementwise, summed_shape_calls, without_shape_calls
 from ..registry import REGISTRY
@@ -199,12 +200,36 @@ class StatementAdjoints(CallAdjoints):
         if self.activity.is_active(value):
             part = call(self.helper("written_part", written_part), name(d_array), clone(index))
             self.contribute(value, self.unbroadcast(part, value))
-        if array in self.owned:
+        # a slice of a value not known to be an array may be a list's, which takes a list of zeros
+        list_slice = isinstance(target.slice, gast.Slice) and self.ranks.get(array, 0) < 1
+        if array in self.owned and not list_slice:
             zero = gast.Subscript(value=name(d_array), slice=index, ctx=gast.Store())
             self.out.append(gast.Assign(targets=[zero], value=constant(0.0), type_comment=None))
         else:
             self.out.append(assign(d_array, call(self.helper("zero_at", zero_at), name(d_array), index)))
             self.owned.add(array)
+
+    def kept_length(self, statement):
+        """Before `xs[i:j] = v` on an active value not known to be an array, for the forward
+        sweep: the check that a list keeps its length (`write` gives the adjoint of a slice
+        of a list only then; `keeps_length` raises at the user's line otherwise)."""
+        target = statement.targets[0]
+        if not isinstance(target.slice, gast.Slice) or self.ranks.get(target.value.id, 0) >= 1 \
+                or not self.activity.is_active(target.value):
+            return []
+        parsed = self.program.parsed
+        filename, lineno, col, line = parsed.where(statement)
+        end = getattr(statement, "end_col_offset", None)
+        same_line = getattr(statement, "end_lineno", None) == getattr(statement, "lineno", None)
+        written = f"`{line[col:end + parsed.col_offset]}`" if line and end is not None and same_line else \
+            "this slice assignment"
+        message = (f"{written} assigns another number of items than the slice holds, which changes the length of "
+                   f"the list; ssad differentiates a slice assignment into a list that keeps its length: build the "
+                   f"new list (`xs = xs[:i] + [...] + xs[j:]`)")
+        check = call(self.helper("keeps_length", keeps_length), name(target.value.id),
+                     index_value(clone(target.slice), self.namespace), clone(statement.value),
+                     *[constant(v) for v in (message, filename, lineno, col)])
+        return [gast.copy_location(gast.Expr(value=check), statement)]
 
     def scatter(self, source, slice_, d_part):
         """Add `d_part` into the adjoint of `source` at the index `slice_` (for t = source[i])."""
