@@ -117,6 +117,26 @@ def adds_a_key_to_the_walked_dict(x):
     return t
 
 
+def adds_a_key_to_the_dict_whose_keys_are_walked(x):
+    d = {"a": x[0], "b": x[1]}
+    t = 0.0
+    for k in d.keys():
+        t = t + d[k]
+        if k == "b":
+            d["c"] = t * 2.0  # refused
+    return t
+
+
+def appends_to_a_walked_list_it_may_be_given(x, given=None):
+    xs = [x[0], x[1]] if given is None else given  # a list, which ssad knows when the code runs
+    t = 0.0
+    for v in xs:
+        if len(xs) < 3:
+            xs.append(v * 2.0)  # refused
+        t = t + v
+    return t
+
+
 def appends_to_the_walked_list(x):
     xs = [x[0]]
     t = 0.0
@@ -204,6 +224,9 @@ WALK_REFUSED = [
     (writes_a_dict_value_ahead, r"which walks the values of `d`.*walk its keys \(`for k in list\(d\):`"),
     (writes_a_dict_item_ahead, "which walks the values of `d`"),
     (adds_a_key_to_the_walked_dict, "adds or removes a key of `d` .* Python stops such a loop with RuntimeError"),
+    (adds_a_key_to_the_dict_whose_keys_are_walked, "adds or removes a key of `d` .* walks the keys of `d`"),
+    (appends_to_a_walked_list_it_may_be_given, r"`xs\.append\(\.\.\.\)` changes `xs` in the loop on line "
+                                                r"\d+, which walks `xs`"),
     (appends_to_the_walked_list, r"`xs\.append\(\.\.\.\)` changes the length of `xs`, which the loop on line \d+ "
                                  r"walks.*walk a copy \(`for v in list\(xs\):`\)"),
     (inserts_into_the_walked_list, r"`xs\.insert\(\.\.\.\)` changes the length of `xs`"),

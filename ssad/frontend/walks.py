@@ -92,8 +92,8 @@ class WalkLowering:
             return
         related = {name, *self.sharing.others(name), *self.sharing.same_list(name)}
         for walked in self.walks:
-            if walked.items not in related:
-                continue
+            if walked.items not in related and walked.source not in related:
+                continue  # (a list is its own source: what `iterated(xs)` shares are its items)
             line = self.parsed.where(walked.loop)[1]
             if walked.kind == LAZY:
                 raise self.parsed.unsupported(statement, (
