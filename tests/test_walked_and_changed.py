@@ -174,6 +174,15 @@ def pops_a_value_from_the_walked_list(x):
     return t
 
 
+def appends_to_a_list_the_walked_list_holds(x):
+    rows = [[x[0]], [x[1]], [x[2]]]
+    t = 0.0
+    for r in rows:
+        r.append(r[0] * 2.0)  # refused
+        t = t + sum(r)
+    return t
+
+
 def scale_second(a):
     a[1] = a[1] * 10.0
     return 0.0
@@ -232,6 +241,8 @@ WALK_REFUSED = [
     (inserts_into_the_walked_list, r"`xs\.insert\(\.\.\.\)` changes the length of `xs`"),
     (pops_from_the_walked_list, r"`xs\.pop\(\.\.\.\)` changes the length of `xs`"),
     (pops_a_value_from_the_walked_list, r"`xs\.pop\(\.\.\.\)` changes the length of `xs`"),
+    (appends_to_a_list_the_walked_list_holds, r"`r\.append\(\.\.\.\)` changes the length of `r`, a list that "
+                                              r"`rows` holds, which the loop on line \d+ walks"),
     (a_helper_writes_the_walked_array, r"`scale_second\(\.\.\.\)` changes `y` \(through scale_second, which changes "
                                        r"its parameter `a` in place at line \d+\)"),
     (a_helper_grows_the_walked_list, r"`grow\(\.\.\.\)` changes the length of `xs` \(through grow"),
@@ -326,6 +337,15 @@ def rebinds_the_walked_name_then_writes(x):
     return t
 
 
+def grows_the_lists_a_list_holds_by_index(x):
+    rows = [[x[0]], [x[1]], [x[2]]]
+    t = 0.0
+    for k in range(len(rows)):
+        rows[k] = rows[k] + [rows[k][0] * 2.0]
+        t = t + sum(rows[k])
+    return t
+
+
 def writes_the_current_dict_item(x):
     d = {"a": x[0], "b": x[1]}
     t = 0.0
@@ -389,6 +409,7 @@ READ_AS_PYTHON_DOES = [
     writes_ahead_only_in_the_last_iteration,
     walks_the_indices_instead,
     rebinds_the_walked_name_then_writes,
+    grows_the_lists_a_list_holds_by_index,
     writes_the_current_dict_item,
     squares_each_value_by_its_key,
     walks_a_dicts_keys_reading_values_as_they_are,

@@ -110,6 +110,14 @@ class WalkLowering:
                         f"index is in range (`k = 0`, `while k < len({walked.text}):`, `v = {walked.text}[k]`, "
                         f"`k += 1`) to see the list as it changes"))
                 continue  # an item written that the loop reads through the same name, as Python does
+            holders = set(self.sharing.others(name))
+            if index is None and list_change and name not in (walked.items, walked.source) and (
+                    walked.items in holders or walked.source in holders):
+                raise self.parsed.unsupported(statement, (
+                    f"`{written}` changes the length of `{user_name}`{note}, a list that `{walked.text}` holds, which "
+                    f"the loop on line {line} walks; ssad follows a list made longer or shorter only under the name "
+                    f"that holds it: build the list under one name and put it into `{walked.text}` when it is "
+                    f"complete (`{walked.text}[k] = {user_name} + [...]`, walking the indices)"))
             if (walked.source == name and not walked.backwards and walked.position is not None
                     and isinstance(index, gast.Name) and index.id == walked.position):
                 continue  # `for i, v in enumerate(y): y[i] = ...`: the item the loop has just read
