@@ -241,8 +241,8 @@ WALK_REFUSED = [
     (inserts_into_the_walked_list, r"`xs\.insert\(\.\.\.\)` changes the length of `xs`"),
     (pops_from_the_walked_list, r"`xs\.pop\(\.\.\.\)` changes the length of `xs`"),
     (pops_a_value_from_the_walked_list, r"`xs\.pop\(\.\.\.\)` changes the length of `xs`"),
-    (appends_to_a_list_the_walked_list_holds, r"`r\.append\(\.\.\.\)` changes the length of `r`, a list that "
-                                              r"`rows` holds, which the loop on line \d+ walks"),
+    (appends_to_a_list_the_walked_list_holds, r"`r\.append\(\.\.\.\)` changes the length of `r`, a list held by "
+                                              r"`rows`, which the loop on line \d+ walks"),
     (a_helper_writes_the_walked_array, r"`scale_second\(\.\.\.\)` changes `y` \(through scale_second, which changes "
                                        r"its parameter `a` in place at line \d+\)"),
     (a_helper_grows_the_walked_list, r"`grow\(\.\.\.\)` changes the length of `xs` \(through grow"),

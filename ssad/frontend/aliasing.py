@@ -35,11 +35,16 @@ class AliasingLowering:
 
     def check_not_shared(self, user_name, statement, written, write=False, list_change=False, index=None):
         """Refuse an in-place write to an array (or a change of a list, `list_change`) another
-        name shares and reads afterwards; `index`, lowered, of a write `user_name[index] = v`."""
+        name shares and reads afterwards, or that an enclosing loop walks (see `walks`);
+        `index`, lowered, of a write `user_name[index] = v`."""
+        self._check_not_shared(user_name, statement, written, write, list_change)
+        if self.current.get(user_name) is not None:
+            self.check_walked(self.current[user_name], user_name, statement, written, index, list_change)
+
+    def _check_not_shared(self, user_name, statement, written, write, list_change):
         name = self.current.get(user_name)
         if name is None:
             return
-        self.check_walked(name, user_name, statement, written, index, list_change)
         users = {ssa: user for user, ssa in self.current.items()}
         self.refuse_changing_what_is_captured(
             name, statement, written, sorted(set(self.sharing.others(name)) | set(self.sharing.same_list(name))))

@@ -114,10 +114,10 @@ class WalkLowering:
             if index is None and list_change and name not in (walked.items, walked.source) and (
                     walked.items in holders or walked.source in holders):
                 raise self.parsed.unsupported(statement, (
-                    f"`{written}` changes the length of `{user_name}`{note}, a list that `{walked.text}` holds, which "
-                    f"the loop on line {line} walks; ssad follows a list made longer or shorter only under the name "
-                    f"that holds it: build the list under one name and put it into `{walked.text}` when it is "
-                    f"complete (`{walked.text}[k] = {user_name} + [...]`, walking the indices)"))
+                    f"`{written}` changes the length of `{user_name}`{note}, a list held by `{walked.text}`, which the "
+                    f"loop on line {line} walks; ssad follows a list made longer or shorter only under the name that "
+                    f"holds it: walk the indices and put the longer list where it is held (`rows[k] = rows[k] + [v]` "
+                    f"in a loop over `range(len(rows))`)"))
             if (walked.source == name and not walked.backwards and walked.position is not None
                     and isinstance(index, gast.Name) and index.id == walked.position):
                 continue  # `for i, v in enumerate(y): y[i] = ...`: the item the loop has just read

@@ -106,8 +106,8 @@ def walk_unchanged(walked, position, backwards, target, index, message, filename
     known, every item counts as still to read); `backwards`: the loop walks from the end."""
     try:
         reaches = _reaches_unread(walked, position, backwards, target, index)
-    except (TypeError, ValueError, IndexError, KeyError):
-        return  # an index the write itself refuses: Python raises there
+    except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError):
+        return  # an index the write itself refuses (or an empty list): Python raises there
     if reaches:
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
 
