@@ -33,9 +33,15 @@ class AliasingLowering:
         # the items of an element read (`x, v = traj[i]`) are numbers, or rows of a matrix
         (self.maybe_numbers.add if source.id in self.maybe_numbers else self.maybe_numbers.discard)(stored)
 
-    def check_not_shared(self, user_name, statement, written, write=False, list_change=False):
+    def check_not_shared(self, user_name, statement, written, write=False, list_change=False, index=None):
         """Refuse an in-place write to an array (or a change of a list, `list_change`) another
-        name shares and reads afterwards."""
+        name shares and reads afterwards, or that an enclosing loop walks (see `walks`);
+        `index`, lowered, of a write `user_name[index] = v`."""
+        self._check_not_shared(user_name, statement, written, write, list_change)
+        if self.current.get(user_name) is not None:
+            self.check_walked(self.current[user_name], user_name, statement, written, index, list_change)
+
+    def _check_not_shared(self, user_name, statement, written, write, list_change):
         name = self.current.get(user_name)
         if name is None:
             return
@@ -201,6 +207,7 @@ class AliasingLowering:
         `unchanged_by_call(z, ...)` before the call raises for an array. (A call whose
         result is unused, `helper(z)`, is refused by the activity analysis where `z`
         carries gradients.)"""
+        self.check_calls_keep_walks(statement)
         if self.is_generated() or not isinstance(statement, (gast.Assign, gast.AnnAssign)) or statement.value is None:
             return
         targets = {n.id for n in gast.walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}

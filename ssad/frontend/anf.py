@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import gast
 
-from .builders import clone, name as _name, store as _store, walk
+from .builders import clone, name as _name, store as _store, walk, written_arrays
 from .control import ControlFlowLowering
 from .expressions import ExpressionLowering, makes_sequence, reads_name
 from .generated import GeneratedCodeLowering
@@ -49,6 +49,8 @@ from .parse import local_names
 from .aliasing import AliasingLowering
 from .closures import ClosureLowering
 from .lazy import LazyLowering
+from .walks import WalkLowering
+from .in_place_calls import InPlaceCallLowering
 from .arguments import lowered_copying_arguments
 from .spreads import changed_in_place
 from .sharing import AUGMENTED, Sharing
@@ -116,7 +118,7 @@ def _to_anf(parsed):
 
 
 class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, ExpressionLowering, GeneratedCodeLowering,
-                LazyLowering):
+                InPlaceCallLowering, LazyLowering, WalkLowering):
     def __init__(self, parsed, namer, namespace, early_result=None):
         self.parsed = parsed
         # the variable early returns assign to (see jumps): it is assigned only on the way
@@ -281,7 +283,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         if not resolved and isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(elements):
             # `a, b = b, a`: evaluate every element before any target changes.
             simples = [self.simple(e) for e in value.elts]
-            written = _written_arrays(elements)
+            written = written_arrays(elements)
             if self.depth or written:
                 # in place (inside control flow, or `y[0], y[1] = y[1], y[0]`): a target changed
                 # first may be read by a later element, so evaluate every element now
@@ -335,7 +337,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         if name is None:
             raise self.parsed.unsupported(origin, f"`{user_name}` is not defined before this assignment")
         # an item of a list or dict replaced: the container changes, not the items it shared
-        self.check_not_shared(user_name, origin, f"{user_name}[...] = ...", write=True,
+        self.check_not_shared(user_name, origin, f"{user_name}[...] = ...", write=True, index=index,
                               list_change=name in self.new_containers or self.sharing.items_of(name) is not None)
         self.writes_in_place = True
         target = gast.Subscript(value=_name(name), slice=index, ctx=gast.Store())
@@ -410,11 +412,3 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
     def emit(self, statement):
         gast.copy_location(statement, self.origin)
         self.out.append(statement)
-
-
-def _written_arrays(targets):
-    """The names an assignment to `targets` (a tuple's elements) writes into: `y` of `y[0]`."""
-    return sorted({
-        t.value.id for target in targets for t in walk(target)
-        if isinstance(t, gast.Subscript) and isinstance(t.ctx, gast.Store) and isinstance(t.value, gast.Name)
-    })

@@ -7,7 +7,7 @@ Traversal: `walk(node)`, `ast.walk`'s order without its generator layers (every 
 walks trees, often the same ones many times, and this is most of compile time), and
 `clone(node)`, a deep copy.
 Questions: `local_names(function)`, `assigned_names(statements)`, `stored_names(statements)`,
-`loaded_names(statements)`, `is_loop_exit(statement)`.
+`loaded_names(statements)`, `is_loop_exit(statement)`, `written_arrays(targets)`.
 """
 
 import copy
@@ -187,3 +187,11 @@ def is_loop_exit(statement):
         and isinstance(statement.body[0], gast.Break)
         and not statement.orelse
     )
+
+
+def written_arrays(targets):
+    """The names an assignment to `targets` (a tuple's elements) writes into: `y` of `y[0]`."""
+    return sorted({
+        t.value.id for target in targets for t in walk(target)
+        if isinstance(t, gast.Subscript) and isinstance(t.ctx, gast.Store) and isinstance(t.value, gast.Name)
+    })

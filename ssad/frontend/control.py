@@ -84,11 +84,12 @@ class ControlFlowLowering:
         iterable = statement.iter
         target = statement.target
         assignments = []
+        walked = None if self.is_generated() else []  # what the loop walks (see `walks`)
         if self.is_builtin_call(iterable, "range") and isinstance(target, gast.Name):
             indices = self.atom(iterable)
             index = target.id
         else:
-            length, element = self.sequence(iterable)
+            length, element = self.sequence(iterable, walked)
             indices = self.atom_of_simple(_call(self.builtin("range"), length), name_hint="indices")
             probe = element(_name("__index__"))
             if (
@@ -113,7 +114,12 @@ class ControlFlowLowering:
         saved, self.out = self.out, []
         for assigned, value in assignments:
             self.assign(assigned, value(_name(index_name)))
+        # the body changes what the loop walks only where the change is exact (see `walks`); the
+        # loop's index is its position, unless the body assigns it (`for i, v in enumerate(y): i = 0`)
+        position = None if any(assigns_name(s, index) for s in statement.body) else index_name
+        walks, self.walks = self.walks, self.walking(statement, walked or [], position)
         self.block(statement.body)
+        self.walks = walks
         body = self.out or [gast.copy_location(gast.Pass(), statement)]
         self.out = saved
         self.depth -= 1
@@ -122,10 +128,12 @@ class ControlFlowLowering:
         loop = gast.For(target=_store(index_name), iter=indices, body=body, orelse=[], type_comment=None)
         self.emit(loop)
 
-    def sequence(self, iterable):
-        """(length atom, element(index) -> expr or None) for what a `for` loop walks over."""
+    def sequence(self, iterable, walked=None, backwards=False):
+        """(length atom, element(index) -> expr or None) for what a `for` loop walks over; the
+        list `walked`, when given, gets what each part walks (see `walks`); `backwards`: under
+        `reversed(...)`."""
         if self.is_builtin_call(iterable, "enumerate"):
-            length, inner = self.sequence(iterable.args[0])
+            length, inner = self.sequence(iterable.args[0], walked, backwards)
             start = iterable.args[1] if len(iterable.args) > 1 else next(
                 (k.value for k in iterable.keywords if k.arg == "start"), None
             )
@@ -137,7 +145,7 @@ class ControlFlowLowering:
 
             return length, element
         if self.is_builtin_call(iterable, "zip"):
-            parts = [self.sequence(a) for a in iterable.args]
+            parts = [self.sequence(a, walked, backwards) for a in iterable.args]
             lengths = [p[0] for p in parts]
             length = lengths[0] if len(lengths) == 1 else self.atom_of_simple(
                 _call(self.builtin("min"), *lengths), name_hint="length"
@@ -148,37 +156,54 @@ class ControlFlowLowering:
 
             return length, element
         if self.is_builtin_call(iterable, "reversed"):
-            length, inner = self.sequence(iterable.args[0])
+            length, inner = self.sequence(iterable.args[0], walked, not backwards)
             last = self.atom_of_simple(gast.BinOp(left=length, op=gast.Sub(), right=gast.Constant(value=1, kind=None)))
 
             def element(index, inner=inner, last=last):
                 return inner(gast.BinOp(left=last, op=gast.Sub(), right=index))
 
             return length, element
+        # what the loop walks, and the dict whose keys it walks (checked in the body, see `walks`)
+        written, owner, attr = iterable, None, None
+        live = isinstance(iterable, gast.Name) and self.current.get(iterable.id) in self.sequences
         if isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Attribute) and iterable.func.attr in (
             "items", "values", "keys"
         ):
             # dict views cannot be indexed: walk a list of them
+            if not iterable.args:
+                owner, attr = self.walked_as_started(self.atom(iterable.func.value)), iterable.func.attr
+                iterable = gast.Call(func=gast.Attribute(value=owner, attr=attr, ctx=gast.Load()), args=[], keywords=[])
             iterable = gast.Call(func=self.builtin("list"), args=[iterable], keywords=[])
         elif not (self.is_builtin_call(iterable, "list") or self.is_builtin_call(iterable, "tuple")
-                  or isinstance(iterable, (gast.List, gast.Tuple, gast.ListComp))
-                  or (isinstance(iterable, gast.Name) and self.current.get(iterable.id) in self.sequences)):
+                  or isinstance(iterable, (gast.List, gast.Tuple, gast.ListComp)) or live):
             # a dict walks its keys, a set or a generator its items: index what iterating gives
+            if isinstance(iterable, gast.Name) and iterable.id in self.current:
+                owner, attr = self.walked_as_started(self.load(iterable.id)), "keys"
+                iterable = owner
             iterable = gast.Call(func=_name(self.namespace.bind("iterated", iterated)), args=[iterable], keywords=[])
         items = self.atom(iterable)
-        users = {ssa: user for user, ssa in self.current.items()}
-        if isinstance(items, gast.Name) and self.loops and assigns_name(self.loops[-1], users.get(items.id, items.id)):
-            # `for v in x: ... x = ...`: Python walks the x the loop started with
-            walked = self.namer.fresh(f"{items.id}_walked")
-            self.defined.add(walked)
-            self.emit_assign(walked, items)
-            items = _name(walked)
+        walked_as_started = self.walked_as_started(items)
+        live = live and walked_as_started is items
+        items = walked_as_started
+        if walked is not None:
+            walked.extend(self.walked_parts(written, items, live, backwards, owner, attr))
         length = self.atom_of_simple(_call(self.builtin("len"), items), name_hint=f"length_{short_label(items)}")
 
         def element(index, items=items):
             return gast.Subscript(value=items, slice=index, ctx=gast.Load())
 
         return length, element
+
+    def walked_as_started(self, items):
+        """`items`, or a copy of the name where the loop assigns it (`for v in x: ... x = ...`):
+        Python walks the x the loop started with."""
+        users = {ssa: user for user, ssa in self.current.items()}
+        if isinstance(items, gast.Name) and self.loops and assigns_name(self.loops[-1], users.get(items.id, items.id)):
+            walked = self.namer.fresh(f"{items.id}_walked")
+            self.defined.add(walked)
+            self.emit_assign(walked, items)
+            return _name(walked)
+        return items
 
     def lower_while(self, statement):
         self.loops.append(statement)

@@ -389,7 +389,9 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
                 func.value.id, self.origin, f"{func.value.id}.{func.attr}(...)", write=True, list_change=True
             )
         if isinstance(func, gast.Attribute):
-            return gast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=gast.Load())
+            receiver = self.atom(func.value)
+            self.check_method_value(func, receiver)  # `r = xs.sort()`: see `in_place_calls`
+            return gast.Attribute(value=receiver, attr=func.attr, ctx=gast.Load())
         # A function value: a parameter, a nested def, a lambda, an item of a container.
         return self.atom(func)
 

@@ -166,7 +166,7 @@ class _Fence:
                 return
             if not isinstance(statement.value, gast.Call):
                 self._check_expression(statement.value)  # `yield x`, `(y := e)`: say what they are
-                raise self.parsed.unsupported(statement, "an expression statement that is not a call has no effect; remove it")
+                raise self.parsed.unsupported(statement, _effects_message(statement.value))
             func = statement.value.func
             self._check_not_in_place(statement, self._static_callee(func))
             if isinstance(func, gast.Attribute) and not self._is_static(func):
@@ -381,6 +381,21 @@ def _breaks_out(statements):
         if not isinstance(node, (gast.For, gast.While, gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             todo.extend(gast.iter_child_nodes(node))
     return False
+
+
+def _effects_message(value):
+    """What to say of an expression statement that is not a call: it has no effect, or it
+    is evaluated for the calls in it (`[out.append(v) for v in x]`)."""
+    if not any(isinstance(node, gast.Call) for node in walk(value)):
+        return "an expression statement that is not a call has no effect; remove it"
+    if isinstance(value, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
+        instead = "write a `for` loop whose body makes the calls"
+    elif isinstance(value, (gast.IfExp, gast.BoolOp)):
+        instead = "write an `if` statement whose branches make the calls"
+    else:
+        instead = "make each call a statement of its own"
+    return (f"`{gast.unparse(value).strip()}` is evaluated for what its calls do, which ssad differentiates only "
+            f"in a call that is a statement of its own; {instead}")
 
 
 def _is_docstring(statement):

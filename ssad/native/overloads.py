@@ -19,6 +19,7 @@ from ..rules.linalg import (
 from ..rules.elementwise import _abs_adjoint, _is_complex
 from ..rules.shape import _through_cast, _unpack_like
 from ..runtime import broadcast_like, iterated, owned, seed, size, stop_gradient, unbroadcast
+from ..runtime.refusals import keys_unchanged
 from ..runtime.scatter import copy_adjoint
 from ..runtime.structure import add_adjoint, zeros_like_value
 from .lower import array_of
@@ -281,9 +282,20 @@ def _trace_adjoint_typed(dy, a, offset, axis1, axis2):
     return impl
 
 
+@overload(keys_unchanged)
+def _keys_unchanged(walked, target, index, message, filename, lineno, col):
+    if isinstance(walked, types.Array):  # a loop over an array's items: no dict whose keys could change
+
+        def unchanged(walked, target, index, message, filename, lineno, col):
+            return None
+
+        return unchanged
+    return None
+
+
 # the helpers above: generated code that reads one of these from its namespace can be compiled
 HELPERS = (
     seed, zeros_like_value, size, stop_gradient, owned, broadcast_like, unbroadcast, copy_adjoint, iterated,
     add_adjoint, matmul_left_adjoint, matmul_right_adjoint, dot_left_adjoint, dot_right_adjoint, _trace_adjoint,
-    array_of, _unpack_like, _through_cast, _is_complex, _abs_adjoint,
+    array_of, _unpack_like, _through_cast, _is_complex, _abs_adjoint, keys_unchanged,
 ) + PART_HELPERS + REDUCTION_HELPERS + ROW_HELPERS

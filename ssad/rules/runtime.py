@@ -51,7 +51,9 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
-from ..runtime.refusals import check_assertion, index_only, not_a_view_of, rebound_by_augmented, unchanged_by_call
+from ..runtime.refusals import check_assertion, index_only, keeps_length, keys_unchanged, not_a_view_of
+from ..runtime.refusals import not_changed_in_place
+from ..runtime.refusals import rebound_by_augmented, unchanged_by_call, walk_unchanged
 from ..runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, is_zero_number, record_tangent
 from .functional import _item_tangents
 
@@ -64,6 +66,9 @@ nondifferentiable(index_only, pure=False)  # a part of an index built as a value
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
+nondifferentiable(walk_unchanged, keys_unchanged, pure=False)  # the same, where a loop changes what it walks
+nondifferentiable(not_changed_in_place, pure=False)  # the same, where a method's value is used
+nondifferentiable(keeps_length, pure=False)  # the same, where a slice of a list is assigned
 
 
 # ----- checkpointing -----

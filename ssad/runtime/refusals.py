@@ -11,6 +11,7 @@ touched unless the user differentiates with respect to that parameter. Then any 
 """
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -91,6 +92,122 @@ def not_a_view_of(value, array, message, filename, lineno, col):
     of it (a row, a slice), which the first write would change before it is stored.
     Raises for one; a number or a copy passes."""
     if isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array):
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def walk_unchanged(walked, position, backwards, target, index, message, filename, lineno, col):
+    """Before an in-place change of `target` inside a `for` loop that walks `walked` (what
+    the loop indexes; a dict whose values or items it walks, by the order of its keys):
+    `target[index] = v`, or with `index` None a change of the whole (`t += v`,
+    `items.append(v)`, a function of the user's writing into it). Python's loop reads each
+    item when it reaches it, ssad's as the loop began: the two agree unless the change
+    reaches an item the loop has still to read, or changes the length of the list it
+    walks. Raises for those. `position` counts the iterations before this one (None: not
+    known, every item counts as still to read); `backwards`: the loop walks from the end."""
+    try:
+        reaches = _reaches_unread(walked, position, backwards, target, index)
+    except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError):
+        return  # an index the write itself refuses (or an empty list): Python raises there
+    if reaches:
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def keys_unchanged(walked, target, index, message, filename, lineno, col):
+    """Before an in-place change of `target` (`target[index] = v`; with `index` None, a change
+    of the whole) inside a loop over the keys of `walked`: raises when `walked` is a dict and
+    the change adds or removes a key, where Python's loop raises RuntimeError."""
+    if isinstance(walked, dict) and target is walked:
+        try:
+            adds = index is None or index not in walked
+        except TypeError:
+            return  # an unhashable key: the write itself raises
+        if adds:
+            raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def _reaches_unread(walked, position, backwards, target, index):
+    if isinstance(walked, dict):
+        if target is not walked:
+            return False
+        keys = list(walked)
+        return index is None or index not in walked or any(keys[k] == index
+                                                           for k in _unread(len(keys), position, backwards))
+    if not isinstance(walked, (list, tuple, np.ndarray)):
+        return target is walked  # an object of the user's: what its loop reads is not known
+    unread = _unread(len(walked), position, backwards)
+    if target is walked and isinstance(walked, list):
+        if index is None:  # `xs += ys`, `xs.append(v)`: the loop runs another number of times
+            return True
+        count = len(walked)
+        written = range(count)[index] if isinstance(index, slice) else [operator.index(index) % count]
+        return any(k in unread for k in written)
+    region = _written_region(target, index) if isinstance(target, np.ndarray) else None
+    if isinstance(walked, np.ndarray):
+        return region is not None and _overlaps(region, walked[unread.start:unread.stop])
+    # a list or tuple of arrays, lists or dicts: an item still to be read, changed
+    return any(item is target or (region is not None and isinstance(item, np.ndarray) and _overlaps(region, item))
+               for item in (walked[k] for k in unread))
+
+
+def _unread(count, position, backwards):
+    """The positions a walk of `count` items has still to read after the iteration that
+    follows `position` others."""
+    if position is None:
+        return range(count)
+    current = count - 1 - position if backwards else position
+    return range(0, max(current, 0)) if backwards else range(current + 1, count)
+
+
+def _written_region(array, index):
+    """The part of `array` that `array[index] = v` writes, as a view: the whole array for an
+    index that is not basic (an integer or boolean array), whose part NumPy would copy."""
+    if index is None:
+        return array
+    parts = index if isinstance(index, tuple) else (index,)
+    basic = all(p is None or p is Ellipsis or isinstance(p, slice)
+                or (isinstance(p, (numbers.Integral, np.integer)) and not isinstance(p, (bool, np.bool_)))
+                for p in parts)
+    if not basic:
+        return array
+    return array[parts if any(p is Ellipsis for p in parts) else parts + (Ellipsis,)]  # `...`: a view, even of one element
+
+
+def _overlaps(a, b):
+    if a.size == 0 or b.size == 0 or not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=100_000))
+    except np.exceptions.TooHardError:
+        return True
+
+
+# Methods that change a list, dict, set or array in place, by the type that has them.
+_CHANGES_IN_PLACE = (
+    (list, {"append", "extend", "insert", "remove", "clear", "sort", "reverse"}),
+    (dict, {"update", "setdefault", "popitem", "clear"}),
+    (set, {"add", "discard", "remove", "clear", "update", "difference_update", "intersection_update",
+           "symmetric_difference_update"}),
+    (np.ndarray, {"sort", "fill", "put", "itemset", "resize", "partition"}),
+)
+
+CHANGES_IN_PLACE = frozenset().union(*(methods for _, methods in _CHANGES_IN_PLACE))
+
+
+def not_changed_in_place(receiver, method, message, filename, lineno, col):
+    """Before `receiver.method(...)` whose result is used as a value (`r = xs.sort()`, `[out.append(v)
+    for v in x]`): raises when `receiver` is a list, dict, set or array and `method` one of
+    those that change it in place, which ssad would read as a call that changes nothing. An
+    object of the user's (`optimizer.update(grads, state)`) passes."""
+    if any(isinstance(receiver, kind) and method in methods for kind, methods in _CHANGES_IN_PLACE):
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def keeps_length(items, index, value, message, filename, lineno, col):
+    """Before `items[index] = value` with a slice: raises when `items` is a list and the slice
+    holds another number of items than `value`, which would change the list's length."""
+    if not isinstance(items, list) or not isinstance(index, slice) or not hasattr(value, "__len__"):
+        return
+    if len(range(len(items))[index]) != len(value):
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
 
 

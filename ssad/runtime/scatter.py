@@ -231,8 +231,14 @@ def zero_at(d_x, index):
     """A copy of the adjoint `d_x` with zeros at `index` (the adjoint of x before `x[index] = v`)."""
     if type(d_x) is float and d_x == 0.0:  # a zero tangent, folded to 0.0: zero already
         return d_x
-    d_x = np.array(d_x) if isinstance(d_x, numbers.Number) else copy_adjoint(d_x)  # a 0-d array's, as a number
-    d_x[index] = 0.0
+    if isinstance(d_x, numbers.Number):
+        d_x = np.array(d_x)  # a 0-d array's, as a number
+    else:
+        d_x = copy_adjoint(d_x)
+    if isinstance(d_x, list) and isinstance(index, slice):  # `xs[i:j] = ys` of a list: a zero per item
+        d_x[index] = [zeros_like_value(item) for item in d_x[index]]
+    else:
+        d_x[index] = 0.0
     return d_x
 
 

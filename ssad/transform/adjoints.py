@@ -37,6 +37,7 @@ from ..runtime import (
     zeros_like_value,
 )
 from ..runtime import unbroadcast as unbroadcast_helper
+from ..runtime.refusals import keeps_length
 from ..analysis.ranks import unbroadcast_axes, unbroadcast_is_identity
 from ..analysis.shapes import drop_unbroadcast, is_elementwise, summed_shape_calls, without_shape_calls
 from ..registry import REGISTRY
@@ -219,6 +220,28 @@ class StatementAdjoints(CallAdjoints):
             self.owned.add(array)
         if held is not None:
             self.contribute(value, name(held))
+
+    def kept_length(self, statement):
+        """Before `xs[i:j] = v` on an active value not known to be an array, for the forward
+        sweep: the check that a list keeps its length (`write` gives the adjoint of a slice
+        of a list only then; `keeps_length` raises at the user's line otherwise)."""
+        target = statement.targets[0]
+        if not isinstance(target.slice, gast.Slice) or self.ranks.get(target.value.id, 0) >= 1 \
+                or not self.activity.is_active(target.value):
+            return []
+        parsed = self.program.parsed
+        filename, lineno, col, line = parsed.where(statement)
+        end = getattr(statement, "end_col_offset", None)
+        same_line = getattr(statement, "end_lineno", None) == getattr(statement, "lineno", None)
+        written = f"`{line[col:end + parsed.col_offset]}`" if line and end is not None and same_line else \
+            "this slice assignment"
+        message = (f"{written} assigns another number of items than the slice holds, which changes the length of "
+                   f"the list; ssad differentiates a slice assignment into a list that keeps its length: build the "
+                   f"new list (`xs = xs[:i] + [...] + xs[j:]`)")
+        check = call(self.helper("keeps_length", keeps_length), name(target.value.id),
+                     index_value(clone(target.slice), self.namespace), clone(statement.value),
+                     *[constant(v) for v in (message, filename, lineno, col)])
+        return [gast.copy_location(gast.Expr(value=check), statement)]
 
     def scatter(self, source, slice_, d_part):
         """Add `d_part` into the adjoint of `source` at the index `slice_` (for t = source[i])."""

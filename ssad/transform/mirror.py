@@ -75,13 +75,14 @@ def strip(block):
     return out
 
 
-def check(program, forward, backward, tape):
-    """Run every scenario; raise MirrorError at the first stale read of the adjoint sweep."""
+def check(program, forward, backward, tape, scalars=frozenset()):
+    """Run every scenario; raise MirrorError at the first stale read of the adjoint sweep.
+    `scalars`: the names whose every value is a number (rank 0, see `ranks`)."""
     # Only the primal names the adjoint sweep reads are compared, so only they are snapshot.
     primal = (set(program.params) | _stored(forward)) & _loaded(backward)
     primal.discard(tape)
     for seed in range(_SCENARIOS):
-        _Run(program, primal, tape, seed).run(forward, backward)
+        _Run(program, primal, tape, seed, scalars).run(forward, backward)
 
 
 def _stored(block):
@@ -109,8 +110,9 @@ class _Stop(Exception):
 
 
 class _Run(Terms):
-    def __init__(self, program, primal, tape, seed):
+    def __init__(self, program, primal, tape, seed, scalars):
         self.program = program
+        self.scalars = scalars
         self.values = program.namespace.values
         self.primal = primal
         self.tape_name = tape
@@ -225,9 +227,11 @@ class _Run(Terms):
                 self.bind(target, _Obj(changed))
                 return
         source = self.viewed(value)
-        if source is not None and self.is_container(self.root(self.env[source]).term):
+        element = isinstance(value, gast.Subscript) and isinstance(target, gast.Name) and target.id in self.scalars
+        if source is not None and (element or self.is_container(self.root(self.env[source]).term)):
             # an item of a list, tuple or dict: a later `items[k] = v` puts another object
-            # in its place and leaves the one read as it was, so the read is a value
+            # in its place and leaves the one read as it was, so the read is a value; so is
+            # an element of an array read as a number (see `ranks`), a NumPy scalar
             self.bind(target, _Obj(self.expr(value)))
         elif source is not None:
             # the view's key is its expression with the viewed name as a placeholder, so

@@ -203,7 +203,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         self.tape_name = tape
         forward = unbound_zero_reads(forward + backward, program.params, program.namespace) + forward
         if mirror.ENABLED:
-            mirror.check(program, forward, backward, tape)
+            mirror.check(program, forward, backward, tape, self.scalars)
             forward, backward = mirror.strip(forward), mirror.strip(backward)
         if self.checkpoint is not None and tape is not None:
             forward, backward = checkpoint_loops(self, forward, backward, self.checkpoint)
@@ -243,6 +243,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
             statement = self.split_call(statement)
             target = statement.targets[0]
             if isinstance(target, gast.Subscript):
+                out.extend(self.kept_length(original))
                 save, _ = self.site(original, [target.value.id], depth, write=target)
                 out.append(save)
             elif depth:
