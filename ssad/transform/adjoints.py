@@ -14,7 +14,6 @@ for a write, `add_at(d_x, i, d)` for a read, instead of copying the whole array
 each time (a copy per loop iteration would make a loop over `x[i]` quadratic).
 """
 
-import inspect
 
 import gast
 import numpy as np
@@ -40,8 +39,7 @@ from ..runtime import unbroadcast as unbroadcast_helper
 from ..runtime.refusals import keeps_length
 from ..analysis.ranks import unbroadcast_axes, unbroadcast_is_identity
 from ..analysis.shapes import drop_unbroadcast, is_elementwise, summed_shape_calls, without_shape_calls
-from ..registry import REGISTRY
-from .fold import fold
+from .fold import plain_forms
 
 
 class StatementAdjoints(CallAdjoints):
@@ -367,53 +365,6 @@ class StatementAdjoints(CallAdjoints):
         text = parsed.line_text(line + parsed.line_offset)
         if text is not None:
             self.out.append(gast.copy_location(comment(f"grad of: {text.strip()}"), statement))
-
-
-def plain_forms(output, namespace, ranks):
-    """`output` with each call of a helper that has a plain form for its arguments' ranks
-    (`REGISTRY.specialized_form`) replaced by that form, its parameters bound to the arguments."""
-
-    def rank(expr):
-        if isinstance(expr, gast.Name):
-            return ranks.get(expr.id)
-        if isinstance(expr, gast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
-            return 0
-        return None
-
-    class Specialize(gast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            if not isinstance(node.func, gast.Name) or node.keywords:
-                return node
-            helper = namespace.values.get(node.func.id)
-            if helper is None or not callable(helper):
-                return node
-            known = [rank(a) for a in node.args]
-            if None in known:
-                return node
-            source = REGISTRY.specialized_form(helper, known)
-            if source is None:
-                return node
-            params = list(inspect.signature(helper).parameters)[: len(node.args)]
-            bound = dict(zip(params, node.args, strict=True))
-            bound["np"] = name(namespace.bind("np", np))
-            self.changed = True
-            return _bind(gast.parse(source).body[0].value, bound)
-
-    specialize = Specialize()
-    specialize.changed = False
-    output = specialize.visit(output)
-    return fold(output) if specialize.changed else output  # `size(a) / 1` where the form was a constant
-
-
-def _bind(expr, bound):
-    class Bind(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if node.id in bound:
-                return clone(bound[node.id])
-            return node
-
-    return Bind().visit(expr)
 
 
 def index_value(index, namespace):

@@ -3,11 +3,18 @@
 An inlined tangent rule receives `ZERO` for an operand without a tangent; `fold`
 simplifies what that leaves (`ZERO * x` is `ZERO`, `a + ZERO` is `a`), so a zero is
 never computed; `materialize_zeros` turns a zero that must remain into `0.0`.
+`plain_forms` replaces a helper call whose arguments' ranks are known by its plain form
+(`REGISTRY.specialized_form`), and folds what that leaves.
 """
 
+import inspect
 import operator
 
 import gast
+import numpy as np
+
+from ..frontend.builders import clone, name
+from ..registry import REGISTRY
 
 ZERO = "__ssad_zero__"  # the symbolic zero tangent, substituted into inlined tangent rules
 
@@ -230,3 +237,50 @@ class _Materialize(gast.NodeTransformer):
 def materialize_zeros(node):
     """Symbolic zeros left where they cannot fold away become the literal 0.0."""
     return _Materialize().visit(node)
+
+
+def plain_forms(output, namespace, ranks):
+    """`output` with each call of a helper that has a plain form for its arguments' ranks
+    (`REGISTRY.specialized_form`) replaced by that form, its parameters bound to the arguments."""
+
+    def rank(expr):
+        if isinstance(expr, gast.Name):
+            return ranks.get(expr.id)
+        if isinstance(expr, gast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+            return 0
+        return None
+
+    class Specialize(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if not isinstance(node.func, gast.Name) or node.keywords:
+                return node
+            helper = namespace.values.get(node.func.id)
+            if helper is None or not callable(helper):
+                return node
+            known = [rank(a) for a in node.args]
+            if None in known:
+                return node
+            source = REGISTRY.specialized_form(helper, known)
+            if source is None:
+                return node
+            params = list(inspect.signature(helper).parameters)[: len(node.args)]
+            bound = dict(zip(params, node.args, strict=True))
+            bound["np"] = name(namespace.bind("np", np))
+            self.changed = True
+            return _bind(gast.parse(source).body[0].value, bound)
+
+    specialize = Specialize()
+    specialize.changed = False
+    output = specialize.visit(output)
+    return fold(output) if specialize.changed else output  # `size(a) / 1` where the form was a constant
+
+
+def _bind(expr, bound):
+    class Bind(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in bound:
+                return clone(bound[node.id])
+            return node
+
+    return Bind().visit(expr)
