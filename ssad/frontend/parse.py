@@ -35,6 +35,7 @@ from .desugar import (
     without_deletes,
 )
 from .distributions import lower_frozen_distributions
+from .methods import lower_zero_argument_super
 
 
 @dataclass
@@ -244,6 +245,7 @@ def _finish(parsed):
     f-strings, index writes and indices built as values, yields and raises lowered."""
     if parsed.filename.startswith("<ssad ") and not parsed.filename.startswith("<ssad closure"):
         without_deletes(parsed.node)  # generated code releases values it no longer reads
+    lower_zero_argument_super(parsed)
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
     lower_frozen_distributions(parsed)
     lower_asserts(parsed)

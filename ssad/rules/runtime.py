@@ -51,6 +51,7 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
+from ..runtime.receivers import numpy_member
 from ..runtime.refusals import check_assertion, index_only, not_a_view_of, rebound_by_augmented, unchanged_by_call
 from ..runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, is_zero_number, record_tangent
 from .functional import _item_tangents
@@ -64,6 +65,7 @@ nondifferentiable(index_only, pure=False)  # a part of an index built as a value
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
+nondifferentiable(numpy_member, pure=False)  # the same, where NumPy's member was taken for an object's
 
 
 # ----- checkpointing -----
@@ -310,33 +312,34 @@ def pack_like_tangent(tangents, y, x, items):
 
 
 @adjoint(add_attr)
-def add_attr_adjoint(dy, y, d_x, name, d_part):
-    return (dy, None, attribute_part(dy, name))
+def add_attr_adjoint(dy, y, d_x, name, d_part, x=None):
+    # x (the object, for its structure) gets none; nothing of d_part went into a class's constant
+    return (dy, None, attribute_part(dy, name, x), None)
 
 
 @tangent(add_attr)
-def add_attr_tangent(tangents, y, d_x, name, d_part):
-    return add_attr(_base_tangent(tangents[0], d_x), name, tangents[2])
+def add_attr_tangent(tangents, y, d_x, name, d_part, x=None):
+    return add_attr(_base_tangent(tangents[0], d_x), name, tangents[2], x)
 
 
 @adjoint(attribute_part)
-def attribute_part_adjoint(dy, y, d_x, name):
-    return (add_attr(zeros_like_value(d_x), name, dy), None)
+def attribute_part_adjoint(dy, y, d_x, name, x=None):
+    return (add_attr(zeros_like_value(d_x), name, dy, x), None, None)
 
 
 @tangent(attribute_part)
-def attribute_part_tangent(tangents, y, d_x, name):
-    return attribute_part(tangents[0], name)
+def attribute_part_tangent(tangents, y, d_x, name, x=None):
+    return attribute_part(tangents[0], name, x)
 
 
 @adjoint(field_tangent)
-def field_tangent_adjoint(dy, y, d_x, name):
-    return (add_attr(zeros_like_value(d_x), name, dy), None)
+def field_tangent_adjoint(dy, y, d_x, name, x=None):
+    return (add_attr(zeros_like_value(d_x), name, dy, x), None, None)
 
 
 @tangent(field_tangent)
-def field_tangent_tangent(tangents, y, d_x, name):
-    return field_tangent(_base_tangent(tangents[0], d_x), name)
+def field_tangent_tangent(tangents, y, d_x, name, x=None):
+    return field_tangent(_base_tangent(tangents[0], d_x), name, x)
 
 
 @adjoint(record_tangent)
