@@ -27,6 +27,7 @@ from .backend.pipeline import STAGES, build
 from .errors import SsadError, display_filename
 from .runtime.callables import parameters
 from .runtime.handles import GRAD, JVP, VJP
+from .runtime.receivers import ARRAY
 
 _COMMENT = re.compile(r"^(\s*)# (grad|tangent) of: (.*)$")
 
@@ -275,7 +276,9 @@ def show(
         raise SsadError("forward mode records nothing: it has no tape stage (its code before the optimizer is "
                         "stage='reverse')")
     names, is_tuple = normalize_wrt(f, wrt)
-    facts = argument_facts(parameters(f)[0], args) if args is not None else frozenset()
+    # without arguments, the code for NumPy arrays of any shape (see `runtime.receivers`)
+    facts = argument_facts(parameters(f)[0], args) if args is not None else frozenset(
+        (p, ARRAY) for p in parameters(f)[0] + parameters(f)[1])
     checkpoint = checkpoint_strategy(checkpoint)
     if checkpoint is not None and (mode == "forward" or compile or sparse is not False):
         raise SsadError("show(checkpoint=...) shows reverse-mode NumPy code; leave out mode=, compile= and sparse=")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .api import Compile, Wrt, _argument_getter, _native_mode, differentiable, grad, normalize_wrt
-from .backend.driver import argument_facts, compiled
+from .backend.driver import argument_facts, code_for, compiled
 from .errors import SsadError
 from .runtime.callables import parameters, positions, tangent_parameter
 from .runtime.handles import JVP, VJP
@@ -39,7 +39,7 @@ def jacobian(
     @functools.wraps(f)
     def jacobian_function(*args, **kwargs):
         inputs = _arrays_or_numbers(names, [get(args, kwargs) for get in getters])
-        value = np.asarray(f(*args, **kwargs), dtype=np.float64)
+        value = np.asarray(code_for(f, args)(*args, **kwargs), dtype=np.float64)
         size_in = sum(int(np.size(x)) for x in inputs)
         chosen = mode or ("forward" if size_in < value.size else "reverse")
         if chosen == "forward":
@@ -115,8 +115,16 @@ def _jvp_function(entry, native):
     return native_function(entry, native == "strict").function
 
 
+def _for_arguments(f, args):
+    """(the code of `f` for `args`, the facts about its parameters those arguments give): the
+    code of a gradient ssad made specialized for them, knowing which hold objects of the user's."""
+    f = code_for(f, args)
+    return f, argument_facts(parameters(f)[0], args)
+
+
 def _jacobian_reverse(f, names, args, kwargs, inputs, value, native=False):
-    entry = compiled(f, names, VJP)
+    f, facts = _for_arguments(f, args)
+    entry = compiled(f, names, VJP, True, facts)
     forward, backward = entry.function, entry.backward
     if native:
         from .native import vjp_halves
@@ -134,7 +142,8 @@ def _jacobian_reverse(f, names, args, kwargs, inputs, value, native=False):
 
 
 def _jacobian_forward(f, names, args, kwargs, inputs, value, native=False):
-    entry = compiled(f, names, JVP)
+    f, facts = _for_arguments(f, args)
+    entry = compiled(f, names, JVP, True, facts)
     jvp_function = _jvp_function(entry, native)
     blocks = []
     for name, x in zip(names, inputs, strict=True):
@@ -174,8 +183,9 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0, *, compile: Compile = False) ->
     def hessian_blocks(*args, **kwargs):
         inputs = _arrays_or_numbers(names, [get(args, kwargs) for get in getters])
         blocks = [[None] * len(names) for _ in names]
+        code, facts = _for_arguments(gradient, args)
         for j, (name, x) in enumerate(zip(names, inputs, strict=True)):
-            jvp_function = _jvp_function(compiled(gradient, (name,), JVP), native)
+            jvp_function = _jvp_function(compiled(code, (name,), JVP, True, facts), native)
             columns = [[] for _ in names]
             for index in np.ndindex(np.shape(x)):  # one jvp of the gradient per element of x_j
                 direction = np.zeros(np.shape(x))

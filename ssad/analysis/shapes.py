@@ -89,8 +89,10 @@ def scalar_names(program, facts):
 
 
 def parameter_facts(facts):
-    """{parameter: Fact} from (name, Fact) pairs or bare names (real scalars)."""
-    return dict((item, Fact(0)) if isinstance(item, str) else item for item in facts)
+    """{parameter: Fact} from (name, Fact) pairs or bare names (real scalars); a kind
+    (`runtime.receivers`: a NumPy value or an object) says nothing of a shape."""
+    return dict((item, Fact(0)) if isinstance(item, str) else item for item in facts
+                if isinstance(item, str) or isinstance(item[1], Fact))
 
 
 def drop_unbroadcast(output, op, position, y, scalar, unbroadcast_names):

@@ -19,6 +19,7 @@ from ..registry import REGISTRY
 from ..runtime import handles
 from ..runtime.callables import parameters
 from ..runtime.reads import keep, kept, values_read
+from ..runtime.receivers import OBJECT, is_object
 from ..analysis.ranks import Fact
 from .pipeline import build, check
 
@@ -80,7 +81,8 @@ _MOST_SHAPES = 4096
 def argument_class(a):
     """The shape class code is specialized on: a Fact for a real scalar or a real NumPy array
     (not a subclass): its rank, whether it holds integers, which of its dimensions have
-    length 1; else None (a list, a complex value, a Dask array...)."""
+    length 1; OBJECT for an object of the user's, whose methods, attributes and operators
+    are its own (`runtime.receivers`); else None (a list, a complex value, a Dask array...)."""
     fact = _SCALAR_FACTS.get(type(a))
     if fact is not None:
         return fact
@@ -97,7 +99,7 @@ def argument_class(a):
             _ARRAY_FACTS.clear()
         _ARRAY_FACTS[key] = fact
         return fact
-    return None
+    return OBJECT if is_object(a) else None
 
 
 def argument_facts(positional, args):
@@ -135,6 +137,9 @@ class Variants:
             self._general = compiled(
                 self.f, self.wrt, self.variant, self.optimize, as_tuple=self.as_tuple, checkpoint=self.checkpoint
             )
+            # code that differentiates this code again is made, for the arguments it is called
+            # with, from the code specialized for them (see `code_for`)
+            self._general.function._ssad_variants = self
         return self._general
 
     def for_args(self, args):
@@ -150,7 +155,8 @@ class Variants:
         if entry is None:
             facts = frozenset((n, fact) for n, fact in zip(self.positional, mask, strict=False) if fact is not None)
             entry = (
-                compiled(self.f, self.wrt, self.variant, self.optimize, facts, self.as_tuple, self.checkpoint)
+                compiled(code_for(self.f, args), self.wrt, self.variant, self.optimize, facts, self.as_tuple,
+                         self.checkpoint)
                 if facts else self.general
             )
             self.by_mask[mask] = entry
@@ -158,6 +164,15 @@ class Variants:
             self.by_shapes.clear()
         self.by_shapes[key] = entry
         return entry
+
+
+def code_for(f, args):
+    """`f`, or, for the general code of a gradient ssad made (`grad(f)` differentiated again),
+    that gradient's code specialized for `args`: what the kinds of the arguments tell (an
+    object's own operators and methods, `runtime.receivers`) is in that code, not in the
+    general one."""
+    variants = getattr(f, "_ssad_variants", None)
+    return f if variants is None else variants.for_args(args).function
 
 
 handles.install(compiled, under_way)

@@ -12,7 +12,7 @@ import weakref
 
 import gast
 
-from ..analysis import activity
+from ..analysis import kinds
 from ..errors import SsadError
 from ..frontend import anf, fence, parse
 from ..frontend.builders import assign, call, clone, name
@@ -63,9 +63,12 @@ def build(f, wrt, variant, optimize, stage=None, scalars=frozenset(), as_tuple=F
             return emit.to_source([program.node])
         if stage == _CHECK:
             _keep_front(f, variant, program)
-    analysis = activity.analyze(program, wrt)
+    # which names hold objects of the user's, whose members and operators are their own; the
+    # early check has seen no argument: a parameter not differentiated may hold one
+    analysis = kinds.activity_of(program, scalars, wrt, set(program.params) - set(wrt) if stage == _CHECK else ())
     if stage == "activity":
         return activity_report(program, analysis)
+    kinds.guard(program, analysis)
     if variant == JVP:
         tangents = forward(program, wrt, analysis.active, scalars)
         if stage == _CHECK:

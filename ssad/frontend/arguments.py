@@ -52,6 +52,7 @@ def entry_function(f, lower):
     if inspect.isfunction(f) and _may_write_into_arguments(f):
         twin = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
         twin.__kwdefaults__, twin.__qualname__, twin.__module__ = f.__kwdefaults__, f.__qualname__, f.__module__
+        twin.__dict__.update(f.__dict__)  # what ssad noted on f (the gradient a generated function belongs to)
         _TWINS[twin] = set()
         try:
             parsed = parse_function(twin)

@@ -21,7 +21,9 @@ import gast
 from ..runtime import drop_last, insert_position, is_missing, owned, put_back, restore_part, restored_value, unspent
 from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.handles import Handle
+from ..runtime.operators import operator_forward
 from ..runtime.pullbacks import call_forward_packed, method_forward_packed
+from ..rules.objects import operator_forward_packed
 from .builders import call, clone, name, walk
 
 
@@ -140,7 +142,7 @@ class GeneratedCodeLowering:
             def visit_Call(self, node):
                 self.generic_visit(node)
                 function = lowering.namespace.values.get(node.func.id) if isinstance(node.func, gast.Name) else None
-                if function is call_forward or function is method_forward:
+                if function is call_forward or function is method_forward or function is operator_forward:
                     return gast.copy_location(lowering.packed_call(node, function), node)
                 if not (isinstance(function, Handle) and function.half == "backward" and len(node.args) == 2):
                     return node
@@ -151,8 +153,9 @@ class GeneratedCodeLowering:
 
     def packed_call(self, node, function):
         """`call_forward(f, *args, **kwargs)` as `call_forward_packed(f, args, kwargs)`, and
-        `method_forward(r, "m", ...)` likewise; an argument generated code changes in place
-        later is passed as a copy, which the pullback reads when it runs."""
+        `method_forward(r, "m", ...)` and `operator_forward(u, "__mul__", x)` likewise; an
+        argument generated code changes in place later is passed as a copy, which the
+        pullback reads when it runs."""
         leading = 1 if function is call_forward else 2
         arguments = [self.owned(a.id) if isinstance(a, gast.Name) and a.id in self.in_place_names else a
                      for a in node.args[leading:]]
@@ -161,7 +164,8 @@ class GeneratedCodeLowering:
             gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in node.keywords],
                       values=[k.value for k in node.keywords]),
         ]
-        helper = call_forward_packed if function is call_forward else method_forward_packed
+        helper = {call_forward: call_forward_packed, method_forward: method_forward_packed,
+                  operator_forward: operator_forward_packed}[function]
         return gast.Call(func=name(self.namespace.bind(helper.__name__, helper)), args=node.args[:leading] + packed, keywords=[])
 
     def _calls(self, value, helper, arity):

@@ -35,6 +35,7 @@ from .desugar import (
 )
 from .deletes import lower_deletes, without_deletes
 from .distributions import lower_frozen_distributions
+from .methods import lower_zero_argument_super
 
 
 @dataclass
@@ -246,6 +247,7 @@ def _finish(parsed):
         without_deletes(parsed.node)  # generated code releases values it no longer reads
     else:
         lower_deletes(parsed)
+    lower_zero_argument_super(parsed)
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
     lower_frozen_distributions(parsed)
     lower_asserts(parsed)

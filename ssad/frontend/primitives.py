@@ -5,7 +5,9 @@ into an `Operation`. Operators map to the `operator` module (`a @ b` is
 `operator.matmul`), calls to the live object their path names (`np.sin`), and
 methods and attributes of local values to the `np.ndarray` member of that name
 (`x.sum` is `np.ndarray.sum`, `x.T` is `np.ndarray.T`), so a method and its
-function share one rule table.
+function share one rule table. A name in `program.objects` (set by `analysis.kinds`:
+it may hold an object of the user's) is read otherwise: its members and its operators
+are its own, called when the code runs (METHOD_CALL, ATTRIBUTE).
 """
 
 import collections.abc
@@ -42,6 +44,11 @@ BINARY = {
 
 UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
 
+# The methods Python calls for an operator on an object (`u * x` is `u.__mul__(x)`, or
+# `x.__rmul__(u)`: see `runtime.operators`).
+DUNDERS = {symbol: f"__{symbol.__name__.rstrip('_')}__" for symbol in BINARY.values()}
+DUNDERS.update({operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__"})
+
 # Kinds of operation.
 COPY = "copy"  # t = a
 CONSTANT = "constant"  # t = 1.0, t = np.pi
@@ -56,7 +63,7 @@ CONSTRUCT = "construct"  # t = Params(W=a, b=b), a namedtuple or dataclass
 POP = "pop"  # t = items.pop() / items.pop(i)
 CLOSURE = "closure"  # g = closure(g_template, x=x): a nested def or lambda (see `closures`)
 DYNAMIC_CALL = "dynamic call"  # t = f(a) where f is a function value
-METHOD_CALL = "method call"  # t = obj.method(a) on an object that is not an array
+METHOD_CALL = "method call"  # t = obj.method(a) on an object that is not an array; t = obj * a (`primitive`: *)
 PARTIAL = "partial"  # p = functools.partial(f, a, k=b): its adjoint is (bound args, bound keywords)
 INDEXED = "indexed"  # t = obj[a, b]: a global object's own __getitem__ (np.mgrid, np.s_, a user's class)
 
@@ -119,9 +126,15 @@ def operation(value, program):
         return Operation(COPY, args=[value])
     if isinstance(value, gast.BinOp):
         symbol = BINARY[type(value.op)]
+        if _holds_object(value.left, program) or _holds_object(value.right, program):
+            return Operation(METHOD_CALL, symbol, [value.left, value.right], name=gast.unparse(value).strip(),
+                             keys=[DUNDERS[symbol]])
         return Operation(PRIMITIVE, symbol, [value.left, value.right], name=f"operator.{symbol.__name__}")
     if isinstance(value, gast.UnaryOp):
         symbol = UNARY[type(value.op)]
+        if symbol in DUNDERS and _holds_object(value.operand, program):
+            return Operation(METHOD_CALL, symbol, [value.operand], name=gast.unparse(value).strip(),
+                             keys=[DUNDERS[symbol]])
         return Operation(PRIMITIVE, symbol, [value.operand], name=f"operator.{symbol.__name__}")
     if isinstance(value, gast.Compare):
         return Operation(INACTIVE, args=[value.left] + list(value.comparators))
@@ -136,7 +149,7 @@ def operation(value, program):
         return Operation(DICT, args=list(value.values), keys=[k.value for k in value.keys])
     if isinstance(value, gast.Attribute):
         member = getattr(np.ndarray, value.attr, None)
-        if member is None or not REGISTRY.is_primitive(member):
+        if member is None or not REGISTRY.is_primitive(member) or _holds_object(value.value, program, member=True):
             return Operation(ATTRIBUTE, args=[value.value], name=f".{value.attr}", keys=[value.attr])
         return Operation(PRIMITIVE, member, [value.value], name=f".{value.attr}")
     if isinstance(value, gast.Call):
@@ -172,11 +185,11 @@ def operation(value, program):
             return op
         if isinstance(func, gast.Name):
             return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=func.id)
-        if func.attr in ("items", "values", "keys") and not value.args:
+        if func.attr in ("items", "values", "keys") and not value.args and not _holds_object(func.value, program):
             return Operation(PRIMITIVE, getattr(dict, func.attr), [func.value], name=f".{func.attr}()")
-        if func.attr == "pop" and getattr(np.ndarray, "pop", None) is None:
+        if func.attr == "pop" and not _holds_object(func.value, program):
             return Operation(POP, args=[func.value] + list(value.args), name=".pop()")
-        if getattr(np.ndarray, func.attr, None) is None:
+        if getattr(np.ndarray, func.attr, None) is None or _holds_object(func.value, program, member=True):
             return Operation(
                 METHOD_CALL, None, [func.value] + list(value.args), keywords, name=f".{func.attr}()", keys=[func.attr]
             )
@@ -186,6 +199,13 @@ def operation(value, program):
         op.to_integers = _casts_to_integers(op, program)
         return op
     raise AssertionError(f"not an ANF value: {gast.dump(value)}")
+
+
+def _holds_object(atom, program, member=False):
+    """Whether the local name `atom` may hold an object of the user's (see `analysis.kinds`);
+    for a `member` named like NumPy's, also where that is only assumed (`program.assumed`)."""
+    return isinstance(atom, gast.Name) and (
+        atom.id in getattr(program, "objects", ()) or member and atom.id in getattr(program, "assumed", ()))
 
 
 # Keyword arguments that only choose (`max(items, key=f)`): what they choose is piecewise

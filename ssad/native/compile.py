@@ -290,9 +290,16 @@ def _compiled_reads(source, scope, numba):
 
 def _no_compiled_form(value):
     from ..runtime.dynamic import call_forward, call_jvp, method_forward, method_jvp
+    from ..runtime.operators import operator_forward, operator_jvp
+    from ..runtime.receivers import numpy_member
 
     if any(value is f for f in (call_forward, call_jvp, method_forward, method_jvp)):
         return "a call through a function value (a variable holding a function, a closure, a method) is not compiled"
+    if value is operator_forward or value is operator_jvp:
+        return "an operator of an object of yours (its `__mul__`, ...) is not compiled"
+    if value is numpy_member:
+        return ("a method or attribute named like NumPy's is used on a value ssad cannot tell is an array (an "
+                "attribute, an item of a container): it is checked where it runs, which is not compiled")
     name = getattr(value, "__name__", type(value).__name__)
     return f"it calls `{name}`, which has no compiled form"
 

@@ -51,7 +51,8 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
-from ..runtime.refusals import check_assertion, index_only, keeps_length, keys_unchanged, not_a_view_of
+from ..runtime.receivers import numpy_member
+from ..runtime.refusals import check_assertion, discrete_only, index_only, keeps_length, keys_unchanged, not_a_view_of
 from ..runtime.refusals import not_changed_in_place
 from ..runtime.refusals import rebound_by_augmented, unchanged_by_call, walk_unchanged
 from ..runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, is_zero_number, record_tangent
@@ -69,6 +70,8 @@ nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` 
 nondifferentiable(walk_unchanged, keys_unchanged, pure=False)  # the same, where a loop changes what it walks
 nondifferentiable(not_changed_in_place, pure=False)  # the same, where a method's value is used
 nondifferentiable(keeps_length, pure=False)  # the same, where a slice of a list is assigned
+nondifferentiable(numpy_member, pure=False)  # the same, where NumPy's member was taken for an object's
+nondifferentiable(discrete_only, pure=False)  # the same, where an argument a rule gives no derivative may be a float
 
 
 # ----- checkpointing -----
@@ -315,33 +318,34 @@ def pack_like_tangent(tangents, y, x, items):
 
 
 @adjoint(add_attr)
-def add_attr_adjoint(dy, y, d_x, name, d_part):
-    return (dy, None, attribute_part(dy, name))
+def add_attr_adjoint(dy, y, d_x, name, d_part, x=None):
+    # x (the object, for its structure) gets none; nothing of d_part went into a class's constant
+    return (dy, None, attribute_part(dy, name, x), None)
 
 
 @tangent(add_attr)
-def add_attr_tangent(tangents, y, d_x, name, d_part):
-    return add_attr(_base_tangent(tangents[0], d_x), name, tangents[2])
+def add_attr_tangent(tangents, y, d_x, name, d_part, x=None):
+    return add_attr(_base_tangent(tangents[0], d_x), name, tangents[2], x)
 
 
 @adjoint(attribute_part)
-def attribute_part_adjoint(dy, y, d_x, name):
-    return (add_attr(zeros_like_value(d_x), name, dy), None)
+def attribute_part_adjoint(dy, y, d_x, name, x=None):
+    return (add_attr(zeros_like_value(d_x), name, dy, x), None, None)
 
 
 @tangent(attribute_part)
-def attribute_part_tangent(tangents, y, d_x, name):
-    return attribute_part(tangents[0], name)
+def attribute_part_tangent(tangents, y, d_x, name, x=None):
+    return attribute_part(tangents[0], name, x)
 
 
 @adjoint(field_tangent)
-def field_tangent_adjoint(dy, y, d_x, name):
-    return (add_attr(zeros_like_value(d_x), name, dy), None)
+def field_tangent_adjoint(dy, y, d_x, name, x=None):
+    return (add_attr(zeros_like_value(d_x), name, dy, x), None, None)
 
 
 @tangent(field_tangent)
-def field_tangent_tangent(tangents, y, d_x, name):
-    return field_tangent(_base_tangent(tangents[0], d_x), name)
+def field_tangent_tangent(tangents, y, d_x, name, x=None):
+    return field_tangent(_base_tangent(tangents[0], d_x), name, x)
 
 
 @adjoint(record_tangent)

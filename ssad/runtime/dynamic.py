@@ -21,6 +21,7 @@ from .callables import (callable_instance, made_by_ssad, parameters, refused_ins
 from .closures import Closure
 from .handles import JVP, VJP, resolve
 from .locations import caller_location
+from .receivers import argument_kinds
 from .refusals import is_discrete
 from .structure import add_attr, zeros_like_value
 
@@ -157,7 +158,7 @@ def rule_adjoints(function, adjoints, count):
 def _compiled_forward(function, args, kwargs, captured):
     """A call to the user's function (or a closure's template), differentiated by its own vjp."""
     layout = VjpLayout(function, args, kwargs, captured)
-    entry = resolve(function, layout.wrt, VJP)
+    entry = resolve(function, layout.wrt, VJP, kinds_of(function, args, {**kwargs, **captured}))
     value, residuals = entry.function(*args, **kwargs, **captured)
     backward = entry.backward
 
@@ -218,6 +219,8 @@ def method_forward(receiver, method, *args, **kwargs):
             return (None,) + tuple(adjoints[1 : 1 + len(args)]) + ({k: adjoints[-1].get(k) for k in kwargs},)
 
         return value, frozen_pullback
+    if isinstance(receiver, super):  # `super().act(h)`: the parent's method bound to self, whose adjoint is self's
+        return call_forward(getattr(receiver, method), *args, **kwargs)
     function = getattr(type(receiver), method, None)
     if function is None and not hasattr(receiver, method):
         raise MissingRuleError(
@@ -243,6 +246,14 @@ def method_forward(receiver, method, *args, **kwargs):
         return pullback(d_value)[1:]
 
     return value, receiver_pullback
+
+
+def kinds_of(function, args, kwargs):
+    """The kinds of the arguments of a call of the user's `function` (see `receivers`), given
+    by position and by name (a closure's captured values too): its code is compiled knowing
+    which parameters hold objects of the user's (a method's `self`)."""
+    names, _ = _bound_positional(function, len(args))
+    return argument_kinds(names + list(kwargs), args[: len(names)] + tuple(kwargs.values()))
 
 
 def _bound_positional(function, count):
@@ -378,7 +389,8 @@ def _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, captu
                           zeros_like_value(keywords[k]) for k in collected}
     given.update({k: t for k, t in captured_tangents.items() if t is not None and k in captured})
     order = list(parameters)
-    entry = resolve(function, tuple(sorted(given, key=order.index)), JVP)
+    entry = resolve(function, tuple(sorted(given, key=order.index)), JVP,
+                    kinds_of(function, primals, {**keywords, **captured}))
     tangent_keywords = {tangent_parameter(n): t for n, t in given.items()}
     return entry.function(*primals, **keywords, **captured, **tangent_keywords)
 
@@ -389,6 +401,8 @@ def method_jvp(receiver, d_receiver, method, primals, tangents, keywords=None, k
         return call_jvp(_distribution_method(receiver, method), None, tuple(primals) + tuple(receiver.args),
                         tuple(tangents) + (None,) * len(receiver.args), {**receiver.kwds, **(keywords or {})},
                         keyword_tangents)
+    if isinstance(receiver, super):  # the parent's method bound to self, whose tangent is self's
+        return call_jvp(getattr(receiver, method), d_receiver, primals, tangents, keywords, keyword_tangents)
     function = getattr(type(receiver), method, None)
     if function is None:
         bound = getattr(receiver, method)

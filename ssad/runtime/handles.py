@@ -120,10 +120,12 @@ def vjp_handles(function, wrt, facts=frozenset()):
     return _shared((function, wrt, VJP, REGISTRY.version, facts), function, made)
 
 
-def jvp_handle(function, wrt):
-    """The shared forward-mode function of `function` for tangents of `wrt`, one per registry
-    version and objects the function reads, as for `vjp_handles`."""
-    return _shared((function, wrt, JVP, REGISTRY.version), function, lambda: Handle(function, wrt, JVP))
+def jvp_handle(function, wrt, facts=frozenset()):
+    """The shared forward-mode function of `function` for tangents of `wrt`, for arguments of
+    the kinds `facts` the caller knows, one per registry version and objects the function
+    reads, as for `vjp_handles`."""
+    return _shared((function, wrt, JVP, REGISTRY.version, facts), function,
+                   lambda: Handle(function, wrt, JVP, facts=facts))
 
 
 def _shared(key, function, made):

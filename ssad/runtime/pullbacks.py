@@ -24,8 +24,8 @@ from ..registry import REGISTRY
 from .callables import callable_instance, transformable, unwrapped
 from .closures import Closure
 from .dynamic import (
-    VjpLayout, _distribution_method, call_forward, call_jvp, frozen_distribution, partial_adjoints, primal_label,
-    rule_adjoints,
+    VjpLayout, _distribution_method, call_forward, call_jvp, frozen_distribution, kinds_of, partial_adjoints,
+    primal_label, rule_adjoints,
 )
 from .handles import VJP, resolve
 from .locations import caller_location
@@ -58,7 +58,7 @@ class Pullback:
         if keywords or len(primals) != 1:
             raise TypeError("a pullback takes one argument, the adjoint of the value")
         t_function, t_args, t_kwargs = d_self if isinstance(d_self, tuple) else (None, None, None)
-        t_function = _function_tangent(t_function)
+        t_function = _function_tangent(t_function, self.function)
         t_args, t_kwargs = _sequence(t_args, len(self.args)), _mapping(t_kwargs, self.kwargs)
         return pullback_jvp(self.function, t_function, primals[0], tangents[0], self.args, t_args, self.kwargs, t_kwargs)
 
@@ -73,6 +73,8 @@ def call_forward_packed(function, args, kwargs):
 def method_forward_packed(receiver, method, args, kwargs):
     """(receiver.method(*args, **kwargs), its `Pullback`): `method_forward` read again; the
     receiver is the bound method's value, its adjoint the method's."""
+    if isinstance(receiver, super):  # `super().act(h)`: the parent's method, bound to self
+        return call_forward_packed(getattr(receiver, method), args, kwargs)
     function = getattr(type(receiver), method, None)
     if function is None:
         raise MissingRuleError(
@@ -85,15 +87,18 @@ def method_forward_packed(receiver, method, args, kwargs):
 
 def packed_tangent(function, t_function, args, t_args, kwargs, t_kwargs):
     """The tangent of `call_forward_packed(function, args, kwargs)`: the value's and the pullback's."""
-    t_function = _function_tangent(t_function)
+    t_function = _function_tangent(t_function, function)
     t_args, t_kwargs = _sequence(t_args, len(args)), _mapping(t_kwargs, kwargs)
     _, t_value = call_jvp(function, t_function, tuple(args), t_args, kwargs, t_kwargs)
     return t_value, (t_function, t_args, t_kwargs)
 
 
-def _function_tangent(given):
+def _function_tangent(given, function):
     """The tangent of a function value (a closure's dict, a partial's pair, a receiver), None
-    for a zero: a function value carries no number."""
+    for a zero: a function value carries no number, but a method bound to a number (the left
+    operand of `x * u`, see `rules.objects`) carries that number's tangent."""
+    if isinstance(function, types.MethodType) and isinstance(function.__self__, numbers.Number):
+        return given
     return None if given is None or isinstance(given, numbers.Number) else given
 
 
@@ -163,7 +168,7 @@ def pullback_jvp(function, t_function, d_value, t_d_value, args, t_args, kwargs,
 
 def _compiled_jvp(function, captured, t_captured, d_value, t_d_value, args, t_args, kwargs, t_kwargs):
     layout = VjpLayout(function, args, kwargs, captured)
-    entry = resolve(function, layout.wrt, VJP)
+    entry = resolve(function, layout.wrt, VJP, kinds_of(function, args, {**kwargs, **captured}))
     keyword_tangents = {**t_kwargs, **{k: t for k, t in t_captured.items() if k in captured}}
     (_, residuals), (_, t_residuals) = call_jvp(
         entry.function, None, args, t_args, {**kwargs, **captured}, keyword_tangents
@@ -254,7 +259,7 @@ def _partial_vjp(function, d_value, args, kwargs):
 
 def _compiled_vjp(function, captured, d_value, args, kwargs):
     layout = VjpLayout(function, args, kwargs, captured)
-    entry = resolve(function, layout.wrt, VJP)
+    entry = resolve(function, layout.wrt, VJP, kinds_of(function, args, {**kwargs, **captured}))
     (value, residuals), forward_pullback = call_forward(entry.function, *args, **kwargs, **captured)
     adjoints, backward_pullback = call_forward(entry.backward, d_value, residuals)
 

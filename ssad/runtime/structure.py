@@ -151,11 +151,24 @@ def record_tangent(value, tangents):
     return rebuild(value, parts)
 
 
-def field_tangent(d_x, name):
+def field_tangent(d_x, name, x=None):
     """The tangent of `x.name` from the tangent `d_x` of the object `x` (its field `name`);
-    raises for a property, which would compute from the tangent as if it were the object."""
+    raises for a property, which would compute from the tangent as if it were the object.
+    Given `x` itself, an attribute of its class that is no field of `x` (`scale = 3.0` in
+    the class body, read as `self.scale`) is a constant: its tangent is zero."""
+    if x is not None and is_class_constant(x, name):
+        return zeros_like_value(getattr(x, name))
     refuse_a_property(d_x, name)
     return getattr(d_x, name)
+
+
+def is_class_constant(x, name):
+    """Whether `x.name` is a constant of a class or a module, not a field of the object `x`:
+    an attribute of a class or a module itself, or one of `x`'s class that `x` does not store
+    (raises for a value the class computes: see `_class_member`)."""
+    if isinstance(x, (type, types.ModuleType)):
+        return True
+    return not _is_field(x, name) and _class_member(x, name) == _CONSTANT
 
 
 def refuse_a_property(x, name):
@@ -174,8 +187,44 @@ def _is_property(cls, name):
     return isinstance(inspect.getattr_static(cls, name, None), (property, functools.cached_property))
 
 
-def add_attr(d_x, name, d_part):
-    """The adjoint of the object `x` with `d_part` added to its attribute `name` (for t = x.name)."""
+_CONSTANT, _METHOD = "constant", "method"
+
+
+def _is_field(x, name):
+    """Whether `name` is stored in the object `x` itself (or x holds no attributes of its own:
+    a dict read by attribute, an object with `__slots__`, which the adjoint's own fields tell)."""
+    if is_namedtuple(x):
+        return name in type(x)._fields
+    fields = getattr(x, "__dict__", None)
+    return not isinstance(fields, dict) or isinstance(x, dict) or name in fields
+
+
+def _class_member(x, name):
+    """What `x.name` is when it is no field of `x`: a constant of its class (_CONSTANT), a
+    method (_METHOD); raises for a value the class computes (a property, `__getattr__`)."""
+    refuse_a_property(x, name)
+    member = inspect.getattr_static(type(x), name, _MISSING)
+    if member is _MISSING:
+        raise SourceError(
+            f"`.{name}` is no attribute of this {type(x).__name__} but computed by its class (`__getattr__`), "
+            f"which ssad does not differentiate; read the attribute the value is stored in, or compute it in a "
+            f"method of yours and call that",
+            *caller_location(),
+        )
+    return _METHOD if callable(member) or hasattr(member, "__get__") else _CONSTANT
+
+
+_MISSING = object()
+
+
+def add_attr(d_x, name, d_part, x=None):
+    """The adjoint of the object `x` with `d_part` added to its attribute `name` (for t = x.name).
+
+    Given `x` itself: a class or a module (`cls.scale` in a classmethod, `config.SCALE`) holds
+    constants, and so does a class's attribute that is no field of `x` (`self.scale` with
+    `scale = 3.0` in the class body): nothing is added for them."""
+    if x is not None and is_class_constant(x, name):
+        return zeros_like_value(x) if d_x is None else d_x
     refuse_a_property(d_x, name)
     if isinstance(d_x, dict) and not hasattr(d_x, name):
         # a dict whose keys read as attributes (scipy's OdeResult, OptimizeResult): the adjoint is a dict
@@ -191,12 +240,15 @@ def add_attr(d_x, name, d_part):
     return new
 
 
-def attribute_part(d_x, name):
+def attribute_part(d_x, name, x=None):
     """The part of the adjoint `d_x` of an object at its attribute `name` (for t = x.name, the
     adjoint of t that `add_attr(d, name, d_t)` put there): what generated code reads when the
     adjoint sweep of `add_attr` is made, and itself differentiable (see `rules/runtime.py`).
     A dict read by attribute (scipy's OdeResult) gives its entry, None (zero) where it has none;
-    for a method taken as a value the adjoint is x's own, as in `add_attr`."""
+    for a method taken as a value the adjoint is x's own, as in `add_attr`. Given `x`, a
+    constant of its class or module has none there: zero."""
+    if x is not None and is_class_constant(x, name):
+        return 0.0
     if isinstance(d_x, dict) and not hasattr(d_x, name):
         return d_x.get(name)
     if _is_a_method(d_x, name):

@@ -162,7 +162,9 @@ class StatementAdjoints(CallAdjoints):
         else:
             base = call(self.helper("zeros_like_value", zeros_like_value), clone(source))
         adjoint = self.adjoint.get(primal) or self.adjoint_names[primal]
-        self.out.append(assign(adjoint, call(self.helper("add_attr", add_attr), base, constant(attr), d_part)))
+        # the object itself tells its fields from its class's constants (`self.scale`)
+        self.out.append(assign(adjoint, call(self.helper("add_attr", add_attr), base, constant(attr), d_part,
+                                             clone(source))))
         self.adjoint[primal] = adjoint
         self.owned.discard(primal)
 

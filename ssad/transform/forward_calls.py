@@ -10,6 +10,7 @@ jvp handle (`t, d_t = jvp_g(a, d_a=...)`); a call through a function value
 
 import gast
 
+from ..analysis.kinds import operand_kinds
 from ..analysis.shapes import without_shape_calls
 from ..frontend import primitives
 from ..frontend.builders import clone, constant, name, store
@@ -129,7 +130,7 @@ class TangentCalls:
                 else:
                     tangents[param] = gast.Tuple(elts=[self.d_or_zero(item) for item in items], ctx=gast.Load())
         wrt = tuple(p for p in parameter_order(function) if p in tangents)
-        lazy = jvp_handle(function, wrt)
+        lazy = jvp_handle(function, wrt, operand_kinds(bind_operands(op, self.program, statement), self.program))
         try:
             lazy.prepare()  # this code keeps the callee's code of now, whatever is registered later
         except MissingRuleError as error:
@@ -155,13 +156,15 @@ class TangentCalls:
 
     def dynamic_call(self, statement, op, target):
         from ..runtime.dynamic import call_jvp, method_jvp
+        from ..runtime.operators import operator_jvp
 
         if op.kind == primitives.DYNAMIC_CALL:
             helper = self.helper("call_jvp", call_jvp)
             head = [clone(op.args[0]), self.d(op.args[0]) or constant(None)]
             args = op.args[1:]
-        else:
-            helper = self.helper("method_jvp", method_jvp)
+        else:  # a method, or an operator (`op.primitive`) of an object: `u * x` calls u.__mul__
+            helper = self.helper(*(("operator_jvp", operator_jvp) if op.primitive is not None
+                                   else ("method_jvp", method_jvp)))
             head = [clone(op.args[0]), self.d(op.args[0]) or constant(None), constant(op.keys[0])]
             args = op.args[1:]
         primals = gast.Tuple(elts=clone(args), ctx=gast.Load())

@@ -39,13 +39,16 @@ from .replay import AdjointSweep, _walk_statements
 from .calls import bind_operands
 from ..errors import MissingRuleError
 from ..runtime.dynamic import call_forward, method_forward
+from ..runtime.operators import operator_forward
 from ..runtime.handles import vjp_handles
 from ..runtime.pullbacks import call_forward_packed, method_forward_packed
+from ..rules.objects import operator_forward_packed
 from ..runtime import (
     add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, iterated, kept, merged, owned,
     pack_like, repeated, repeats_summed, take_part, unspent, written_part, zero_at, zipped,
     zeros_like_value,
 )
+from ..analysis.kinds import operand_kinds
 from ..analysis.ranks import Fact, rank_facts
 from ..analysis.rank_rules import fact_of
 from ..analysis.shapes import may_be_complex, parameter_facts
@@ -264,7 +267,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
     def split_call(self, statement):
         """`t = g(a)` with active operands becomes `t, t_saved = forward_g(a)` (see `calls`)."""
         target = statement.targets[0]
-        if not isinstance(target, gast.Name) or not isinstance(statement.value, gast.Call):
+        if not isinstance(target, gast.Name) or not isinstance(statement.value, (gast.Call, gast.BinOp, gast.UnaryOp)):
             return statement
         op = primitives.operation(statement.value, self.program)
         if op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
@@ -284,7 +287,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         facts = frozenset(
             (p, fact) for p, operand in bound
             if isinstance(p, str) and isinstance(fact := fact_of(operand, self.facts), Fact)
-        )
+        ) | operand_kinds(bound, self.program)  # and which hold objects of the user's
         forward, backward = vjp_handles(op.primitive, wrt, facts)
         try:
             forward.prepare()  # this code keeps the callee's code of now, whatever is registered later
@@ -312,8 +315,9 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         if op.kind == primitives.DYNAMIC_CALL:
             helper = self.helper("call_forward", call_forward)
             args = clone(op.args)
-        else:
-            helper = self.helper("method_forward", method_forward)
+        else:  # a method, or an operator (`op.primitive`) of an object: `u * x` calls u.__mul__
+            helper = self.helper(*(("operator_forward", operator_forward) if op.primitive is not None
+                                   else ("method_forward", method_forward)))
             args = [clone(op.args[0]), constant(op.keys[0])] + clone(op.args[1:])
         self.calls[id(statement)] = ("dynamic", pullback, op.args, op.keywords)
         keywords = [gast.keyword(arg=k, value=clone(v)) for k, v in op.keywords.items()]
@@ -377,7 +381,7 @@ _SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, repeated, repeats_summed, np.a
                         iterated, zipped, merged}
 # Primitives whose operands and value may be containers or function values: the items
 # and values of a dict, and calls through function values read again (`pullbacks`).
-_PACKED_CALLS = {dict.items, dict.values, call_forward_packed, method_forward_packed}
+_PACKED_CALLS = {dict.items, dict.values, call_forward_packed, method_forward_packed, operator_forward_packed}
 # Run-time adjoint helpers that index an operand (at this position) with the next argument.
 _KEYED = {take_part: 0, written_part: 0, zero_at: 0, add_at: 0, added_at: 0, getitem_adjoint: 1, kept: 1}
 

@@ -30,6 +30,8 @@ from ssad.runtime import (
     zero_at,
 )
 from ssad.runtime.dynamic import call_jvp, method_jvp
+from ssad.runtime.operators import operator_jvp
+from ssad.rules.objects import operator_forward_packed
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent
 from ssad.runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, record_tangent
 from ssad.testing import check_rule, check_tangent
@@ -89,6 +91,9 @@ CHECKED_ELSEWHERE += [field_tangent, record_tangent]
 CHECKED_ELSEWHERE += [call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp]
 # ssad.checkpoint(block): the adjoint of the block passes through (tests/test_checkpoint.py, closures and methods)
 CHECKED_ELSEWHERE += [ssad.checkpoint]
+# `super()` in a method and operators of objects read again: checked against closed forms and
+# differences, at first and second order, in tests/test_objects_and_methods.py
+CHECKED_ELSEWHERE += [super, operator_forward_packed, operator_jvp]
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
@@ -119,26 +124,41 @@ def test_pack_like_and_add_attr_rules():
     tangent = REGISTRY.tangent_rule(pack_like)((None, (1.5, 2.5)), None, (0.0, 0.0), (0.0, 0.0))
     assert tangent == (1.5, 2.5)
     d_object = types.SimpleNamespace(w=np.ones(2), c=3.0)
-    _, _, d_part = REGISTRY.adjoint_rule(add_attr)(d_object, None, None, "w", None)
+    _, _, d_part, d_primal = REGISTRY.adjoint_rule(add_attr)(d_object, None, None, "w", None)
     np.testing.assert_array_equal(d_part, np.ones(2))
+    assert d_primal is None  # the object itself, passed for its structure, gets no adjoint
     base = types.SimpleNamespace(w=np.zeros(2), c=0.0)
     grown = REGISTRY.tangent_rule(add_attr)((base, None, np.array([1.0, 2.0])), None, base, "w", None)
     np.testing.assert_array_equal(grown.w, [1.0, 2.0])
+    # a constant of the object's class (`self.scale`) is no field: nothing goes there, nothing comes back
+    primal = _WithAConstant(np.ones(2))
+    assert add_attr(base, "scale", 5.0, primal) is base
+    assert REGISTRY.adjoint_rule(add_attr)(d_object, None, base, "scale", 5.0, primal)[2] == 0.0
+    grown = REGISTRY.tangent_rule(add_attr)((base, None, 1.0, None), None, base, "scale", 5.0, primal)
+    assert vars(grown).keys() == {"w", "c"}
+
+
+class _WithAConstant:
+    scale = 3.0
+
+    def __init__(self, w):
+        self.w = w
 
 
 def test_attribute_part_and_its_rules():
     d_object = types.SimpleNamespace(w=np.ones(2), c=3.0)
     np.testing.assert_array_equal(attribute_part(d_object, "w"), np.ones(2))
     assert attribute_part({"y": 2.0}, "y") == 2.0 and attribute_part({"y": 2.0}, "t") is None
-    d_part, d_name = REGISTRY.adjoint_rule(attribute_part)(np.array([1.0, 2.0]), None, d_object, "w")
+    d_part, d_name, d_primal = REGISTRY.adjoint_rule(attribute_part)(np.array([1.0, 2.0]), None, d_object, "w")
     np.testing.assert_array_equal(d_part.w, [1.0, 2.0])
-    assert d_part.c == 0.0 and d_name is None
+    assert d_part.c == 0.0 and d_name is None and d_primal is None
+    assert attribute_part(d_object, "scale", _WithAConstant(np.ones(2))) == 0.0  # a class's constant
     assert REGISTRY.adjoint_rule(attribute_part)(4.0, None, {"y": 1.0, "t": 2.0}, "t")[0] == {"y": 0.0, "t": 4.0}
     tangent = REGISTRY.tangent_rule(attribute_part)((d_object, None), None, d_object, "c")
     assert tangent == 3.0
     # transposes: <adjoint(u), v> == <u, tangent(v)>
     u, v = 1.5, types.SimpleNamespace(w=np.array([0.5, -1.0]), c=2.0)
-    (adjoint_of_u, _) = REGISTRY.adjoint_rule(attribute_part)(u, None, v, "c")
+    (adjoint_of_u, _, _) = REGISTRY.adjoint_rule(attribute_part)(u, None, v, "c")
     assert adjoint_of_u.c * v.c == u * REGISTRY.tangent_rule(attribute_part)((v, None), None, v, "c")
 
 
@@ -204,7 +224,12 @@ def test_record_tangent_and_field_tangent_rules():
     np.testing.assert_array_equal(tangent.a, R4) and tangent.b == 0.0
     record = types.SimpleNamespace(w=A34, c=R4)
     np.testing.assert_array_equal(field_tangent(record, "w"), A34)
-    d_record, _ = REGISTRY.adjoint_rule(field_tangent)(A34 * 2.0, A34, record, "w")
+    d_record, _, _ = REGISTRY.adjoint_rule(field_tangent)(A34 * 2.0, A34, record, "w")
     np.testing.assert_array_equal(d_record.w, A34 * 2.0)
     np.testing.assert_array_equal(d_record.c, np.zeros(4))
     np.testing.assert_array_equal(REGISTRY.tangent_rule(field_tangent)((record, None), A34, record, "w"), A34)
+    # given the object, a constant of its class has a zero tangent, and passes no adjoint back
+    primal = _WithAConstant(A34)
+    assert field_tangent(types.SimpleNamespace(w=A34), "scale", primal) == 0.0
+    d_record, _, _ = REGISTRY.adjoint_rule(field_tangent)(2.0, 3.0, types.SimpleNamespace(w=A34), "scale", primal)
+    np.testing.assert_array_equal(d_record.w, np.zeros((3, 4)))
