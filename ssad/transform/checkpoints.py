@@ -47,11 +47,13 @@ from ..registry import PRINTS, REGISTRY
 from ..runtime.checkpoints import Checkpoints, copy_state, keep, restore, reversal, segments
 from ..runtime import raised
 from ..runtime.effects import check_replayable, effect_of
-from ..runtime.refusals import check_assertion, not_a_view_of, rebound_by_augmented, unchanged_by_call
+from ..runtime.refusals import (
+    changed_item_held_once, check_assertion, not_a_view_of, rebound_by_augmented, unchanged_by_call,
+)
 
 # PRINTS (see `registry`): run in the forward sweep alone.
 # Impure calls that raise or do nothing (`assert`, `raise`): run again, they do what they did.
-CHECKS = (check_assertion, raised, not_a_view_of, rebound_by_augmented, unchanged_by_call)
+CHECKS = (check_assertion, raised, not_a_view_of, rebound_by_augmented, unchanged_by_call, changed_item_held_once)
 
 
 def checkpoint_loops(rev, forward, backward, strategy):
