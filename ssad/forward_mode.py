@@ -15,6 +15,7 @@ from .backend.driver import Variants, argument_facts, compiled
 from .errors import SsadError
 from .runtime.callables import parameters, tangent_parameter
 from .runtime.handles import JVP
+from .runtime.refusals import defined
 
 
 def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple, *, compile: Compile = False) -> tuple:
@@ -29,9 +30,9 @@ def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple, *, compile: Comp
         from .native import native_function
 
         value, tangent = native_function(entry, compile == "strict").function(*primals, **keywords)
-        return value, tangent
+        return value, defined(tangent)
     value, tangent = entry.function(*primals, **keywords)
-    return value, tangent
+    return value, defined(tangent)
 
 
 def _jvp_entry(f, primals, tangents):

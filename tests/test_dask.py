@@ -35,7 +35,7 @@ from ssad.registry import REGISTRY, primitive_name  # noqa: E402
 from ssad.runtime import (  # noqa: E402
     add_at, c_, concat, iterated, list_adjoint, merged, pack_like, r_, repeated, repeats_summed, unspent, zipped,
 )
-from ssad.rules.linalg import einsum_of  # noqa: E402
+from ssad.rules.linalg import cofactors, differentiable_singular_values, einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.runtime.in_place import diagonal_fill  # noqa: E402
@@ -228,6 +228,8 @@ NOT_PROTOCOL_SAFE = {
     np.vsplit: _UNSUPPORTED,
     np.dsplit: _UNSUPPORTED,
     np.linalg.det: _UNSUPPORTED,
+    cofactors: "it tells a singular matrix from an invertible one with NumPy, which computes a dask array",
+    differentiable_singular_values: "its rules test the singular values for zeros, which computes a dask array",
     np.linalg.inv: "Dask factorizes only a matrix cut into square chunks",
     np.linalg.solve: "Dask factorizes only a matrix cut into square chunks",
     np.linalg.cholesky: "Dask factorizes only a matrix cut into square chunks",

@@ -16,11 +16,12 @@ from ..runtime.refusals import not_a_view_of, rebound_by_augmented, unchanged_by
 from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
+from .items import ItemChangeLowering
 from .outputs import is_library
 from .views import NEW_CONTAINERS, VIEW_METHODS, effects, viewed_operands, views_first
 
 
-class AliasingLowering:
+class AliasingLowering(ItemChangeLowering):
     """Mixin of `anf._Lowering`: the checks of writes into shared arrays and lists."""
 
     def share_item(self, stored, source, position):

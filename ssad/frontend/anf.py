@@ -260,9 +260,9 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             self.assign(_store(target.id), value)
             return
         # y[i] += v: read, add, write the same element, evaluating the index once.
-        array = self.load(target.value.id)
         index = self.index(target.slice)
-        old = self.atom_of_simple(gast.Subscript(value=array, slice=index, ctx=gast.Load()))
+        old = self.atom_of_simple(gast.Subscript(value=self.load(target.value.id), slice=index, ctx=gast.Load()))
+        self.check_item_changed_in_place(target.value.id, old, statement)  # Python's += may change the item
         new = self.atom_of_simple(gast.BinOp(left=old, op=statement.op, right=self.atom(statement.value)))
         self.store_item(target.value.id, clone(index), new, statement)
 
@@ -391,7 +391,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         copied = self.copied_from(value)
         sources = viewed_operands(value, lambda n: n in self.defined and n != copied, self.is_static, resolve)
         if self.in_place_names and (any(self.owns_view(s) for s in sources)
-                                    or (isinstance(value, gast.Name) and self.owns_view(name))):
+                                    or ((isinstance(value, gast.Name) or sources) and self.owns_view(name))):
             view = value.id if isinstance(value, gast.Name) else self.namer.fresh(f"{name}_view")
             if view != getattr(value, "id", None):
                 self.defined.add(view)

@@ -5,9 +5,12 @@ A function that writes into an array or changes a list its caller passed in (`x[
 function, change the caller's value and leave the backward sweep reading values that
 are not the caller's. For the function passed to ssad's API (`ssad.grad(f)`), whose
 caller is the user, `entry_function(f)` gives a twin of `f` (the same code, another
-function object, so compiled and cached apart) that ssad lowers with `p = owned(p)` (a
-copy, whose adjoint is the identity) at its top: its gradient function leaves the
-caller's values as they were and differentiates what `f` computes from them. A function
+function object, so compiled and cached apart) that ssad lowers with
+`p = owned_argument(p)` (a copy, whose adjoint is the identity) at its top for each
+parameter `p` it writes into, directly or through an item, a field or a view of it: the
+copy holds copies of the lists, dicts, objects and arrays `p` holds, so its gradient
+function leaves the caller's values as they were, in every mode and at every order, and
+differentiates what `f` computes from them. A function
 that `f` calls keeps the refusal: its caller would see the change, which a copy hides.
 """
 
@@ -17,7 +20,7 @@ import weakref
 
 import gast
 
-from ..runtime import owned
+from ..runtime.structure import owned_argument
 from .builders import call as _call
 from .builders import name as _name
 from .builders import store as _store
@@ -89,7 +92,7 @@ def _may_write_into_arguments(f):
 
 
 def lowered_copying_arguments(parsed, lower):
-    """`lower(parsed)`; for a twin (see `entry_function`), lowering it again with `p = owned(p)`
+    """`lower(parsed)`; for a twin (see `entry_function`), lowering it again with `p = owned_argument(p)`
     at its top for each parameter `p` it writes into, until it writes into none."""
     copied = _TWINS.get(parsed.function)
     if copied:
@@ -113,10 +116,11 @@ def reparsed(parsed):
 
 
 def copy_arguments(parsed, parameters):
-    """Begin `parsed`'s body with `p = owned(p)` for each of `parameters`."""
+    """Begin `parsed`'s body with `p = owned_argument(p)` for each of `parameters`."""
     taken = local_names(parsed.node) | set(parsed.namespace)
-    helper = "owned" if "owned" not in taken else next(f"owned_{k}" for k in range(1, 1000) if f"owned_{k}" not in taken)
-    parsed.namespace[helper] = owned
+    base = "owned_argument"
+    helper = base if base not in taken else next(f"{base}_{k}" for k in range(1, 1000) if f"{base}_{k}" not in taken)
+    parsed.namespace[helper] = owned_argument
     node = parsed.node
     first = node.body[0]
     copies = [

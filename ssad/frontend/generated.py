@@ -125,7 +125,11 @@ class GeneratedCodeLowering:
 
     def owns_view(self, source):
         """Whether a view or a second name of the local `source` is read as a copy (see
-        `runtime.owned`): generated code writes into that array, or changes that list."""
+        `runtime.owned`): generated code writes into that array, or changes that list.
+        Asked of the name assigned, whether it is read as a copy of the view, second name or
+        item it is assigned (`b = d_1['b']`, then `b[0] = v`): generated code writes into it,
+        and reads what it came from only before the write, or after the backward sweep
+        restored what the write overwrote (`d_1`'s structure, for `d_1`'s adjoint)."""
         return source is not None and any(self.current.get(n) == source for n in self.in_place_names)
 
     def owned(self, view):

@@ -20,6 +20,7 @@ import gast
 
 from ..errors import SsadError, UnsupportedSyntaxError
 from ..registry import REGISTRY
+from ..runtime.locations import user_place
 from ..runtime.reads import names_read
 from .builders import clone, local_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
@@ -69,7 +70,13 @@ class Parsed:
         return None
 
     def unsupported(self, node, message):
-        return UnsupportedSyntaxError(message, *self.where(node))
+        """The refusal of `node`, at the user's line: for code ssad generated (differentiated
+        again for a higher derivative), at the line of the user's source it stands for."""
+        place = self.where(node)
+        origin = user_place(place)
+        if origin is not place:
+            message = f"in the derivative ssad made of this line, {message}"
+        return UnsupportedSyntaxError(message, *origin)
 
 
 def require_python_function(f):

@@ -56,7 +56,7 @@ Conventions
 
 import numpy as np
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from .elementwise import _conj, _is_complex
 from .linalg import _transpose
@@ -313,7 +313,7 @@ def _qr_adjoint(g_q, g_r, q, r, a):
 
 def _qr_mode(mode):
     if mode not in ("reduced", "complete", "r"):
-        raise SsadError(
+        raise located(
             f"np.linalg.qr: no gradient rule for mode={mode!r}; use mode 'reduced', 'complete' or 'r'"
         )
 
@@ -337,7 +337,7 @@ def _pinv_adjoint(g, p, a):
 
 def _require_full_rank(rank, a):
     if rank != min(np.shape(a)[-2], np.shape(a)[-1]):
-        raise SsadError(
+        raise located(
             f"np.linalg.lstsq: the matrix has rank {rank}, less than {min(np.shape(a))}; its least-squares "
             "solution is not differentiable there. Use np.linalg.pinv(a) @ b with a fixed rank cutoff instead"
         )

@@ -65,7 +65,7 @@ Rounding, sign, spacing and comparison functions are registered as non-different
 
 import numpy as np
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, is_other_array, unbroadcast
 
@@ -871,7 +871,7 @@ def _check_copied(x, copy):
     """Refuse np.nan_to_num(x, copy=False) on an array: it overwrites x, so the rule can no
     longer tell which elements were replaced."""
     if not copy and isinstance(x, np.ndarray) and x.ndim > 0:
-        raise SsadError(
+        raise located(
             "cannot differentiate np.nan_to_num(x, copy=False): it overwrites x in place, so which "
             "elements were NaN or inf is lost. Use copy=True (the default)."
         )

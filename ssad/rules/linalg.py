@@ -23,9 +23,12 @@ Conventions
   ord None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf; with ``axis`` and ``keepdims``.
   At a zero input it returns a zero subgradient, never NaN; ties for a maximum or
   minimum share the gradient evenly, as in ``reductions``.
-- ``det``, ``slogdet`` and ``inv`` need an invertible matrix. ``slogdet`` returns
-  ``(sign, logabsdet)``; its ``dy`` holds one adjoint per component, and the sign
-  carries no gradient.
+- ``inv`` needs an invertible matrix. ``det`` does not: its derivative is the cofactor
+  matrix, ``det(a) * inv(a)^T`` where ``a`` is well conditioned and the transposed
+  adjugate, through the SVD, where it is singular or nearly so (``cofactors``). ``slogdet`` returns
+  ``(sign, logabsdet)``; its ``dy`` holds one adjoint per component, and the sign of a
+  real matrix carries no gradient, also at a singular matrix, where logabsdet (-inf)
+  has no derivative and its adjoint or tangent raises when used.
 - ``cholesky`` takes a symmetric matrix. NumPy reads only its lower triangle, so
   the derivative with respect to single entries is not symmetric; the rule returns
   the symmetrized gradient instead (the usual convention): ``dA`` is symmetric and
@@ -46,10 +49,11 @@ import string
 
 import numpy as np
 
-from ..errors import SsadError
 from ..registry import adjoint, nondifferentiable, specialized, tangent
-from ..runtime import broadcast_like, unbroadcast
-from .elementwise import _conj, _is_complex
+from ..runtime import broadcast_like, stop_gradient, unbroadcast
+from ..runtime.locations import located
+from ..runtime.refusals import no_derivative
+from .elementwise import _conj, _is_complex, _tangent_of
 from .reductions import _share_among_ties
 
 # ----- Helpers: products and contractions -----
@@ -223,7 +227,7 @@ def _trace_adjoint(dy, a, offset, axis1, axis2):
 
 def _require_string_subscripts(subscripts):
     if not isinstance(subscripts, str):
-        raise SsadError(
+        raise located(
             "the einsum rule needs the subscripts as a string, as in "
             "np.einsum('ij,jk->ik', a, b); rewrite the sublist form "
             "np.einsum(a, [0, 1], b, [1, 2]) that way."
@@ -423,7 +427,7 @@ def _singular_norm_gradient(x, m, ord, rows, cols):
 
 
 def _unknown_matrix_norm(ord):
-    raise SsadError(f"np.linalg.norm: no gradient rule for the matrix norm ord={ord!r}")
+    raise located(f"np.linalg.norm: no gradient rule for the matrix norm ord={ord!r}")
 
 
 nondifferentiable(_unknown_matrix_norm)
@@ -732,22 +736,25 @@ def inv_tangent(tangents, y, a):
 
 @adjoint(np.linalg.det)
 def det_adjoint(dy, y, a):
-    return (np.expand_dims(dy * y, (-2, -1)) * _transpose(np.linalg.inv(a)),)
+    return (np.expand_dims(dy, (-2, -1)) * cofactors(a, y),)  # y, det(a), spares cofactors an LU
 
 
 @tangent(np.linalg.det)
 def det_tangent(tangents, y, a):
-    return y * np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1)
+    return np.sum(cofactors(a, y) * tangents[0], axis=(-2, -1))
 
 
 @adjoint(np.linalg.slogdet)
 def slogdet_adjoint(dy, y, a):
-    return (np.expand_dims(_slogdet_scale(dy, y), (-2, -1)) * _transpose(np.linalg.inv(a)),)
+    scale = _slogdet_scale(dy, y)
+    regular = invertible_part(a, stop_gradient(y[0]), stop_gradient(scale))  # a, where it is invertible
+    return (np.expand_dims(scale, (-2, -1)) * _transpose(np.linalg.inv(regular)),)
 
 
 @tangent(np.linalg.slogdet)
 def slogdet_tangent(tangents, y, a):
-    return _slogdet_tangent(np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1), y)
+    d_log_det = np.trace(np.linalg.solve(invertible_part(a, stop_gradient(y[0])), tangents[0]), axis1=-2, axis2=-1)
+    return _slogdet_tangent(d_log_det, y)
 
 
 def _slogdet_scale(dy, y):
@@ -761,10 +768,182 @@ def _slogdet_scale(dy, y):
 
 def _slogdet_tangent(d_log_det, y):
     """(tangent of sign, tangent of logabsdet) from the tangent of log(det(a)): (0, it)
-    for a real matrix; (1j * sign * Im(it), Re(it)) for a complex one."""
-    if _is_complex(y[0]):
-        return (1j * y[0] * np.imag(d_log_det), np.real(d_log_det))
-    return (np.zeros_like(y[0]), d_log_det)
+    for a real matrix; (1j * sign * Im(it), Re(it)) for a complex one. At a singular
+    matrix (sign 0) log|det| is -inf and has no derivative, nor has a complex sign: their
+    tangents raise where they are used (the real sign's stays 0)."""
+    if np.all(np.not_equal(y[0], 0)):
+        if _is_complex(y[0]):
+            return (1j * y[0] * np.imag(d_log_det), np.real(d_log_det))
+        return (np.zeros_like(y[0]), d_log_det)
+    undefined = no_derivative("np.linalg.slogdet", "a", reason=_SINGULAR_LOG_DET)
+    return (undefined if _is_complex(y[0]) else np.zeros_like(y[0]), undefined)
+
+
+# ----- Determinants at singular matrices -----
+# The derivative of det(a) is the cofactor matrix, det(a) * inv(a)^T where a is invertible.
+# Where a is exactly singular (det 0: LU met a zero pivot, and inv would raise) it is still
+# finite: the transposed adjugate, computed through the SVD a = U diag(s) Vh, as it is where
+# a is nearly singular (det(a) * inv(a) would lose the digits its condition number counts).
+# The adjugate of a product is the product of the adjugates in reverse order, that of
+# diag(s) is diag(p) with p_i the product of the other singular values, and that of a
+# unitary U is det(U) U^H: cofactors = c * conj(U) diag(p) conj(Vh), c = det(U) det(Vh).
+# Its derivative along E is c * conj(U) D(X) conj(Vh), X = (U^H E Vh^H)^T, with
+# D(X)_ij = -X_ij q_ij off the diagonal and D(X)_ii = sum over k != i of q_ik X_kk, q_ij the
+# product of the singular values other than s_i and s_j (the derivative of adj(diag(s))
+# along X, a polynomial, so exact at zeros of s as well). That map is its own transpose
+# (the Hessian of det is symmetric), so one function gives the tangent and the adjoint.
+
+_SINGULAR_LOG_DET = (
+    "np.linalg.slogdet's logabsdet (and a complex sign) has no derivative at a singular matrix (its "
+    "logabsdet is -inf there); differentiate at an invertible matrix, use its sign alone, or use "
+    "np.linalg.det, whose derivative (the adjugate) is finite everywhere"
+)
+
+
+def cofactors(a, y):
+    """The cofactor matrix of each square matrix of `a`, whose determinant the caller has
+    computed, `y` (the rules of det pass their output): the derivative of det(a), exact at a
+    singular matrix too (see the banner above). It reads `y` where `a` is well conditioned,
+    as y * inv(a)^T, and its rules give the derivative in `a` and in `y` apart, so the two
+    add up to the whole one where `y` is det(a)."""
+    try:
+        inverse = np.linalg.inv(a)
+    except np.linalg.LinAlgError:  # exactly singular: LU met a zero pivot
+        inverse = None
+    if inverse is not None and _moderate(_squared_norms(a) * _squared_norms(inverse)):
+        return np.asarray(y)[..., None, None] * inverse.swapaxes(-1, -2)  # the common case
+    u, q, vh, c = _adjugate_parts(a)
+    return c * (u * np.expand_dims(np.diagonal(q, axis1=-2, axis2=-1), -2)) @ vh
+
+
+def cofactors_derivative(e, cofactor, a, y):
+    """The derivative in `a` along `e` of `cofactor` = cofactors(a, y), `y` held, which is also
+    its adjoint in `a` for an adjoint `e`: -(cofactor e^T cofactor) / y where `a` is well
+    conditioned (y * inv(a)^T moves as -y inv(a)^T e^T inv(a)^T); through the SVD elsewhere,
+    where cofactors does not read `y` and this is the whole derivative."""
+    if _well_conditioned(a, cofactor, y):
+        return -(cofactor @ _transpose(e) @ cofactor) / np.expand_dims(y, (-2, -1))
+    u, q, vh, c = _adjugate_parts(a)
+    x = _transpose(_transpose(u) @ e @ _transpose(vh))
+    apart = q * (1.0 - np.eye(np.shape(a)[-1]))  # q off the diagonal
+    on_diagonal = np.sum(apart * np.expand_dims(np.diagonal(x, axis1=-2, axis2=-1), -2), axis=-1)
+    d = np.eye(np.shape(a)[-1]) * np.expand_dims(on_diagonal, -1) - x * apart
+    return c * (u @ d @ vh)
+
+
+def cofactors_slope(cofactor, a, y):
+    """The derivative of `cofactor` = cofactors(a, y) in `y`: inv(a)^T = cofactor / y where it
+    reads `y` (`a` well conditioned), else 0."""
+    if _well_conditioned(a, cofactor, y):
+        return cofactor / np.expand_dims(y, (-2, -1))
+    return np.zeros_like(cofactor)
+
+
+def _well_conditioned(a, cofactor, y):
+    """Whether each matrix of `a` (cofactors `cofactor`, determinant `y`) is far enough from
+    singular that det(a) * inv(a) and a division by det(a) keep their digits (see `_moderate`;
+    inv(a) = cofactor^T / y). A singular matrix is not."""
+    if not np.all(np.not_equal(y, 0)):
+        return False
+    return _moderate(_squared_norms(a) * _squared_norms(cofactor / np.asarray(y)[..., None, None]))
+
+
+def _squared_norms(m):
+    """The squared Frobenius norm of each matrix of `m`."""
+    if np.ndim(m) == 2:
+        return np.vdot(m, m).real  # one call: the common case of one matrix
+    return np.sum(np.abs(m) ** 2, axis=(-2, -1))
+
+
+def _moderate(squared_condition):
+    """Whether every condition number |a| |inv(a)| (given squared) is below 1e5, where
+    det(a) * inv(a) keeps all but five digits. A NaN passes, and comes out as NaN."""
+    return not (squared_condition >= 1e10).any()  # a method: no dispatch, as for one matrix
+
+
+def _adjugate_parts(a):
+    """(conj(U), q, conj(Vh), c) of the SVD a = U diag(s) Vh, as the banner above names them;
+    c with two trailing axes, to scale each matrix."""
+    u, s, vh = np.linalg.svd(a)
+    c = np.expand_dims(np.linalg.det(u) * np.linalg.det(vh), (-2, -1))
+    return np.conj(u), _other_products(differentiable_singular_values(s)), np.conj(vh), c
+
+
+def differentiable_singular_values(s):
+    """`s`, singular values the derivatives of det read through the SVD. A third derivative
+    of det differentiates the SVD, which has no derivative where a singular value is 0 (it
+    moves as |t| there, and its singular vectors lose their pairing, though the adjugate
+    made of them is smooth): its rules raise where one is 0, or so small beside the largest
+    (below 1e-9 of it) that the derivative would lose more than its last seven digits, at
+    the user's line."""
+    return s
+
+
+def _refuse_zero_singular_values(s):
+    if np.any(s <= 1e-9 * np.max(s, axis=-1, keepdims=True)):
+        raise located(
+            "a third derivative of np.linalg.det (or scipy.linalg.det) at a singular or nearly singular matrix "
+            "(a singular value below 1e-9 of the largest) is not supported: ssad reads the adjugate there "
+            "through the SVD, which has no derivative at a zero singular value; take at most second "
+            "derivatives there, or differentiate at a better conditioned matrix",
+        )
+
+
+@adjoint(differentiable_singular_values)
+def differentiable_singular_values_adjoint(dy, y, s):
+    _refuse_zero_singular_values(s)
+    return (dy,)
+
+
+@tangent(differentiable_singular_values)
+def differentiable_singular_values_tangent(tangents, y, s):
+    _refuse_zero_singular_values(s)
+    return tangents[0]
+
+
+def _other_products(s):
+    """q[..., i, j]: the product of the entries of s (last axis) other than s_i and s_j;
+    q[..., i, i] of those other than s_i. No division, so exact where entries are 0."""
+    t = np.where(np.eye(np.shape(s)[-1], dtype=bool), 1.0, np.expand_dims(s, -2))  # row i: s_i read as 1
+    ones = np.ones_like(t[..., :1])
+    before = np.cumprod(np.concatenate([ones, t[..., :-1]], axis=-1), axis=-1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(t, -1)[..., :-1]], axis=-1), axis=-1), -1)
+    return before * after
+
+
+@adjoint(cofactors)
+def cofactors_adjoint(dy, y, a, det):
+    return (cofactors_derivative(dy, y, a, det), np.sum(dy * cofactors_slope(y, a, det), axis=(-2, -1)))
+
+
+@tangent(cofactors)
+def cofactors_tangent(tangents, y, a, det):
+    along_det = np.expand_dims(_tangent_of(tangents, 1), (-2, -1)) * cofactors_slope(y, a, det)
+    return cofactors_derivative(tangents[0], y, a, det) + along_det
+
+
+def invertible_part(a, sign, scale=None):
+    """`a` for `slogdet`'s rules to invert: `a` itself when every matrix is invertible (sign
+    not 0), else with each singular one replaced by the identity. Its log|det| is -inf and has
+    no derivative, so the adjoint `scale` of log|det| must be 0 there (the sign alone used):
+    a nonzero one raises at the user's line. (The tangent rule, `scale` None, refuses its
+    log|det| term where it is used, see `_slogdet_tangent`.)"""
+    singular = np.equal(sign, 0)
+    if not np.any(singular):
+        return a
+    if scale is not None and np.any(singular & np.not_equal(scale, 0)):
+        raise located(_SINGULAR_LOG_DET)
+    return np.where(np.expand_dims(singular, (-2, -1)), np.eye(np.shape(a)[-1], dtype=a.dtype), a)
+
+
+@adjoint(invertible_part)
+def invertible_part_adjoint(dy, y, a, sign, scale=None):
+    return (np.where(np.expand_dims(np.equal(sign, 0), (-2, -1)), 0.0, dy),)
+
+
+@tangent(invertible_part)
+def invertible_part_tangent(tangents, y, a, sign, scale=None):
+    return np.where(np.expand_dims(np.equal(sign, 0), (-2, -1)), 0.0, tangents[0])
 
 
 @adjoint(np.linalg.solve)

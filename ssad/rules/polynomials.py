@@ -55,7 +55,7 @@ Conventions
 
 import numpy as np
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, summed_at
 from .elementwise import _is_complex
@@ -86,7 +86,7 @@ def _polyint_factors(n, m):
 
 def _check_polyfit(full, cov):
     if full or cov:
-        raise SsadError(
+        raise located(
             "np.polyfit with full=True or cov=True returns diagnostics ssad has no rule for; "
             "differentiate a call with full=False and cov=False (the default)"
         )
@@ -94,7 +94,7 @@ def _check_polyfit(full, cov):
 
 def _check_interp(period):
     if period is not None:
-        raise SsadError(
+        raise located(
             "np.interp with period= has no rule; map x into one period yourself (x % period) and "
             "extend xp and fp by one sample at each end"
         )
@@ -114,7 +114,7 @@ def _gradient_axes(f, axis):
 
 def _check_spacings(varargs):
     if any(np.ndim(h) != 0 for h in varargs):
-        raise SsadError(
+        raise located(
             "np.gradient with coordinate arrays has no rule; pass scalar spacings "
             "(one for all axes, or one per axis)"
         )

@@ -29,8 +29,9 @@ Conventions
 - ``sort``: the gradient follows each element to the place sorting moved it; for
   equal elements the order chosen by ``np.argsort`` decides which one gets which
   adjoint (any choice is a valid subgradient).
-- The keyword-only ``where=`` (and ``initial=`` for ``prod``) is not supported: a
-  call that passes it fails inside the rule instead of giving a wrong gradient.
+- ``sum`` and ``mean`` take the keyword-only ``where=`` (a mask that carries no
+  gradient); the other reductions do not (nor ``initial=`` for ``prod``): a call that
+  passes it is refused at the user's line, with the masked form to write instead.
 - Every rule with an adjoint also has a tangent (forward-mode) rule, its exact
   transpose: ``<adjoint(dy), t> == <dy, tangent(t)>``. So the tangent of ``max``/``min``
   at a tie is the mean of the tied elements' tangents, and the tangents of ``prod`` and
@@ -208,23 +209,40 @@ def _sort_like(t, a, axis, kind):
 
 @adjoint(np.sum)
 @adjoint(np.ndarray.sum)
-def sum_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
-    # Written so that, inlined with a literal `axis`, the condition folds away:
-    # `np.sum(x)` gives `np.broadcast_to(d_s, np.shape(x))`.
-    return (np.broadcast_to(dy if axis is None or keepdims else np.expand_dims(dy, axis), np.shape(a)),)
+def sum_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    # Written so that, inlined with a literal `axis` (and no `where`), the conditions fold
+    # away: `np.sum(x)` gives `np.broadcast_to(d_s, np.shape(x))`.
+    return (np.broadcast_to(dy if axis is None or keepdims else np.expand_dims(dy, axis), np.shape(a))
+            if where is True else _masked_sum_adjoint(dy, a, axis, keepdims, where),)
+
+
+def _masked_sum_adjoint(dy, a, axis, keepdims, where):
+    """The adjoint of np.sum(a, axis, keepdims=keepdims, where=where): dy where the mask keeps."""
+    spread = dy if axis is None or keepdims else np.expand_dims(dy, axis)
+    return np.where(where, np.broadcast_to(spread, np.shape(a)), 0.0)
 
 
 @tangent(np.sum)
 @tangent(np.ndarray.sum)
-def sum_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
-    return np.sum(tangents[0], axis=axis, keepdims=keepdims)
+def sum_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    return (np.sum(tangents[0], axis=axis, keepdims=keepdims) if where is True
+            else np.sum(broadcast_like(tangents[0], a), axis=axis, keepdims=keepdims, where=where))
 
 
 @adjoint(np.mean)
 @adjoint(np.ndarray.mean)
-def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
+def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, where=True):
+    # one expression, so that without `where` the inlined rule is as it was before it took one
+    return (np.broadcast_to((dy if axis is None or keepdims else np.expand_dims(dy, axis)) / (size(a) / size(y)),
+                            np.shape(a)) if where is True else _masked_mean_adjoint(dy, a, axis, keepdims, where),)
+
+
+def _masked_mean_adjoint(dy, a, axis, keepdims, where):
+    """The adjoint of np.mean(a, axis, keepdims=keepdims, where=where): each element the mask
+    keeps shares its slice's adjoint with the others it keeps."""
     spread = dy if axis is None or keepdims else np.expand_dims(dy, axis)
-    return (np.broadcast_to(spread / (size(a) / size(y)), np.shape(a)),)
+    kept = np.broadcast_to(where, np.shape(a))
+    return np.where(kept, spread / np.sum(kept, axis=axis, keepdims=True), 0.0)
 
 
 @specialized(size)
@@ -235,8 +253,9 @@ def _size_form(x):
 
 @tangent(np.mean)
 @tangent(np.ndarray.mean)
-def mean_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False):
-    return np.mean(tangents[0], axis=axis, keepdims=keepdims)
+def mean_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False, where=True):
+    return (np.mean(tangents[0], axis=axis, keepdims=keepdims) if where is True
+            else np.mean(broadcast_like(tangents[0], a), axis=axis, keepdims=keepdims, where=where))
 
 
 # ----- Products -----

@@ -52,10 +52,14 @@ from ..runtime.pullbacks import (
     third_order_error,
 )
 from ..runtime.receivers import numpy_member
-from ..runtime.refusals import check_assertion, discrete_only, index_only, keeps_length, keys_unchanged, not_a_view_of
-from ..runtime.refusals import not_changed_in_place
-from ..runtime.refusals import rebound_by_augmented, unchanged_by_call, walk_unchanged
-from ..runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, is_zero_number, record_tangent
+from ..runtime.refusals import (
+    changed_item_held_once, check_assertion, discrete_only, index_only, keeps_length, keys_unchanged, not_a_view_of,
+    not_changed_in_place, rebound_by_augmented, unchanged_by_call, walk_unchanged,
+)
+from ..runtime.structure import (
+    add_adjoint, add_attr, attribute_part, field_position, field_tangent, is_zero_number, owned_argument,
+    record_tangent,
+)
 from .functional import _item_tangents
 
 nondifferentiable(seed, zeros_like_value, shape_only, size, is_other_array)  # is_other_array: a type test
@@ -66,6 +70,7 @@ nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where i
 nondifferentiable(index_only, pure=False)  # a part of an index built as a value (`np.s_[:, k]`): a test that raises
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
+nondifferentiable(changed_item_held_once, pure=False)  # the same, where `y[k] += v` changes an item
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
 nondifferentiable(walk_unchanged, keys_unchanged, pure=False)  # the same, where a loop changes what it walks
 nondifferentiable(not_changed_in_place, pure=False)  # the same, where a method's value is used
@@ -118,6 +123,16 @@ def owned_adjoint(dy, y, x):
 @tangent(owned)
 def owned_tangent(tangents, y, x):
     return owned(tangents[0])
+
+
+@adjoint(owned_argument)
+def owned_argument_adjoint(dy, y, x):
+    return (dy,)
+
+
+@tangent(owned_argument)
+def owned_argument_tangent(tangents, y, x):
+    return owned_argument(tangents[0])  # the tangent is written into where the argument is
 
 
 @adjoint(unspent)
@@ -340,6 +355,9 @@ def attribute_part_tangent(tangents, y, d_x, name, x=None):
 
 @adjoint(field_tangent)
 def field_tangent_adjoint(dy, y, d_x, name, x=None):
+    position = field_position(d_x, name, x)
+    if position is not None:  # a plain tuple, the tangent of the namedtuple x: its item there
+        return (tuple(dy if k == position else zeros_like_value(v) for k, v in enumerate(d_x)), None, None)
     return (add_attr(zeros_like_value(d_x), name, dy, x), None, None)
 
 

@@ -81,7 +81,7 @@ import numpy as np
 import scipy.integrate
 from scipy.integrate._ivp.ivp import OdeResult
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, tangent
 from ..runtime.dynamic import call_forward, call_jvp
 from ..runtime.pullbacks import pullback_jvp
@@ -378,7 +378,7 @@ def _time_tangents(t_times, times):
 
 def _refuse_complex(y0, name):
     if np.iscomplexobj(y0):
-        raise SsadError(
+        raise located(
             f"the derivative of scipy.integrate.{name} with a complex state is not supported; "
             "integrate its real and imaginary parts as a real state of twice the size"
         )
@@ -686,7 +686,7 @@ def odeint_tangent(
 
 def _refuse_odeint_options(full_output, y0):
     if full_output:
-        raise SsadError(
+        raise located(
             "the derivative of odeint(..., full_output=True) is not supported; call odeint without "
             "full_output in the function you differentiate"
         )
@@ -724,7 +724,7 @@ def _ivp_solver(method, rtol, atol, max_step, min_step):
 
 def _solved(solution):
     if solution.status < 0:
-        raise SsadError(f"the adjoint or sensitivity solve of solve_ivp failed: {solution.message}")
+        raise located(f"the adjoint or sensitivity solve of solve_ivp failed: {solution.message}")
     return solution
 
 
@@ -739,17 +739,17 @@ def _field(d, name):
 
 def _refuse_ivp_options(sol, t_eval, dense_output, events, y0):
     if t_eval is None:
-        raise SsadError(
+        raise located(
             "the derivative of solve_ivp needs the output times: pass t_eval=... (the times at which "
             "the solution is read) in the function you differentiate"
         )
     if events is not None or dense_output:
-        raise SsadError(
+        raise located(
             "the derivative of solve_ivp with events or dense_output=True is not supported; "
             "call it with t_eval and without events and dense_output in the function you differentiate"
         )
     if sol.status < 0:
-        raise SsadError(f"solve_ivp failed ({sol.message}); its solution has no derivative")
+        raise located(f"solve_ivp failed ({sol.message}); its solution has no derivative")
     _refuse_complex(y0, "solve_ivp")
 
 
@@ -1083,7 +1083,7 @@ _THIRD_ORDER = (
 @adjoint(odeint_adjoint_adjoint)
 @tangent(odeint_adjoint_adjoint)
 def _odeint_third_order(*args, **kwargs):
-    raise SsadError(_THIRD_ORDER.format(name="odeint"))
+    raise located(_THIRD_ORDER.format(name="odeint"))
 
 
 @adjoint(solve_ivp_tangent_tangent)
@@ -1095,4 +1095,4 @@ def _odeint_third_order(*args, **kwargs):
 @adjoint(solve_ivp_adjoint_adjoint)
 @tangent(solve_ivp_adjoint_adjoint)
 def _solve_ivp_third_order(*args, **kwargs):
-    raise SsadError(_THIRD_ORDER.format(name="solve_ivp"))
+    raise located(_THIRD_ORDER.format(name="solve_ivp"))

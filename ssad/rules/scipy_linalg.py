@@ -41,12 +41,12 @@ Conventions
 import numpy as np
 import scipy.linalg
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like
 from .elementwise import _conj, _is_complex
 from .decompositions import _shaped, _upper_right, _with_derivative_block
-from .linalg import _cholesky_adjoint, _cholesky_tangent, _transpose
+from .linalg import _cholesky_adjoint, _cholesky_tangent, _transpose, cofactors
 
 # ----- Helpers -----
 
@@ -86,7 +86,7 @@ def _adjoint_of_op(g, trans):
 def _trans_code(trans):
     codes = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2, "n": 0, "t": 1, "c": 2}
     if trans not in codes:
-        raise SsadError(f"scipy.linalg: trans={trans!r} is not one of 0, 1, 2, 'N', 'T', 'C'")
+        raise located(f"scipy.linalg: trans={trans!r} is not one of 0, 1, 2, 'N', 'T', 'C'")
     return codes[trans]
 
 
@@ -101,7 +101,7 @@ def _structure(assume_a):
         "upper triangular": "upper triangular", "lower triangular": "lower triangular",
     }
     if assume_a not in families:
-        raise SsadError(
+        raise located(
             f"scipy.linalg: no gradient rule for assume_a={assume_a!r}; for a banded matrix "
             "use scipy.linalg.solve with assume_a=None (general) on the full matrix"
         )
@@ -299,12 +299,12 @@ def inv_tangent(tangents, y, a, overwrite_a=False, check_finite=True, assume_a=N
 
 @adjoint(scipy.linalg.det)
 def det_adjoint(dy, y, a, overwrite_a=False, check_finite=True):
-    return (np.expand_dims(dy * y, (-2, -1)) * _transpose(np.linalg.inv(a)),)
+    return (np.expand_dims(dy, (-2, -1)) * cofactors(a, y),)  # finite at a singular matrix too
 
 
 @tangent(scipy.linalg.det)
 def det_tangent(tangents, y, a, overwrite_a=False, check_finite=True):
-    return y * np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1)
+    return np.sum(cofactors(a, y) * tangents[0], axis=(-2, -1))
 
 
 # ----- LU -----

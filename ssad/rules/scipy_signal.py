@@ -27,7 +27,7 @@ Conventions
 import numpy as np
 import scipy.signal
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like
 from .elementwise import _conj
@@ -67,7 +67,7 @@ def _valid_swapped(shape1, shape2, mode):
 
 def _check_boundary(boundary, fillvalue):
     if boundary not in ("fill", "pad") or fillvalue != 0:
-        raise SsadError(
+        raise located(
             f"scipy.signal.convolve2d/correlate2d with boundary={boundary!r}, fillvalue={fillvalue!r}: "
             "ssad differentiates only boundary='fill' with fillvalue=0; pad the input yourself "
             "(np.pad with mode='wrap' or 'symmetric') and convolve with the default boundary"

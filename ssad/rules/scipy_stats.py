@@ -55,7 +55,7 @@ Conventions
 import numpy as np
 from scipy import special, stats
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, unbroadcast
 from .scipy_incomplete import _betainc_da, _betainc_db, _gammainc_da, _t_cdf_ddf, _t_df_partial
@@ -1145,7 +1145,7 @@ def _poisson_log_sf_slope(k, mu, loc, y):
 
 def _check_covariance(cov):
     if np.ndim(cov) != 2:
-        raise SsadError(
+        raise located(
             "ssad differentiates scipy.stats.multivariate_normal with a 2-D covariance matrix only; "
             "pass `cov` as a matrix (np.diag(v) for a diagonal one, c * np.eye(d) for a scalar one)"
         )

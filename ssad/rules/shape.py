@@ -44,7 +44,7 @@ import numbers
 
 import numpy as np
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, c_, is_other_array, pack_like, r_, size, summed_at, unbroadcast
 from .elementwise import _i1, _through_cast
@@ -835,7 +835,7 @@ def _memory_shape(a, axes):
 def _check_memory_order(a):
     """Refuse np.ravel(a, order='K') of a broadcast view, whose element order the shape does not fix."""
     if any(stride == 0 and n > 1 for stride, n in zip(a.strides, a.shape, strict=True)):
-        raise SsadError(
+        raise located(
             "cannot differentiate np.ravel(x, order='K') where x is a broadcast view "
             "(it has a zero stride): NumPy's element order is not defined by the shape. "
             "Use order='C', or copy x first (np.ascontiguousarray(x))."
@@ -1043,17 +1043,41 @@ def _pad_tangent(t, array, pad_width, mode, reflect_type):
 
 
 def _check_pad_mode(mode, reflect_type, what, decorator):
-    """Refuse the np.pad modes whose border the rules do not describe."""
+    """Refuse the np.pad modes whose border the rules do not describe, at the user's line,
+    saying how to build that border from what ssad differentiates."""
     if mode in ("constant", "empty"):
         return
     if mode in _COPYING_PAD_MODES and reflect_type == "even":
         return
-    raise SsadError(
-        f"no {what} for np.pad with mode={mode!r} and reflect_type={reflect_type!r}: ssad "
-        f"differentiates the modes 'constant', 'empty', {', '.join(map(repr, _COPYING_PAD_MODES))} "
-        f"(with the default reflect_type='even'). Register a rule with ssad.{decorator}(np.pad) "
-        "to support more."
+    supported = f"'constant', 'empty', {', '.join(map(repr, _COPYING_PAD_MODES))}"
+    if mode in _COPYING_PAD_MODES:  # reflect_type='odd'
+        raise located(
+            f"no {what} for np.pad with mode={mode!r} and reflect_type={reflect_type!r}: ssad differentiates "
+            f"the modes {supported} with the default reflect_type='even'. Padding one axis by less than its "
+            f"length, `2 * np.pad(x, w, mode='edge') - np.pad(x, w, mode={mode!r})` gives the same values, and "
+            "ssad differentiates it (pad the axes one after another for more); or register a rule with "
+            f"@ssad.{decorator}(np.pad) that covers it"
+        )
+    raise located(
+        f"no {what} for np.pad with mode={mode!r}: ssad differentiates the modes {supported}. Build the border "
+        f"from the values it copies instead: {_PAD_ADVICE.get(mode, 'with np.concatenate')}; or register a rule "
+        f"with @ssad.{decorator}(np.pad) that covers it"
     )
+
+
+# how to write the border of each other np.pad mode with functions ssad differentiates
+_PAD_ADVICE = {
+    "maximum": "`m = np.max(x, axis=0, keepdims=True)`, then `np.concatenate([m] * k + [x] + [m] * k, axis=0)` "
+               "pads axis 0 with k rows",
+    "minimum": "`m = np.min(x, axis=0, keepdims=True)`, then `np.concatenate([m] * k + [x] + [m] * k, axis=0)` "
+               "pads axis 0 with k rows",
+    "mean": "`m = np.mean(x, axis=0, keepdims=True)`, then `np.concatenate([m] * k + [x] + [m] * k, axis=0)` "
+            "pads axis 0 with k rows",
+    "median": "`m = np.median(x, axis=0, keepdims=True)`, then `np.concatenate([m] * k + [x] + [m] * k, axis=0)` "
+              "pads axis 0 with k rows",
+    "linear_ramp": "the k rows before the first row of axis 0 are `np.linspace(end, x[0], k, endpoint=False)`, "
+                   "joined to x with np.concatenate (those after the last row likewise, reversed)",
+}
 
 
 nondifferentiable(_check_pad_mode)
@@ -1129,7 +1153,7 @@ def _check_no_directive(pieces, label):
     """Refuse np.r_[...] or np.c_[...] with a string directive (`np.r_['0,2', a, b]`), which
     changes how the pieces are joined."""
     if any(isinstance(piece, str) for piece in pieces):
-        raise SsadError(
+        raise located(
             f"cannot differentiate {label}[...] with a string directive: write the join with "
             "np.concatenate, np.stack or np.column_stack instead"
         )

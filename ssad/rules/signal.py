@@ -24,7 +24,7 @@ Conventions
 
 import numpy as np
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, unbroadcast
 from .elementwise import _conj
@@ -38,7 +38,7 @@ def _window(n, m, mode, correlate):
     """(zeros before, zeros after) the window `mode` takes out of the full convolution of
     sequences of lengths `n` and `m` (NumPy's windows, `correlate`'s when it is true)."""
     if mode not in _MODES:
-        raise SsadError(f"np.convolve/np.correlate: unknown mode {mode!r}; use 'full', 'same' or 'valid'")
+        raise located(f"np.convolve/np.correlate: unknown mode {mode!r}; use 'full', 'same' or 'valid'")
     full = n + m - 1
     length = {"full": full, "same": max(n, m), "valid": max(n, m) - min(n, m) + 1}[_MODES[mode]]
     extra = full - length

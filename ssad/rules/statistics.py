@@ -70,7 +70,7 @@ Conventions
 
 import numpy as np
 
-from ..errors import SsadError
+from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import is_other_array, size, stop_gradient, unbroadcast
 from .elementwise import _conj
@@ -404,7 +404,11 @@ def _order_weights(rows, q, method, skip_nan):
 
 def _check_quantile_call(weights):
     if weights is not None:
-        raise SsadError("np.quantile/np.percentile with weights= has no gradient rule; leave weights out")
+        raise located(
+            "np.quantile/np.percentile with weights= has no gradient rule; compute the weighted quantile from "
+            "the sorted values, which ssad differentiates: `order = np.argsort(x)`, `c = np.cumsum(weights[order]) "
+            "/ np.sum(weights)`, then `x[order][np.searchsorted(c, q)]` (method='inverted_cdf')"
+        )
 
 
 nondifferentiable(_check_quantile_call)
@@ -787,7 +791,7 @@ nondifferentiable(_groups)
 
 def _check_unique_axis(axis):
     if axis is not None:
-        raise SsadError("np.unique(..., axis=...) has no gradient rule; differentiate np.unique of the flat array")
+        raise located("np.unique(..., axis=...) has no gradient rule; differentiate np.unique of the flat array")
 
 
 nondifferentiable(_check_unique_axis)

@@ -7,7 +7,10 @@ numbers to the user's (filename, line, column, text); `caller_location()` reads 
 innermost generated frame on the stack and gives its user location.
 """
 
+import os
 import sys
+
+from ..errors import SourceError
 
 ORIGINS = {}  # generated filename -> {generated line: (filename, lineno, col, line text)}
 
@@ -21,6 +24,15 @@ def record(filename, origins):
         ORIGINS[filename] = {line: _first_origin(place) for line, place in origins.items()}
 
 
+def user_place(place):
+    """`place` (filename, lineno, col, text), or the place in the user's source it stands
+    for where it is a line of generated code."""
+    origins = ORIGINS.get(place[0])
+    if origins is None or place[1] not in origins:
+        return place
+    return origins[place[1]]
+
+
 def _first_origin(place):
     seen = set()
     while place[0] in ORIGINS and place[:2] not in seen:
@@ -31,11 +43,30 @@ def _first_origin(place):
 
 def caller_location():
     """(filename, lineno, col, line text) in the user's source of the innermost
-    generated code on the stack, or four Nones when there is none."""
+    generated code on the stack, or four Nones when there is none. Generated code that
+    stands for ssad's own source (a rule's code, differentiated again for a higher
+    derivative) is passed over for the user's code that runs it, where there is one."""
     frame = sys._getframe(1)
+    found = None
     while frame is not None:
         origins = ORIGINS.get(frame.f_code.co_filename)
         if origins is not None:
-            return origins.get(frame.f_lineno, _NOWHERE)
+            place = origins.get(frame.f_lineno, _NOWHERE)
+            if not _in_ssad(place[0]):
+                return place
+            found = found or place
         frame = frame.f_back
-    return _NOWHERE
+    return found or _NOWHERE
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _in_ssad(filename):
+    return filename is not None and filename.startswith(_PACKAGE)
+
+
+def located(message):
+    """A `SourceError` saying `message` at the user's line that the generated code running
+    now stands for (see `caller_location`): how a rule refuses a call when it runs."""
+    return SourceError(message, *caller_location())

@@ -22,17 +22,20 @@ from .locations import caller_location
 class NoDerivative:
     """The adjoint of a parameter a rule cannot differentiate; any use of it raises."""
 
-    __slots__ = ("function", "parameter", "where")
+    __slots__ = ("function", "parameter", "where", "reason")
     # read by code that sizes adjoints before using them; any arithmetic on the value raises
     shape = ()
     dtype = np.dtype(np.float64)
 
-    def __init__(self, function, parameter):
+    def __init__(self, function, parameter, reason=None):
         self.function = function
         self.parameter = parameter
         self.where = caller_location()  # the user's line of the call, for the error when it is used
+        self.reason = reason  # what to say, where it is not the lack of a closed form
 
     def error(self):
+        if self.reason is not None:
+            return SourceError(self.reason, *self.where)
         return SourceError(
             f"{self.function} has no derivative ssad can compute in `{self.parameter}` (it has no closed "
             f"form); keep `{self.parameter}` constant (wrap it with ssad.stop_gradient) or differentiate only "
@@ -50,9 +53,24 @@ class NoDerivative:
         return f"NoDerivative({self.function!r}, {self.parameter!r})"
 
 
-def no_derivative(function, parameter):
-    """The adjoint of `parameter` of `function` (a readable name), which has no derivative."""
-    return NoDerivative(function, parameter)
+def no_derivative(function, parameter, reason=None):
+    """The adjoint of `parameter` of `function` (a readable name), which has no derivative
+    (`reason`: the message, where it has none at this point only)."""
+    return NoDerivative(function, parameter, reason)
+
+
+def defined(derivative):
+    """`derivative` (a tangent, with the structure of a function's output), after raising the
+    error of a `NoDerivative` in it: one a rule gave that reached the output unused."""
+    if isinstance(derivative, NoDerivative):
+        raise derivative.error()
+    if isinstance(derivative, (tuple, list)):
+        for part in derivative:
+            defined(part)
+    elif isinstance(derivative, dict):
+        for part in derivative.values():
+            defined(part)
+    return derivative
 
 
 def refused_tangent(t, function, parameter):
@@ -85,6 +103,34 @@ def rebound_by_augmented(value, message, filename, lineno, col):
     value would be changed in place. Raises for those."""
     if not isinstance(value, (numbers.Number, np.generic, tuple, str, bytes, frozenset, type(None))):
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def changed_item_held_once(container, item, message, filename, lineno, col):
+    """Before `y[k] += v` on a container `y` that is not an array: `item`, which `y[k]` held,
+    is changed in place by Python's `+=` where it is an array or a list. Raises when `y`
+    holds it at another place too, or a view of its memory, which would see the change
+    ssad's lowering (a new value at `y[k]`) does not show. A number, or an array `y`, passes."""
+    if isinstance(container, np.ndarray) or not isinstance(item, (np.ndarray, list)):
+        return
+    held = container.values() if isinstance(container, dict) else container
+    if not isinstance(held, (list, tuple, type({}.values()))):
+        return  # another kind of container: what it holds is not known
+    memory = _memory_of(item)
+    count = 0
+    for other in held:
+        if other is item:
+            count += 1
+        elif isinstance(other, np.ndarray) and memory is not None and _memory_of(other) is memory:
+            count += 2  # a view of the same array
+    if count > 1:
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def _memory_of(value):
+    """The array owning the memory of the array `value` (itself, or what it is a view of)."""
+    if not isinstance(value, np.ndarray):
+        return None
+    return value if value.base is None else value.base
 
 
 def not_a_view_of(value, array, message, filename, lineno, col):

@@ -154,8 +154,14 @@ def record_tangent(value, tangents):
 def field_tangent(d_x, name, x=None):
     """The tangent of `x.name` from the tangent `d_x` of the object `x` (its field `name`);
     raises for a property, which would compute from the tangent as if it were the object.
-    Given `x` itself, an attribute of its class that is no field of `x` (`scale = 3.0` in
-    the class body, read as `self.scale`) is a constant: its tangent is zero."""
+    A rule's tangent of a function that returns a namedtuple may be a plain tuple (the
+    tangent of `np.linalg.slogdet(a)` is `(0, tangent of logabsdet)`): `x` then tells at
+    which position the field is. Given `x` itself, an attribute of its class that is no
+    field of `x` (`scale = 3.0` in the class body, read as `self.scale`) is a constant: its
+    tangent is zero."""
+    position = field_position(d_x, name, x)
+    if position is not None:
+        return d_x[position]
     if x is not None and is_class_constant(x, name):
         return zeros_like_value(getattr(x, name))
     refuse_a_property(d_x, name)
@@ -169,6 +175,14 @@ def is_class_constant(x, name):
     if isinstance(x, (type, types.ModuleType)):
         return True
     return not _is_field(x, name) and _class_member(x, name) == _CONSTANT
+
+
+def field_position(d_x, name, x):
+    """The position of the field `name` in the plain tuple `d_x`, the tangent or adjoint of
+    the namedtuple `x`; None when `d_x` is not such a tuple."""
+    if type(d_x) is tuple and is_namedtuple(x) and name in type(x)._fields:
+        return type(x)._fields.index(name)
+    return None
 
 
 def refuse_a_property(x, name):
@@ -356,3 +370,47 @@ def aux_of(value_and_aux):
             *caller_location(),
         )
     return value_and_aux[1]
+
+
+def owned_argument(x):
+    """A copy of the argument `x` that the differentiated function writes into, deep enough
+    that nothing the function changes is the caller's: an array is copied, and so are the
+    lists, tuples, dicts, namedtuples, dataclasses and objects with attributes that hold
+    arrays, with what they hold (`d["b"][0] = v`, `b = d["b"]; b[0] = v`, `obj.w[0] = v`,
+    `xs[0] += v`, `d["new"] = v`). An object held twice is copied once, so the copy shares
+    what the argument shared; anything else (numbers, strings, functions) is kept as is."""
+    if type(x) is np.ndarray:  # the common case: one array
+        return x.copy()
+    return _owned_part(x, {})
+
+
+def _owned_part(x, copies):
+    if isinstance(x, (numbers.Number, str, bytes, np.generic)) or x is None:
+        return x
+    known = copies.get(id(x))
+    if known is not None:
+        return known[1]
+    if isinstance(x, np.ndarray):
+        new = x.copy()
+    elif is_namedtuple(x):
+        new = type(x)(*[_owned_part(v, copies) for v in x])
+    elif type(x) is tuple:
+        new = tuple(_owned_part(v, copies) for v in x)
+    elif isinstance(x, list):
+        new = copy.copy(x)  # a list of its own type, whose items are replaced below
+        copies[id(x)] = (x, new)  # before its items: a list holding itself holds its copy
+        new[:] = [_owned_part(v, copies) for v in x]
+    elif isinstance(x, dict):
+        new = copy.copy(x)  # a dict of its own type (a defaultdict keeps its factory)
+        copies[id(x)] = (x, new)
+        for key, value in x.items():
+            new[key] = _owned_part(value, copies)
+    elif is_record(x) and not isinstance(x, tuple):
+        new = copy.copy(x)
+        copies[id(x)] = (x, new)
+        for name in fields_of(x):
+            object.__setattr__(new, name, _owned_part(getattr(x, name), copies))
+    else:
+        return x  # a function, a lazy array of another library, an object without fields
+    copies[id(x)] = (x, new)  # the original is kept alive, so its id is not reused meanwhile
+    return new

@@ -18,7 +18,7 @@ from ..frontend import primitives
 from ..frontend.builders import assign, call, clone, constant, name, walk
 from ..errors import MissingRuleError, SourceError
 from ..runtime.refusals import discrete_only
-from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
+from .inline import active_keyword_refusal, bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
 from ..runtime import (
     drop_last,
@@ -152,11 +152,8 @@ class CallAdjoints:
         active = [i for i, arg in enumerate(op.args) if self.activity.is_active(arg)]
         for keyword, value in op.keywords.items():
             if self.activity.is_active(value) and (op.primitive, keyword) not in primitives.SELECTING_KEYS:
-                raise SourceError(
-                    f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
-                    "inputs; pass it positionally so its gradient can flow",
-                    *self.program.parsed.where(statement),
-                )
+                raise SourceError(active_keyword_refusal(op.primitive, rule, op.name, keyword, "gradient"),
+                                  *self.program.parsed.where(statement))
         if not active:
             return
         rule = REGISTRY.adjoint_rule(op.primitive) if op.primitive is not None else None
@@ -164,7 +161,7 @@ class CallAdjoints:
             raise self.missing_rule(statement, op)
         label = primitive_name(op.primitive)
         template = template_of(rule)
-        arguments = bind_arguments(rule, label, len(op.args), list(op.keywords))
+        arguments = bind_arguments(rule, label, len(op.args), list(op.keywords), where=self.program.parsed.where(statement))
         if template is not None:
             bound = {}
             for param, placeholder in arguments.items():

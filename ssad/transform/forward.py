@@ -278,8 +278,10 @@ class _Forward(TangentCalls):
             keys = [constant(k) for k in op.keys]
             return self.set_tangent(target, gast.Dict(keys=keys, values=[self.d_or_zero(v) for v in op.args]), True)
         if kind == primitives.ATTRIBUTE:
+            # the object itself tells its fields from its class's constants, and names the field's
+            # position where a rule's tangent is a plain tuple
             part = call(self.helper("field_tangent", field_tangent), self.d(op.args[0]), constant(op.keys[0]),
-                        clone(op.args[0]))  # the object itself tells its fields from its class's constants
+                        clone(op.args[0]))
             return self.set_tangent(target, part)
         if kind == primitives.CONSTRUCT:
             # the built object with the tangents of the fields given it, zero for the rest (defaults)

@@ -16,7 +16,7 @@ from ..frontend import primitives
 from ..frontend.builders import clone, constant, name, store
 from ..errors import MissingRuleError, SourceError
 from .fold import ZERO, is_zero, materialize_zeros
-from .inline import bind_arguments, instantiate, keywords_as_positions, template_of
+from .inline import active_keyword_refusal, bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
 from .call_adjoints import class_refusal
 from .calls import bind_operands
@@ -53,11 +53,8 @@ class TangentCalls:
             )
         for keyword, value in op.keywords.items():
             if self.d(value) is not None and (op.primitive, keyword) not in primitives.SELECTING_KEYS:
-                raise SourceError(
-                    f"the keyword argument `{keyword}=` of {op.name} depends on the differentiated "
-                    "inputs; pass it positionally so its tangent can flow",
-                    *self.program.parsed.where(statement),
-                )
+                raise SourceError(active_keyword_refusal(op.primitive, rule, op.name, keyword, "tangent"),
+                                  *self.program.parsed.where(statement))
         rule = REGISTRY.tangent_rule(op.primitive) if op.primitive is not None else None
         if rule is None and op.primitive is not None and transformable(op.primitive):
             # the user gave an adjoint rule but no tangent rule: forward mode reads the source
@@ -73,7 +70,8 @@ class TangentCalls:
                 *self.program.parsed.where(statement),
             )
         template = template_of(rule, single=True)
-        arguments = bind_arguments(rule, primitive_name(op.primitive), len(op.args), list(op.keywords), first="t")
+        arguments = bind_arguments(rule, primitive_name(op.primitive), len(op.args), list(op.keywords), first="t",
+                                   where=self.program.parsed.where(statement))
         if template is not None:
             zero = gast.Name(id=ZERO, ctx=gast.Load(), annotation=None, type_comment=None)
             tangents = gast.Tuple(elts=[self.d(a) or clone(zero) for a in op.args], ctx=gast.Load())

@@ -15,8 +15,9 @@ import threading
 from dataclasses import dataclass, replace
 
 import gast
+import numpy as np
 
-from ..errors import SsadError
+from ..errors import SourceError
 from .fold import fold
 from ..frontend.builders import clone, walk
 
@@ -115,18 +116,79 @@ def _build_template(rule, single=False):
     return Template(params, defaults, body[:-1], outputs, rule.__globals__, ignored)
 
 
-def bind_arguments(rule, primitive_name, arg_count, keyword_names, first="dy"):
-    """Map the rule's parameters to the call: {param: (first|"y"|index|keyword)}."""
+def bind_arguments(rule, primitive_name, arg_count, keyword_names, first="dy", where=()):
+    """Map the rule's parameters to the call: {param: (first|"y"|index|keyword)}; a call the
+    rule cannot take is refused at `where`, the user's (filename, line, column, text)."""
     signature = inspect.signature(rule)
     placeholders = [first, "y"] + list(range(arg_count))
     try:
         bound = signature.bind(*placeholders, **{k: ("kw", k) for k in keyword_names})
     except TypeError as error:
-        raise SsadError(
-            f"the adjoint rule of {primitive_name} ({rule.__qualname__}) cannot take this call's "
-            f"arguments: {error}"
-        ) from None
+        kind = "tangent" if first == "t" else "adjoint"
+        shown = primitive_name.replace("numpy.", "np.", 1)
+        unknown = [k for k in keyword_names if f"keyword argument '{k}'" in str(error)]
+        if unknown:
+            message = (
+                f"ssad's {kind} rule for {shown} does not take the keyword argument `{unknown[0]}=`: "
+                f"{_KEYWORD_ADVICE.get(unknown[0], 'leave it out')}; or register a rule that takes it "
+                f"with @ssad.{kind}({shown})"
+            )
+        else:
+            message = (
+                f"ssad's {kind} rule for {shown} cannot take this call's arguments ({error}); pass them as "
+                f"{shown} documents them, or register a rule that takes them with @ssad.{kind}({shown})"
+            )
+        raise SourceError(message, *where) from None
     return bound.arguments
+
+
+# what to write instead of a keyword argument the rules do not take
+_KEYWORD_ADVICE = {
+    "where": "mask the operand instead, `np.sum(np.where(mask, x, 0.0))` for `np.sum(x, where=mask)` "
+             "(`np.max(np.where(mask, x, -np.inf))` for a maximum, `np.min(np.where(mask, x, np.inf))` for a "
+             "minimum, `np.prod(np.where(mask, x, 1.0))` for a product)",
+}
+
+
+def active_keyword_refusal(primitive, rule, op_name, keyword, kind):
+    """What to say of the keyword argument `keyword=` of a call of `op_name` (`primitive`),
+    which carries a gradient (`kind`: "gradient" or "tangent") that `rule` does not take by
+    keyword: pass it positionally, where both the function and the rule take it so."""
+    if _takes_positionally(primitive, rule, keyword):
+        return (f"the keyword argument `{keyword}=` of {op_name} depends on the differentiated inputs; pass it "
+                f"positionally so its {kind} can flow")
+    try:
+        advice = _ACTIVE_KEYWORD_ADVICE.get((primitive, keyword))
+    except TypeError:  # an unhashable callable
+        advice = None
+    return (
+        f"the keyword argument `{keyword}=` of {op_name} depends on the differentiated inputs, and ssad's rule "
+        f"for {op_name} gives that keyword no {kind}; "
+        + (advice or "compute it from values that carry none (wrap it with ssad.stop_gradient if its "
+                     "derivative is not wanted), or register a rule that takes it positionally")
+    )
+
+
+def _takes_positionally(primitive, rule, keyword):
+    if rule is None:
+        return False
+    parameters = list(inspect.signature(rule).parameters.values())[2:]
+    if any(p.name == keyword and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters):
+        return True
+    if not any(p.kind == p.VAR_POSITIONAL for p in parameters):
+        return False
+    try:  # the rule takes any positional argument (`np.clip(a, *bounds)`): does the function?
+        own = inspect.signature(primitive).parameters.get(keyword)
+    except (TypeError, ValueError):
+        return True
+    return own is not None and own.kind in (own.POSITIONAL_ONLY, own.POSITIONAL_OR_KEYWORD)
+
+
+# what to write instead of a keyword argument that carries a gradient no rule takes
+_ACTIVE_KEYWORD_ADVICE = {
+    (np.pad, "constant_values"): "write the border from it instead, `np.pad(x, w) + c * np.pad(np.zeros_like(x), "
+                                 "w, constant_values=1.0)` for a number c",
+}
 
 
 def keywords_as_positions(op, rule, carries):

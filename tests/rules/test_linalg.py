@@ -8,7 +8,7 @@ import pytest
 import ssad
 import ssad.rules  # noqa: F401  (registers the built-in rules)
 from ssad.registry import REGISTRY, primitive_name
-from ssad.rules.linalg import einsum_of
+from ssad.rules.linalg import cofactors, differentiable_singular_values, einsum_of, invertible_part
 from ssad.testing import assert_close, check_rule, check_tangent, numerical_gradient
 
 from .cases import Case, case_id
@@ -39,6 +39,12 @@ def cholesky_of_symmetric_part(a, upper=False):
     return np.linalg.cholesky((a + np.swapaxes(a, -1, -2)) / 2, upper=upper)
 
 
+SINGULAR = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])  # rank 2
+RANK_ONE = np.outer([1.0, -2.0, 0.5, 1.5], [2.0, 1.0, -1.0, 0.5])
+_own = np.random.default_rng(5)  # the inputs of the cofactors checks, apart from the stream above
+NEARLY_SINGULAR = SINGULAR + 1e-9 * _own.uniform(-1.0, 1.0, (3, 3))
+REGULAR = _own.uniform(-0.5, 0.5, (3, 3)) + 3 * np.eye(3)
+REGULAR_STACK = (_own.uniform(-0.5, 0.5, (2, 3, 3)) + 3 * np.eye(3)) * np.array([1.0, -1.0])[:, None, None]
 V3, W3, V4 = rand(3), rand(3), rand(4)
 M34, M43, M42, M33 = rand(3, 4), rand(4, 3), rand(4, 2), rand(3, 3)
 B534, B542 = rand(5, 3, 4), rand(5, 4, 2)
@@ -162,6 +168,20 @@ CASES = [
     Case(np.linalg.det, (-well_conditioned(3, 3),), id="det-negative"),
     Case(np.linalg.slogdet, (-well_conditioned(3, 3),), id="slogdet"),
     Case(np.linalg.slogdet, (well_conditioned(2, 3, 3),), id="slogdet-batched"),
+    # ----- determinants at singular matrices: the adjugate, through the SVD -----
+    Case(np.linalg.det, (SINGULAR,), id="det-singular"),
+    Case(np.linalg.det, (np.stack([SINGULAR, REGULAR, RANK_ONE[:3, :3]]),), id="det-batched-singular"),
+    Case(cofactors, (REGULAR, np.linalg.det(REGULAR)), id="cofactors"),
+    Case(cofactors, (REGULAR_STACK, np.linalg.det(REGULAR_STACK)), id="cofactors-batched"),
+    Case(cofactors, (NEARLY_SINGULAR, np.linalg.det(NEARLY_SINGULAR)), id="cofactors-nearly-singular"),
+    # at a singular matrix the determinant is exactly 0: given as the integer 0, the checks do not move it
+    Case(cofactors, (SINGULAR, 0), id="cofactors-singular"),
+    Case(cofactors, (RANK_ONE, 0), id="cofactors-rank-one"),
+    Case(cofactors, (np.zeros((3, 3)), 0), id="cofactors-zero"),
+    Case(cofactors, (np.stack([SINGULAR, 2.0 * np.eye(3)]), np.array([0, 8])), id="cofactors-batched-singular"),
+    # the sign (an integer here, so the checks do not move it) marks the singular matrix
+    Case(invertible_part, (np.stack([SINGULAR, REGULAR]), np.array([0, 1])), id="invertible_part"),
+    Case(differentiable_singular_values, (np.array([3.0, 2.0, 0.5]),), id="differentiable_singular_values"),
     Case(np.linalg.solve, (well_conditioned(3, 3), V3), id="solve-vector"),
     Case(np.linalg.solve, (well_conditioned(3, 3), rand(3, 2)), id="solve-matrix"),
     Case(np.linalg.solve, (well_conditioned(4, 3, 3), rand(4, 3, 2)), id="solve-batched"),
@@ -321,6 +341,50 @@ def test_slogdet_tuple_adjoint_against_finite_differences():
     (da,) = REGISTRY.adjoint_rule(np.linalg.slogdet)((rand(2), d_logabs), np.linalg.slogdet(a), a)
     expected = numerical_gradient(lambda s: np.sum(d_logabs * np.linalg.slogdet(s)[1]), a)
     assert_close("slogdet argument 0", da, expected, rtol=1e-5, atol=1e-7)
+
+
+def _adjugate_transposed(a):
+    """The cofactor matrix from its definition, signed minors."""
+    n = a.shape[-1]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(n)]
+                     for i in range(n)])
+
+
+@pytest.mark.parametrize("a", [SINGULAR, RANK_ONE, np.zeros((3, 3)), NEARLY_SINGULAR, REGULAR],
+                         ids=["rank-2", "rank-1", "zero", "nearly-singular", "regular"])
+def test_det_adjoint_is_the_cofactor_matrix_at_singular_matrices_too(a):
+    (da,) = REGISTRY.adjoint_rule(np.linalg.det)(1.0, np.linalg.det(a), a)
+    np.testing.assert_allclose(da, _adjugate_transposed(a), rtol=1e-9, atol=1e-12)
+    t = rand(*a.shape)
+    assert REGISTRY.tangent_rule(np.linalg.det)((t,), np.linalg.det(a), a) == pytest.approx(
+        np.sum(_adjugate_transposed(a) * t), abs=1e-12)
+
+
+def test_slogdet_rules_at_a_singular_matrix():
+    a = np.stack([SINGULAR, REGULAR])
+    y = np.linalg.slogdet(a)
+    assert y[0][0] == 0.0
+    # the sign alone (and log|det| of the regular matrix) carries an adjoint: no inverse of the singular one
+    (da,) = REGISTRY.adjoint_rule(np.linalg.slogdet)((np.ones(2), np.array([0.0, 2.0])), y, a)
+    np.testing.assert_allclose(da[0], np.zeros((3, 3)))
+    np.testing.assert_allclose(da[1], 2.0 * np.linalg.inv(REGULAR).T, rtol=1e-12)
+    with pytest.raises(ssad.SsadError, match="logabsdet .* has no derivative at a singular matrix"):
+        REGISTRY.adjoint_rule(np.linalg.slogdet)((np.zeros(2), np.ones(2)), y, a)
+    sign_tangent, log_tangent = REGISTRY.tangent_rule(np.linalg.slogdet)((rand(2, 3, 3),), y, a)
+    np.testing.assert_array_equal(sign_tangent, np.zeros(2))
+    with pytest.raises(ssad.SsadError, match="no derivative at a singular matrix"):
+        log_tangent + 1.0  # refused where it is used
+
+
+def test_third_derivatives_of_det_read_singular_values_that_are_not_zero():
+    rule, tangent = REGISTRY.adjoint_rule(differentiable_singular_values), REGISTRY.tangent_rule(differentiable_singular_values)
+    s = np.array([3.0, 2.0, 0.5])
+    np.testing.assert_array_equal(rule(s * 2.0, s, s)[0], s * 2.0)
+    for zero in ([3.0, 2.0, 0.0], [3.0, 2.0, 1e-12]):
+        with pytest.raises(ssad.SsadError, match="third derivative of np.linalg.det"):
+            rule(s, np.array(zero), np.array(zero))
+        with pytest.raises(ssad.SsadError, match="third derivative of np.linalg.det"):
+            tangent((s,), np.array(zero), np.array(zero))
 
 
 def test_cholesky_gradient_is_symmetric_and_matches_logdet():

@@ -73,6 +73,14 @@ CASES += [
     Case(np.std, (M, None, None, None, 2), {}, id="std-ddof-positional"),
     Case(np.ndarray.var, (M, 0, None, None, 1), {}, id="ndarray.var-ddof-positional"),
     Case(np.ndarray.std, (M,), {"ddof": 1}, id="ndarray.std-ddof"),
+    # sum and mean with a mask, where= (broadcast against the array, or a whole slice masked out of a sum)
+    Case(np.sum, (T,), {"where": T > 0}, id="sum-where"),
+    Case(np.sum, (T,), {"axis": 1, "where": np.array([True, False, True, True]), "keepdims": True}, id="sum-where-row"),
+    Case(np.ndarray.sum, (M,), {"axis": 0, "where": np.array([[True], [False], [True]])}, id="ndarray.sum-where"),
+    Case(np.mean, (T,), {"where": T > -0.9}, id="mean-where"),
+    Case(np.mean, (T,), {"axis": (0, 2), "where": T < 1.2}, id="mean-where-axes"),
+    Case(np.ndarray.mean, (M,), {"axis": 1, "keepdims": True, "where": np.array([True, True, False, True])},
+         id="ndarray.mean-where"),
     # max/min with initial
     Case(np.max, (M,), {"axis": 0, "initial": -5.0}, id="max-initial"),
     Case(np.ndarray.min, (M,), {"axis": 0, "initial": -0.9}, id="ndarray.min-initial-wins-somewhere"),

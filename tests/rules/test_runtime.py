@@ -1,5 +1,6 @@
 """Rules of ssad's runtime helpers (what generated code calls), checked numerically."""
 
+import collections
 import types
 
 import numpy as np
@@ -33,7 +34,7 @@ from ssad.runtime.dynamic import call_jvp, method_jvp
 from ssad.runtime.operators import operator_jvp
 from ssad.rules.objects import operator_forward_packed
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent
-from ssad.runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, record_tangent
+from ssad.runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, owned_argument, record_tangent
 from ssad.testing import check_rule, check_tangent
 
 from .cases import Case, case_id
@@ -73,6 +74,7 @@ CASES = [
     Case(saved_part, (A34, np.s_[1:, 2]), id="saved_part"),
     Case(restored_value, (R4,), id="restored_value"),
     Case(owned, (A34[1:, ::2],), id="owned"),
+    Case(owned_argument, (A34[1:, ::2],), id="owned_argument"),
     Case(list_adjoint, (A34, list(A34 * 2.0)), id="list_adjoint-split"),
     Case(list_adjoint, (R4[:3], [0.5, -1.0, 2.0]), id="list_adjoint-numbers"),
 ]
@@ -233,3 +235,23 @@ def test_record_tangent_and_field_tangent_rules():
     assert field_tangent(types.SimpleNamespace(w=A34), "scale", primal) == 0.0
     d_record, _, _ = REGISTRY.adjoint_rule(field_tangent)(2.0, 3.0, types.SimpleNamespace(w=A34), "scale", primal)
     np.testing.assert_array_equal(d_record.w, np.zeros((3, 4)))
+
+
+def test_field_tangent_of_a_namedtuple_whose_tangent_is_a_plain_tuple():
+    # a rule's tangent of np.linalg.slogdet is the plain tuple (0, d logabsdet): the primal,
+    # a namedtuple, names the field's position, in the helper and in both of its rules
+    point = collections.namedtuple("Point", "a b")
+    p = point(R4, A34)
+    d_p = (R4 * 2.0, A34 * 3.0)
+    np.testing.assert_array_equal(field_tangent(d_p, "b", p), A34 * 3.0)
+    d_tangent, d_name, d_primal = REGISTRY.adjoint_rule(field_tangent)(A34, A34, d_p, "b", p)
+    assert type(d_tangent) is tuple and d_name is None and d_primal is None
+    np.testing.assert_array_equal(d_tangent[0], np.zeros(4))
+    np.testing.assert_array_equal(d_tangent[1], A34)
+    tangent = REGISTRY.tangent_rule(field_tangent)(((R4, A34 * 5.0), None, None), A34, d_p, "b", p)
+    np.testing.assert_array_equal(tangent, A34 * 5.0)
+    # transposes: <adjoint(u), v> == <u, tangent(v)>
+    u, v = A34 * 0.5, (R4 * -1.0, A34 + 1.0)
+    left = sum(np.sum(a * b) for a, b in zip(REGISTRY.adjoint_rule(field_tangent)(u, A34, d_p, "b", p)[0], v, strict=True))
+    right = np.sum(u * REGISTRY.tangent_rule(field_tangent)((v, None, None), A34, d_p, "b", p))
+    np.testing.assert_allclose(left, right)

@@ -1,0 +1,88 @@
+"""`y[k] += v` where `y` may be a list or a dict: the item changes in place.
+
+ssad lowers `y[k] += v` to a read, an add and a write of the same element: `t = y[k]`,
+`y[k] = t + v`. For an array `y` that is what NumPy does. For a list or a dict (or any
+container that is not an array) Python's `+=` changes the item `y[k]` itself in place
+when it is an array or a list, then stores it back; the lowering stores a new value
+instead. The two agree unless something else holds that item and reads it afterwards:
+
+- `y` itself, at another place (`xs = [a, a]`, or a list the caller passed that holds
+  one array twice, or views of one array): `changed_item_held_once` checks it where the
+  code runs, since what `y` holds is known only then;
+- another name (`a` of `xs = [a, w]`, `t = xs[0]` read before): refused where it is read
+  afterwards, by the guard `rebound_by_augmented`, which passes for a number (`+=` of a
+  number rebinds, as the lowering does).
+
+A `y` known to be a NumPy array (assigned once, from a NumPy function that makes one)
+needs neither: writes into it are checked as every write is (`aliasing`).
+"""
+
+import gast
+import numpy as np
+
+from ..runtime.refusals import changed_item_held_once, rebound_by_augmented
+from .builders import walk
+from .builders import name as _name
+from .sharing import AUGMENTED
+
+# NumPy functions whose result is a new array (never a list or a tuple of them)
+_ARRAY_MAKERS = frozenset({
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
+    np.array, np.asarray, np.copy, np.arange, np.linspace, np.eye, np.identity, np.diag, np.tile,
+    np.repeat, np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, np.outer, np.dot,
+    np.matmul, np.where, np.cumsum, np.cumprod, np.sort,
+})
+
+
+class ItemChangeLowering:
+    """Mixin of `anf._Lowering`: the checks of `y[k] += v` on a container's item."""
+
+    def check_item_changed_in_place(self, user_name, item, statement):
+        """Before `user_name[k] op= v`, whose item `item` (the name it was read into) Python
+        may change in place: the guards of the module docstring."""
+        container = self.current.get(user_name)
+        if (self.is_generated() or not isinstance(item, gast.Name) or container is None
+                or container in self.numbers or self._known_array(user_name)):
+            return
+        op = AUGMENTED.get(type(statement.op), "?")
+        written = f"{user_name}[...] {op}= ..."
+        fix = f"write `{user_name}[k] = {user_name}[k] {op} ...` for a new value"
+        self.emit_guard(changed_item_held_once, [_name(container), _name(item.id)], (
+            f"`{written}` changes the item of `{user_name}` in place where it is an array or a list (as "
+            f"`{op}=` does), and `{user_name}` holds that array at another place too (or a view of it), which "
+            f"would see the change that ssad's lowering (a new value stored at that place) does not show; {fix}"
+        ), statement)
+        users = {ssa: user for user, ssa in self.current.items()}
+        container_names = set(self.sharing.same_list(container)) | {container}
+        holders = sorted(users[n] for n in self.sharing.groups.get(item.id, ())
+                         if n in users and n != item.id and n not in container_names)
+        later = [u for u in holders if u != user_name and self.read_later(u)]
+        if later:
+            self.emit_guard(rebound_by_augmented, [_name(item.id)], (
+                f"`{written}` changes the item of `{user_name}` in place where it is an array or a list (as "
+                f"`{op}=` does), and `{later[0]}` holds that item too and is read afterwards, where ssad's "
+                f"lowering (a new value stored in `{user_name}`) would not show the change; {fix} "
+                f"(`{later[0]}` then keeps its own), or change `{later[0]}` by its own name"
+            ), statement)
+
+    def _known_array(self, user_name):
+        """Whether the local `user_name` surely holds a NumPy array: assigned once in the
+        function, from a NumPy function that makes a new array (`y = np.zeros(n)`)."""
+        assignments = [node for node in walk(self.parsed.node)
+                       if isinstance(node, gast.Name) and node.id == user_name
+                       and isinstance(node.ctx, (gast.Store, gast.Del))]
+        if len(assignments) != 1:
+            return False
+        for statement in walk(self.parsed.node):
+            if isinstance(statement, gast.Assign) and statement.targets[0] is assignments[0]:
+                value = statement.value
+                return (isinstance(value, gast.Call) and self.is_static(value.func)
+                        and _makes_array(self.resolve_static(value.func)))
+        return False
+
+
+def _makes_array(function):
+    try:
+        return function in _ARRAY_MAKERS or isinstance(function, np.ufunc)
+    except TypeError:  # an unhashable callable
+        return False
