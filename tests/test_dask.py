@@ -38,6 +38,8 @@ from ssad.runtime import (  # noqa: E402
 from ssad.rules.linalg import cofactors, differentiable_singular_values, einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
+from ssad.rules.objects import operator_forward_packed  # noqa: E402
+from ssad.runtime.operators import operator_jvp  # noqa: E402
 from ssad.runtime.in_place import diagonal_fill  # noqa: E402
 from ssad.runtime.structure import add_attr, attribute_part, field_tangent, record_tangent  # noqa: E402
 
@@ -203,6 +205,9 @@ NOT_PROTOCOL_SAFE = {
         ).split()
     },
     float: "converts to a Python float, which computes a dask array",
+    **{cast: "converts to a NumPy scalar or array, which computes a dask array"
+       for cast in (np.float64, np.float32, np.float16, np.complex128, np.complex64)},
+    complex: "converts to a Python complex, which computes a dask array",
     max: "compares its arguments with `>`, which computes a dask array to a bool",
     min: "compares its arguments with `<`, which computes a dask array to a bool",
     np.inner: _UNSUPPORTED,
@@ -328,6 +333,9 @@ _A, _B, _C = _rng.standard_normal((3, 4)), _rng.standard_normal((3, 2)), _rng.st
 _Pair = collections.namedtuple("_Pair", "a b")
 # The primitives tests/rules/ checks elsewhere than in its CASES tables.
 EXTRA_SAMPLES = [
+    Sample(np.float32, (_A,), id="float32"),
+    Sample(np.float16, (_A,), id="float16"),
+    Sample(np.complex64, (_A,), id="complex64"),
     Sample(np.ndarray.T, (_A,), id="ndarray.T"),
     Sample(np.hstack, ([_A, _B],), id="hstack"),
     Sample(np.vstack, ([_A, _C],), id="vstack"),
@@ -475,8 +483,9 @@ def check_on_dask(sample):
 # Calls through function values, read again, and what second-order code calls for them:
 # they take functions, not arrays; each runs the callee's own rule or generated code,
 # whose rules are checked on dask one by one.
+# So do the operators of objects of the user's (`u * x` calling `V2.__mul__`), and `super()`.
 _FUNCTION_VALUE_CALLS = {call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp,
-                         ssad.checkpoint}
+                         ssad.checkpoint, operator_forward_packed, operator_jvp, super}
 
 
 def _ode_solvers():
