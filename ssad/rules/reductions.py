@@ -211,38 +211,30 @@ def _sort_like(t, a, axis, kind):
 @adjoint(np.ndarray.sum)
 def sum_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     # Written so that, inlined with a literal `axis` (and no `where`), the conditions fold
-    # away: `np.sum(x)` gives `np.broadcast_to(d_s, np.shape(x))`.
+    # away: `np.sum(x)` gives `np.broadcast_to(d_s, np.shape(x))`. One expression that reads
+    # no helper, so the folded form binds no name it does not read.
     return (np.broadcast_to(dy if axis is None or keepdims else np.expand_dims(dy, axis), np.shape(a))
-            if where is True else _masked_sum_adjoint(dy, a, axis, keepdims, where),)
-
-
-def _masked_sum_adjoint(dy, a, axis, keepdims, where):
-    """The adjoint of np.sum(a, axis, keepdims=keepdims, where=where): dy where the mask keeps."""
-    spread = dy if axis is None or keepdims else np.expand_dims(dy, axis)
-    return np.where(where, np.broadcast_to(spread, np.shape(a)), 0.0)
+            if where is True else
+            np.where(where, np.broadcast_to(dy if axis is None or keepdims else np.expand_dims(dy, axis), np.shape(a)),
+                     0.0),)
 
 
 @tangent(np.sum)
 @tangent(np.ndarray.sum)
 def sum_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     return (np.sum(tangents[0], axis=axis, keepdims=keepdims) if where is True
-            else np.sum(broadcast_like(tangents[0], a), axis=axis, keepdims=keepdims, where=where))
+            else np.sum(np.broadcast_to(tangents[0], np.shape(a)), axis=axis, keepdims=keepdims, where=where))
 
 
 @adjoint(np.mean)
 @adjoint(np.ndarray.mean)
 def mean_adjoint(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, where=True):
-    # one expression, so that without `where` the inlined rule is as it was before it took one
+    # with a mask, each element it keeps shares its slice's adjoint with the others it keeps
     return (np.broadcast_to((dy if axis is None or keepdims else np.expand_dims(dy, axis)) / (size(a) / size(y)),
-                            np.shape(a)) if where is True else _masked_mean_adjoint(dy, a, axis, keepdims, where),)
-
-
-def _masked_mean_adjoint(dy, a, axis, keepdims, where):
-    """The adjoint of np.mean(a, axis, keepdims=keepdims, where=where): each element the mask
-    keeps shares its slice's adjoint with the others it keeps."""
-    spread = dy if axis is None or keepdims else np.expand_dims(dy, axis)
-    kept = np.broadcast_to(where, np.shape(a))
-    return np.where(kept, spread / np.sum(kept, axis=axis, keepdims=True), 0.0)
+                            np.shape(a)) if where is True else
+            np.broadcast_to(np.where(where, (dy if axis is None or keepdims else np.expand_dims(dy, axis))
+                                     / np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=True), 0.0),
+                            np.shape(a)),)
 
 
 @specialized(size)
@@ -255,7 +247,7 @@ def _size_form(x):
 @tangent(np.ndarray.mean)
 def mean_tangent(tangents, y, a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     return (np.mean(tangents[0], axis=axis, keepdims=keepdims) if where is True
-            else np.mean(broadcast_like(tangents[0], a), axis=axis, keepdims=keepdims, where=where))
+            else np.mean(np.broadcast_to(tangents[0], np.shape(a)), axis=axis, keepdims=keepdims, where=where))
 
 
 # ----- Products -----
