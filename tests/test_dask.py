@@ -37,6 +37,8 @@ from ssad.runtime import (  # noqa: E402
 )
 from ssad.rules.linalg import einsum_of  # noqa: E402
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
+from ssad.runtime.operators import operator_jvp  # noqa: E402
+from ssad.rules.objects import operator_forward_packed  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.runtime.in_place import diagonal_fill  # noqa: E402
 from ssad.runtime.structure import add_attr, attribute_part, field_tangent, record_tangent  # noqa: E402
@@ -475,6 +477,8 @@ def check_on_dask(sample):
 # whose rules are checked on dask one by one.
 _FUNCTION_VALUE_CALLS = {call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp,
                          ssad.checkpoint}
+# An object's operators read again, and `super()`: they take objects of the user's, not arrays.
+_FUNCTION_VALUE_CALLS |= {operator_forward_packed, operator_jvp, super}
 
 
 def _ode_solvers():
