@@ -256,16 +256,16 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
     if sparse:
         variant = VALUE_AND_GRAD if with_value else GRAD
 
-        def for_args(args, for_args=for_args):
-            return sparse_entry(for_args(args), f, sparse, variant)
+        def for_args(args, kwargs=None, for_args=for_args):
+            return sparse_entry(for_args(args, kwargs), f, sparse, variant)
 
     if native:
         from .native import native_function
 
         strict = native == "strict"
 
-        def for_args(args, for_args=for_args):
-            return native_function(for_args(args), strict)
+        def for_args(args, kwargs=None, for_args=for_args):
+            return native_function(for_args(args, kwargs), strict)
 
     getters = [_argument_getter(f, n, p) for n, p in zip(wrt, positions(f, wrt), strict=True)]
     if not is_tuple:
@@ -274,13 +274,13 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
         if with_value:
 
             def wrapper(*args, **kwargs):
-                value, gradient = for_args(args).function(*args, **kwargs)
+                value, gradient = for_args(args, kwargs).function(*args, **kwargs)
                 return value, fit(gradient, get(args, kwargs))
 
         else:
 
             def wrapper(*args, **kwargs):
-                return fit(for_args(args).function(*args, **kwargs), get(args, kwargs))
+                return fit(for_args(args, kwargs).function(*args, **kwargs), get(args, kwargs))
 
     else:
 
@@ -297,13 +297,13 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
         if with_value:
 
             def wrapper(*args, **kwargs):
-                value, gradients = for_args(args).function(*args, **kwargs)
+                value, gradients = for_args(args, kwargs).function(*args, **kwargs)
                 return value, fit_all(gradients, args, kwargs)
 
         else:
 
             def wrapper(*args, **kwargs):
-                return fit_all(for_args(args).function(*args, **kwargs), args, kwargs)
+                return fit_all(for_args(args, kwargs).function(*args, **kwargs), args, kwargs)
 
     functools.update_wrapper(wrapper, f)
     wrapper.__name__ = wrapper.__qualname__ = f"{variants.variant}_{function_label(f)}"
@@ -321,10 +321,10 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value, checkpoint=N
     by_mask = {}
 
     def wrapper(*args, **kwargs):
-        mask = tuple([argument_class(a) for a in args])
+        mask = tuple([argument_class(a) for a in args]) + tuple(sorted(argument_facts((), (), kwargs)))
         entry = by_mask.get(mask)
         if entry is None:
-            scalars = argument_facts(positional, args)
+            scalars = argument_facts(positional, args, kwargs)
             entry = by_mask.setdefault(mask, compiled(f, names, VJP, optimize, scalars, checkpoint=checkpoint))
         (value, aux), residuals = entry.function(*args, **kwargs)
         adjoints = entry.backward((seed(value), None), residuals)
@@ -365,7 +365,7 @@ def vjp(
         names, is_tuple = normalize_wrt(f, wrt)
         getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
         values = lambda: tuple(get(args, kwargs) for get in getters)  # noqa: E731
-    scalars = argument_facts(positional, args)
+    scalars = argument_facts(positional, args, kwargs)
     entry = compiled(f, names, VJP, True, scalars, checkpoint=checkpoint_strategy(checkpoint))
     chosen = sparse_names(f, names, sparse)
     if chosen:

@@ -39,7 +39,7 @@ def jacobian(
     @functools.wraps(f)
     def jacobian_function(*args, **kwargs):
         inputs = _arrays_or_numbers(names, [get(args, kwargs) for get in getters])
-        value = np.asarray(code_for(f, args)(*args, **kwargs), dtype=np.float64)
+        value = np.asarray(code_for(f, args, kwargs)(*args, **kwargs), dtype=np.float64)
         size_in = sum(int(np.size(x)) for x in inputs)
         chosen = mode or ("forward" if size_in < value.size else "reverse")
         if chosen == "forward":
@@ -115,15 +115,15 @@ def _jvp_function(entry, native):
     return native_function(entry, native == "strict").function
 
 
-def _for_arguments(f, args):
-    """(the code of `f` for `args`, the facts about its parameters those arguments give): the
+def _for_arguments(f, args, kwargs):
+    """(the code of `f` for `args` and `kwargs`, the facts about its parameters they give): the
     code of a gradient ssad made specialized for them, knowing which hold objects of the user's."""
-    f = code_for(f, args)
-    return f, argument_facts(parameters(f)[0], args)
+    f = code_for(f, args, kwargs)
+    return f, argument_facts(parameters(f)[0], args, kwargs)
 
 
 def _jacobian_reverse(f, names, args, kwargs, inputs, value, native=False):
-    f, facts = _for_arguments(f, args)
+    f, facts = _for_arguments(f, args, kwargs)
     entry = compiled(f, names, VJP, True, facts)
     forward, backward = entry.function, entry.backward
     if native:
@@ -142,7 +142,7 @@ def _jacobian_reverse(f, names, args, kwargs, inputs, value, native=False):
 
 
 def _jacobian_forward(f, names, args, kwargs, inputs, value, native=False):
-    f, facts = _for_arguments(f, args)
+    f, facts = _for_arguments(f, args, kwargs)
     entry = compiled(f, names, JVP, True, facts)
     jvp_function = _jvp_function(entry, native)
     blocks = []
@@ -183,7 +183,7 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0, *, compile: Compile = False) ->
     def hessian_blocks(*args, **kwargs):
         inputs = _arrays_or_numbers(names, [get(args, kwargs) for get in getters])
         blocks = [[None] * len(names) for _ in names]
-        code, facts = _for_arguments(gradient, args)
+        code, facts = _for_arguments(gradient, args, kwargs)
         for j, (name, x) in enumerate(zip(names, inputs, strict=True)):
             jvp_function = _jvp_function(compiled(code, (name,), JVP, True, facts), native)
             columns = [[] for _ in names]
@@ -227,8 +227,8 @@ def hvp(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
                 f"hvp of {f.__qualname__} with respect to {', '.join(names)} takes v last: "
                 + (f"a tuple of {len(names)} vectors" if is_tuple else "one vector shaped like " + names[0])
             )
-        code = gradient.variants.for_args(args).function  # the gradient's code for these arguments
-        scalars = argument_facts(positional, args)
+        code = gradient.variants.for_args(args, kwargs).function  # the gradient's code for these arguments
+        scalars = argument_facts(positional, args, kwargs)
         given = {n: u for n, u in zip(names, vectors, strict=True) if u is not None}
         entry = compiled(code, tuple(given), JVP, True, scalars)
         _, tangent = entry.function(*args, **kwargs, **{tangent_parameter(n): u for n, u in given.items()})

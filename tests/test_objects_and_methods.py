@@ -107,6 +107,17 @@ def test_the_gradient_of_the_object_itself_through_its_method_named_sum():
     np.testing.assert_allclose(ssad.hessian(loss_of)(X, Quadratic(W)), np.diag(2 * W - np.sin(X)), atol=1e-12)
 
 
+def dotted_by_name(x, *, model):
+    return model.dot(x)
+
+
+def test_an_object_passed_by_name_is_its_own():
+    m = Model(W)
+    np.testing.assert_allclose(ssad.grad(dotted_by_name)(X, model=m), 2 * W * X, rtol=1e-12)
+    np.testing.assert_allclose(ssad.vjp(dotted_by_name, X, model=m)[1](1.0)[0], 2 * W * X, rtol=1e-12)
+    np.testing.assert_allclose(ssad.hessian(dotted_by_name)(X, model=m), np.diag(2 * W), atol=1e-12)
+
+
 def through_a_module(x, m):
     return m.sum(x * x) + m.max(x) + m.pi * m.mean(x)
 
@@ -295,6 +306,27 @@ def test_a_property_of_a_plain_object_is_refused_at_the_users_line():
     with pytest.raises(ssad.SsadError, match="`.doubled` is a property of WithProperty") as caught:
         ssad.grad(through_a_property)(WithProperty(1.5), 2.0)
     assert caught.value.lineno == _line_of(through_a_property, "p.doubled")
+
+
+class Lookup:
+    def __init__(self, table):
+        self.table = table
+
+    def __getattr__(self, name):  # `p.w` is table["w"]: no attribute of p's
+        return self.__dict__["table"][name]
+
+
+def through_getattr(p, x):
+    return p.w * x
+
+
+def test_an_attribute_computed_by_getattr_is_refused_where_it_carries_a_derivative():
+    p = Lookup({"w": 1.5})
+    assert ssad.grad(through_getattr, wrt=1)(p, 2.0) == pytest.approx(1.5)  # p carries none: p.w is a constant
+    for make in (lambda: ssad.grad(through_getattr)(p, 2.0),
+                 lambda: ssad.jvp(through_getattr, (p, 2.0), (SimpleNamespace(table={"w": 1.0}), 0.0))):
+        with pytest.raises(ssad.SsadError, match=r"`.w` is no attribute of this Lookup but computed by its class"):
+            make()
 
 
 # ----- super() -----

@@ -102,11 +102,17 @@ def argument_class(a):
     return OBJECT if is_object(a) else None
 
 
-def argument_facts(positional, args):
-    """frozenset of (parameter, Fact) for the positional arguments with a shape class."""
+def argument_facts(positional, args, kwargs=None):
+    """frozenset of (parameter, Fact) for the positional arguments with a shape class, and of
+    (parameter, OBJECT) for the objects of the user's passed by name (`kwargs`)."""
     return frozenset(
         (n, fact) for n, a in zip(positional, args, strict=False) if (fact := argument_class(a)) is not None
-    )
+    ) | _keyword_kinds(kwargs)
+
+
+def _keyword_kinds(kwargs):
+    """frozenset of (parameter, OBJECT) for the objects of the user's among `kwargs`."""
+    return frozenset((k, OBJECT) for k, v in kwargs.items() if is_object(v)) if kwargs else frozenset()
 
 
 class Variants:
@@ -142,20 +148,24 @@ class Variants:
             self._general.function._ssad_variants = self
         return self._general
 
-    def for_args(self, args):
+    def for_args(self, args, kwargs=None):
         # every call of a gradient function asks: one key of the arguments' exact shapes first,
         # which determine their classes
         key = tuple([(a.shape, a.dtype.char) if type(a) is np.ndarray else type(a) for a in args])
+        if kwargs:  # by name, an object of the user's is a class of its own too
+            key += tuple([(k, type(v)) for k, v in kwargs.items()])
         try:
             return self.by_shapes[key]
         except KeyError:
             pass
-        mask = tuple([argument_class(a) for a in args])
+        classes, named = tuple([argument_class(a) for a in args]), _keyword_kinds(kwargs)
+        mask = classes + tuple(sorted(named))
         entry = self.by_mask.get(mask)
         if entry is None:
-            facts = frozenset((n, fact) for n, fact in zip(self.positional, mask, strict=False) if fact is not None)
+            facts = frozenset((n, fact) for n, fact in zip(self.positional, classes, strict=False) if fact is not None)
+            facts |= named
             entry = (
-                compiled(code_for(self.f, args), self.wrt, self.variant, self.optimize, facts, self.as_tuple,
+                compiled(code_for(self.f, args, kwargs), self.wrt, self.variant, self.optimize, facts, self.as_tuple,
                          self.checkpoint)
                 if facts else self.general
             )
@@ -166,13 +176,13 @@ class Variants:
         return entry
 
 
-def code_for(f, args):
+def code_for(f, args, kwargs=None):
     """`f`, or, for the general code of a gradient ssad made (`grad(f)` differentiated again),
-    that gradient's code specialized for `args`: what the kinds of the arguments tell (an
-    object's own operators and methods, `runtime.receivers`) is in that code, not in the
-    general one."""
+    that gradient's code specialized for `args` and `kwargs`: what the kinds of the arguments
+    tell (an object's own operators and methods, `runtime.receivers`) is in that code, not in
+    the general one."""
     variants = getattr(f, "_ssad_variants", None)
-    return f if variants is None else variants.for_args(args).function
+    return f if variants is None else variants.for_args(args, kwargs).function
 
 
 handles.install(compiled, under_way)

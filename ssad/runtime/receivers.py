@@ -14,6 +14,7 @@ there is refused at the user's line, never differentiated as an array.
 """
 
 import numbers
+import types
 
 import numpy as np
 
@@ -64,12 +65,14 @@ def numpy_member(receiver, member, text, filename, lineno, col):
     if type(receiver) is np.ndarray or not is_object(receiver):
         return
     kind = type(receiver).__name__
-    owner = "module" if kind == "module" else f"a {kind}"
+    if isinstance(receiver, (type, types.ModuleType)):
+        owner, through = f"the {kind} {receiver.__name__}", ""
+    else:
+        owner, through = f"a {kind}", f", or call the method through its class (`{kind}.{member}(obj, ...)`)"
     raise MissingRuleError(
         f"`{text}` uses `{member}` of {owner}, which ssad took for NumPy's `ndarray.{member}`: where the gradient "
         f"is made it cannot tell what this value holds (an attribute, an item of a container or a call's result). "
-        f"Pass the object to the function as an argument, which ssad looks at, or call the method through its "
-        f"class (`{kind}.{member}(obj, ...)`)",
+        f"Pass the object to the function as an argument, which ssad looks at{through}",
         filename, lineno, col, _source_line(filename, lineno),
     )
 
