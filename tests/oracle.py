@@ -423,7 +423,9 @@ def rule_function(case):
         return None, "no float output"
     name = "rule_" + _identifier(case.id or getattr(case.primitive, "__name__", "case"))
     params = [f"a{k}" for k in range(len(args))]
-    call = ", ".join(params + [f"{key}=KEYWORD_{key}" for key in kwargs])
+    # a flag (True, False, None) is written as a literal, as code that calls the function writes it
+    passed = [repr(a) if a is None or isinstance(a, bool) else p for p, a in zip(params, args, strict=True)]
+    call = ", ".join(passed + [f"{key}=KEYWORD_{key}" for key in kwargs])
     path = os.path.join(_directory, f"{name}_{os.getpid()}_{next(_serial)}.py")
     with open(path, "w") as handle:
         handle.write(RULE_FUNCTION.format(name=name, params=", ".join(params), call=call, seed=seed))

@@ -32,7 +32,7 @@ def check_no_output_argument(parsed, node, bound, call, callee):
                 f"`{function}` writes its result into `{target}` in place (its `out` argument), which ssad "
                 f"cannot differentiate; assign the result instead (`{target} = {function}(...)` without `out`)",
             )
-    flag = _in_place_flag(callee, call) if callee is not None else None
+    flag = _in_place_flag(callee, call, lambda e: _may_be_false(e, parsed, node, bound)) if callee is not None else None
     if flag is not None:
         raise parsed.unsupported(
             call,
@@ -41,7 +41,7 @@ def check_no_output_argument(parsed, node, bound, call, callee):
         )
 
 
-def _in_place_flag(callee, call):
+def _in_place_flag(callee, call, may_be_false):
     """The argument of `call` that lets a library function write into an operand in place:
     `copy=` of np.nan_to_num other than True (it then replaces NaN and infinities in the
     array it is given, and returns that array), `overwrite_a=` and the like of SciPy other
@@ -53,7 +53,7 @@ def _in_place_flag(callee, call):
         except (TypeError, ValueError):
             pass  # no signature to read, or arguments it does not take: the keywords as written
     for flag, value in flags.items():
-        if flag.startswith("overwrite_") and not (isinstance(value, gast.Constant) and value.value in (False, None)):
+        if flag.startswith("overwrite_") and not may_be_false(value):
             return flag
     if callee is np.nan_to_num and "copy" in flags:
         value = flags["copy"]
@@ -81,6 +81,19 @@ def _may_be_none(expr, parsed, node, bound):
     if expr.id in _parameter_names(node.args):
         return True
     return expr.id not in bound and expr.id in parsed.namespace and parsed.namespace[expr.id] is None
+
+
+def _may_be_false(expr, parsed, node, bound):
+    """Whether the flag `expr` may be False or None: a literal False or None, a parameter (as
+    an `out` parameter may be None), or a global or closure name holding one."""
+    if isinstance(expr, gast.Constant):
+        return expr.value in (False, None)
+    if not isinstance(expr, gast.Name):
+        return False
+    if expr.id in _parameter_names(node.args):
+        return True
+    value = parsed.namespace.get(expr.id, True) if expr.id not in bound else True
+    return value is None or (isinstance(value, (bool, np.bool_, int)) and not value)
 
 
 def _parameter_names(arguments):

@@ -821,6 +821,7 @@ def cofactors_derivative(e, cofactor, a, y):
     its adjoint in `a` for an adjoint `e`: -(cofactor e^T cofactor) / y where `a` is well
     conditioned (y * inv(a)^T moves as -y inv(a)^T e^T inv(a)^T); through the SVD elsewhere,
     where cofactors does not read `y` and this is the whole derivative."""
+    e = np.broadcast_to(e, np.shape(a))  # a zero tangent may come as the number 0.0
     if _well_conditioned(a, cofactor, y):
         return -(cofactor @ _transpose(e) @ cofactor) / np.expand_dims(y, (-2, -1))
     u, q, vh, c = _adjugate_parts(a)

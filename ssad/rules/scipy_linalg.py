@@ -43,7 +43,6 @@ import scipy.linalg
 
 from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import broadcast_like
 from .elementwise import _conj, _is_complex
 from .decompositions import _shaped, _upper_right, _with_derivative_block
 from .linalg import _cholesky_adjoint, _cholesky_tangent, _transpose, cofactors
@@ -194,8 +193,10 @@ def solve_triangular_adjoint(dy, y, a, b, trans=0, lower=False, unit_diagonal=Fa
 def solve_triangular_tangent(tangents, y, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
                              check_finite=True):
     code = _trans_code(trans)
-    t_a = broadcast_like(0.0 if tangents[0] is None else tangents[0], a)  # a zero may come as None or 0.0
-    t_b = broadcast_like(0.0 if tangents[1] is None else tangents[1], b)
+    # a zero may come as None or 0.0, and the symbolic zero of an inlined rule folds away: each
+    # term starts from zeros shaped like its operand, which the triangle and the product need
+    t_a = np.zeros(np.shape(a)) + (0.0 if tangents[0] is None else tangents[0])
+    t_b = np.zeros(np.shape(b)) + (0.0 if tangents[1] is None else tangents[1])
     d_op = _apply_trans(_triangle(t_a, lower, unit_diagonal), code)
     rhs = _columns(t_b, b) - d_op @ _columns(y, b)
     d_y = scipy.linalg.solve_triangular(a, rhs, trans=code, lower=lower, unit_diagonal=unit_diagonal)

@@ -178,7 +178,7 @@ def add_at(d_x, index, d_part):
         return d_x
     if is_other_array(d_x):
         return _add_at_lazily(d_x, index, d_part)
-    if isinstance(d_x, np.generic):  # the adjoint of x[..., None] or x[()] for a NumPy scalar x
+    if isinstance(d_x, (np.generic, numbers.Number)):  # the adjoint of x[..., None] or x[()] of a scalar x
         whole = np.array(d_x, dtype=np.result_type(d_x, d_part))
         whole[index] += d_part
         return whole[()]

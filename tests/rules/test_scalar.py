@@ -306,6 +306,9 @@ def test_math_rules_return_python_floats():
 LOW_PRECISION_CASTS = {np.float32: np.float64(0.75), np.float16: np.float32(-1.5), np.complex64: 0.75}
 
 
+CHECKED_ELSEWHERE = set(LOW_PRECISION_CASTS)  # in closed form, by the test below
+
+
 @pytest.mark.parametrize("cast", LOW_PRECISION_CASTS, ids=lambda p: p.__name__)
 def test_low_precision_casts_pass_the_gradient_through(cast):
     """The derivative of a cast is 1 (finite differences in float32 or float16 cannot see it):
