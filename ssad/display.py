@@ -65,8 +65,8 @@ class Original:
 def original_of(f):
     """The `Original` of function `f`, or None when its source cannot be read."""
     try:
-        lines, first_line = inspect.getsourcelines(f)
-    except (OSError, TypeError):
+        lines, first_line = inspect.getsourcelines(f.__code__)  # not what `__wrapped__` names
+    except (OSError, TypeError, AttributeError):
         return None
     filename = f.__code__.co_filename
     where = display_filename(filename)

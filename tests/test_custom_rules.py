@@ -104,3 +104,59 @@ def test_a_keyword_argument_carrying_gradients_reaches_the_rule_parameter_of_its
     # at second order, the rule's default for `loc` is passed in its place
     hessian = ssad.hessian(_keyword_loss, wrt=1)(x, s)
     np.testing.assert_allclose(hessian, numerical_gradient(lambda v: ssad.grad(_keyword_loss, wrt=1)(x, v), s), rtol=1e-6)
+
+
+# ----- a rule whose returns ssad cannot read (a lambda), checked where it runs -----
+
+
+def _sine_product(a, b):
+    return a * np.sin(b)
+
+
+def _short_product(a, b):
+    return a * b
+
+
+def _none_product(a, b):
+    return a * b
+
+
+def _bare_product(a, b):
+    return a * b
+
+
+ssad.adjoint(_sine_product)(lambda dy, y, a, b: (dy * np.sin(b), dy * a * np.cos(b)))
+ssad.tangent(_sine_product)(lambda t, y, a, b: t[0] * np.sin(b) + a * np.cos(b) * t[1])
+ssad.adjoint(_short_product)(lambda dy, y, a, b: (dy * b,))
+ssad.adjoint(_none_product)(lambda dy, y, a, b: (dy * b, None))
+ssad.adjoint(_bare_product)(lambda dy, y, a, b: dy * b)
+
+
+def _through_sine_product(x):
+    return np.sum(_sine_product(x, 2.0 * x))
+
+
+def test_a_lambda_rule_is_called_and_differentiated_again():
+    x, v = np.array([0.3, -0.7]), np.array([1.0, 2.0])
+    np.testing.assert_allclose(ssad.grad(_through_sine_product)(x), numerical_gradient(_through_sine_product, x),
+                               rtol=1e-7)
+    gradient = ssad.grad(_through_sine_product)
+    expected = numerical_gradient(lambda u: float(np.dot(gradient(u), v)), x)
+    np.testing.assert_allclose(ssad.hessian(_through_sine_product)(x) @ v, expected, rtol=1e-6)
+    np.testing.assert_allclose(ssad.grad(lambda u: np.dot(gradient(u), v))(x), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("primitive, message", [
+    (_short_product, "returned 1 adjoint, where argument 1 of the call carries gradients: return one adjoint per "
+                     "positional argument"),
+    (_none_product, "returned None for argument 1 of the call, which carries gradients here; return a zero there"),
+    (_bare_product, "returned a float, where it must return a tuple"),
+])
+def test_a_lambda_rule_returning_the_wrong_adjoints_is_refused_at_the_users_line(primitive, message):
+    def f(x):
+        return primitive(x, 2.0 * x)
+
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(ssad.MissingRuleError, match=message) as caught:
+        ssad.grad(f)(1.5)
+    assert (caught.value.filename, caught.value.lineno) == (__file__, line)

@@ -39,6 +39,7 @@ from ssad.rules.linalg import cofactors, differentiable_singular_values, einsum_
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.rules.objects import operator_forward_packed  # noqa: E402
+from ssad.runtime.refusals import rule_adjoints  # noqa: E402
 from ssad.runtime.operators import operator_jvp  # noqa: E402
 from ssad.runtime.in_place import diagonal_fill  # noqa: E402
 from ssad.runtime.structure import add_attr, attribute_part, field_tangent, record_tangent  # noqa: E402
@@ -486,6 +487,8 @@ def check_on_dask(sample):
 # So do the operators of objects of the user's (`u * x` calling `V2.__mul__`), and `super()`.
 _FUNCTION_VALUE_CALLS = {call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp,
                          ssad.checkpoint, operator_forward_packed, operator_jvp, super}
+# What a user's adjoint rule returned, checked where the gradient runs: the rule's own tuple.
+_FUNCTION_VALUE_CALLS.add(rule_adjoints)
 
 
 def _ode_solvers():

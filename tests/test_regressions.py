@@ -1286,3 +1286,14 @@ def test_a_row_read_then_written_into_is_refused(f):
         with pytest.raises(ssad.UnsupportedSyntaxError, match="would change an array that `[rxv]` shares") as caught:
             run()
         assert caught.value.filename == __file__
+
+
+def test_zip_of_a_starred_slice_is_refused_naming_zip():
+    def f(x):
+        pairs = [(x[0], x[1]), (x[1], x[2])]
+        a, b = zip(*pairs[:1], strict=True)
+        return sum(a) * sum(b)
+
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=r"`\*` passes values that carry gradients to zip; pass "
+                                                         r"them one by one, or unpack a list of a length ssad sees"):
+        ssad.grad(f)(np.array([0.3, -0.7, 1.1]))

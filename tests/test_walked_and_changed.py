@@ -213,6 +213,33 @@ def a_helper_grows_the_walked_list(x):
     return t
 
 
+def _grow_through(a):
+    return grow(a)
+
+
+def _drop_first(a):
+    del a[0]
+    return 0.0
+
+
+def a_helper_grows_the_walked_lists_item_through_another(x):
+    rows = [[x[0]], [x[1]]]
+    t = 0.0
+    for r in rows:
+        t = t + _grow_through(r)
+        t = t + sum(r)
+    return t
+
+
+def a_helper_deletes_from_the_walked_lists_item(x):
+    rows = [[x[0], x[1]], [x[1], x[2]]]
+    t = 0.0
+    for r in rows:
+        t = t + _drop_first(r)
+        t = t + r[0]
+    return t
+
+
 def writes_what_a_generator_in_the_header_reads(x):
     y = x * 1.0
     t = 0.0
@@ -270,6 +297,18 @@ def _refused_in_both_modes(f, message):
 @pytest.mark.parametrize("f, message", WALK_REFUSED, ids=[f.__name__ for f, _ in WALK_REFUSED])
 def test_a_loop_changing_what_it_walks_is_refused_at_the_users_line(f, message):
     _refused_in_both_modes(f, message)
+
+
+@pytest.mark.parametrize("f", [a_helper_grows_the_walked_lists_item_through_another,
+                               a_helper_deletes_from_the_walked_lists_item])
+def test_a_helper_changing_the_length_of_a_walked_lists_item_is_refused(f):
+    # where the loop gives the item (checked where the code runs), or in the helper
+    message = (r"may change the length of `r` .*a list held by `rows`|`a\.(append|pop)\(\.\.\.\)` would change an "
+               r"array or list the caller passed in")
+    for run in (lambda: ssad.grad(f)(X.copy()), lambda: ssad.jvp(f, (X.copy(),), (T,))):
+        with pytest.raises(ssad.UnsupportedSyntaxError, match=message) as caught:
+            run()
+        assert caught.value.filename == __file__
 
 
 def test_the_refused_loops_read_the_changes_in_python():
@@ -403,7 +442,30 @@ def grows_a_list_walked_by_index(x):
     return t
 
 
+def _halve(a, b):
+    b /= 2.0  # a number given as b: the name is rebound, nothing the loop walks changes
+    return a * b
+
+
+def gives_each_walked_number_to_a_helper_that_divides_it(x):
+    # the loop walks the array x was when it began, while the body rebinds x
+    y = x[::-1] * 1.0
+    for _i, v in enumerate(x):
+        x = 0.5 * x + np.tanh(_halve(y, v))
+    return np.sum(x * x)
+
+
+def gives_each_walked_row_to_a_helper_that_scales_its_copy(x):
+    m = np.outer(x, x[::-1])
+    t = 0.0
+    for row in m:
+        t = t + np.sum(_halve(x, row * 1.0))
+    return t
+
+
 READ_AS_PYTHON_DOES = [
+    gives_each_walked_number_to_a_helper_that_divides_it,
+    gives_each_walked_row_to_a_helper_that_scales_its_copy,
     writes_the_item_just_read,
     writes_the_item_just_read_walking_backwards,
     writes_ahead_only_in_the_last_iteration,
@@ -719,3 +781,15 @@ def test_a_slice_assignment_growing_a_list_argument_is_refused_in_grad():
     assert ssad.grad(grows_a_list_passed_in, wrt=0)(*args) == pytest.approx(1.0)  # xs[0]
     _, along = ssad.jvp(grows_a_list_passed_in, args, (1.0, [0.5, 0.5, 0.5], [1.0, -1.0]))
     assert along == pytest.approx(0.5 * 0.5 + 1.0 * 1.0 + 2.0 * 1.0 + 3.0 * -1.0 + 4.0 * 0.5)
+
+
+def test_the_check_of_a_list_a_walk_holds_refuses_only_lists_it_holds():
+    from ssad.runtime.refusals import held_list_kept
+
+    row, other = [1.0], [2.0]
+    for walked in ([row, [3.0]], (row,), {"a": row}):
+        with pytest.raises(ssad.UnsupportedSyntaxError, match="held"):
+            held_list_kept(walked, row, "held", __file__, 1, 0)
+        held_list_kept(walked, other, "held", __file__, 1, 0)
+    held_list_kept(np.array([1.0, 2.0]), np.float64(1.0), "held", __file__, 1, 0)
+    held_list_kept([1.0, 2.0], 1.0, "held", __file__, 1, 0)

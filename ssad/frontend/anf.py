@@ -287,7 +287,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             if self.depth or written:
                 # in place (inside control flow, or `y[0], y[1] = y[1], y[0]`): a target changed
                 # first may be read by a later element, so evaluate every element now
-                simples = [self.atom_of_simple(s) for s in simples]
+                simples = [self.held(s) for s in simples]
                 if written:
                     self.refuse_views_of_written(value, simples, written)
             for element, simple in zip(elements, simples, strict=True):

@@ -144,7 +144,8 @@ class ControlFlowLowering:
                 return gast.Tuple(elts=[counter, inner(index)], ctx=gast.Load())
 
             return length, element
-        if self.is_builtin_call(iterable, "zip"):
+        if self.is_builtin_call(iterable, "zip") and not any(isinstance(a, gast.Starred) for a in iterable.args):
+            # (`zip(*rows)` walks as the list of tuples it makes: the number of rows is known where it runs)
             parts = [self.sequence(a, walked, backwards) for a in iterable.args]
             lengths = [p[0] for p in parts]
             length = lengths[0] if len(lengths) == 1 else self.atom_of_simple(

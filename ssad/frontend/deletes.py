@@ -26,8 +26,8 @@ def lower_deletes(parsed):
                         target.slice, gast.Slice):
                     pop = gast.Attribute(value=gast.Name(id=target.value.id, ctx=gast.Load(), annotation=None,
                                                          type_comment=None), attr="pop", ctx=gast.Load())
-                    lowered.append(gast.copy_location(
-                        gast.Expr(value=gast.Call(func=pop, args=[target.slice], keywords=[])), statement))
+                    popped = gast.copy_location(gast.Call(func=pop, args=[target.slice], keywords=[]), statement)
+                    lowered.append(gast.copy_location(gast.Expr(value=popped), statement))
                     continue
                 if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
                     advice = (f"`del {target.value.id}[...]` of a slice is not supported; build the list "

@@ -2,8 +2,8 @@
 
 Methods of the lowering (see `anf`) that turn an expression into an atom, emitting one
 statement per operation: calls and operators (`a @ b`, `x.sum()` as the primitive),
-boolean operators and conditional expressions as branches, comprehensions as loops,
-subscripts, attribute reads, and the function values of nested functions.
+boolean operators and conditional expressions as branches, comprehensions as loops (see
+`comprehensions`), subscripts, attribute reads, and the function values of nested functions.
 """
 
 import builtins
@@ -11,67 +11,16 @@ import builtins
 import gast
 import numpy as np
 
-from .builders import call as _call, clone, walk
+from .builders import call as _call, walk
 from .builders import name as _name
-from .builders import store as _store
 from .namespace import named_object
 from ..runtime import concat, repeated, zipped
+from .comprehensions import ComprehensionLowering, dict_as_comprehension, filter_as_comprehension, map_as_comprehension
 from .joins import JoinLowering
 from .spreads import SpreadLowering
 
 
 _LIST_CHANGES = frozenset({"pop", "remove", "clear"})  # list methods that change the list and return a value
-
-
-class _Rename(gast.NodeTransformer):
-    """Rename the variables of a comprehension (a copy of the tree is returned)."""
-
-    def __init__(self, renames):
-        self.renames = renames
-
-    def visit(self, node):
-        return super().visit(clone(node)) if node is not None else None
-
-    def generic_visit(self, node):
-        return gast.NodeTransformer.generic_visit(self, node)
-
-    def visit_Name(self, node):
-        if node.id in self.renames:
-            return gast.Name(id=self.renames[node.id], ctx=node.ctx, annotation=None, type_comment=None)
-        return node
-
-
-def _map_as_comprehension(expr, namer):
-    """`map(f, xs, ys)` as `[f(v, w) for v, w in zip(xs, ys)]` (a list, not an iterator)."""
-    function, iterables = expr.args[0], expr.args[1:]
-    names = [namer.fresh("item") for _ in iterables]
-    if len(iterables) == 1:
-        target, iterable = _store(names[0]), iterables[0]
-    else:
-        target = gast.Tuple(elts=[_store(n) for n in names], ctx=gast.Store())
-        iterable = gast.Call(func=_name("zip"), args=list(iterables), keywords=[])
-    element = gast.Call(func=function, args=[_name(n) for n in names], keywords=[])
-    generator = gast.comprehension(target=target, iter=iterable, ifs=[], is_async=0)
-    return gast.ListComp(elt=element, generators=[generator])
-
-
-def _filter_as_comprehension(expr, namer):
-    """`filter(f, xs)` as `[v for v in xs if f(v)]`, `filter(None, xs)` as `[v for v in xs if v]`."""
-    function, iterable = expr.args
-    item = namer.fresh("item")
-    test = _name(item)
-    if not (isinstance(function, gast.Constant) and function.value is None):
-        test = gast.Call(func=function, args=[_name(item)], keywords=[])
-    generator = gast.comprehension(target=_store(item), iter=iterable, ifs=[test], is_async=0)
-    return gast.ListComp(elt=_name(item), generators=[generator])
-
-
-def _dict_as_comprehension(expr, namer):
-    """`dict(zip(ks, vs))` as `{k: v for k, v in zip(ks, vs)}`."""
-    key, value = namer.fresh("key"), namer.fresh("value")
-    target = gast.Tuple(elts=[_store(key), _store(value)], ctx=gast.Store())
-    generator = gast.comprehension(target=target, iter=expr.args[0], ifs=[], is_async=0)
-    return gast.DictComp(key=_name(key), value=_name(value), generators=[generator])
 
 
 _SCALAR_RESULTS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var, np.linalg.det, np.trace, float, int, len}
@@ -115,7 +64,7 @@ def _is_negative_literal(expr):
     )
 
 
-class ExpressionLowering(JoinLowering, SpreadLowering):
+class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
     """Stage 3, A-normal form, expressions: each operand becomes a name or a constant."""
 
     def builtin(self, name):
@@ -195,55 +144,26 @@ class ExpressionLowering(JoinLowering, SpreadLowering):
         if isinstance(expr, gast.Lambda):
             return self.atom_of_simple(self.function_value(expr, name_hint or "function"), name_hint or "function")
         if self.is_builtin_call(expr, "map") and len(expr.args) >= 2:
-            return self.comprehension(_map_as_comprehension(expr, self.namer), name_hint)
+            return self.comprehension(map_as_comprehension(expr, self.namer), name_hint)
         if self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords:
-            return self.comprehension(_filter_as_comprehension(expr, self.namer), name_hint)
+            return self.comprehension(filter_as_comprehension(expr, self.namer), name_hint)
         if self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords:
             # the items in reverse order, as a list (a `for` header walks `reversed(xs)` itself)
             items = gast.Call(func=self.builtin("list"), args=[expr.args[0]], keywords=[])
             backwards = gast.Slice(lower=None, upper=None, step=gast.Constant(value=-1, kind=None))
             return self.atom(gast.Subscript(value=items, slice=backwards, ctx=gast.Load()), name_hint)
         if self.makes_a_dict(expr):
-            return self.comprehension(_dict_as_comprehension(expr, self.namer), name_hint)
+            return self.comprehension(dict_as_comprehension(expr, self.namer), name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
 
-    def comprehension(self, expr, name_hint):
-        """`[f(v) for v in xs if c]` as a loop that appends (a dict comprehension assigns keys).
-
-        The comprehension's variables get fresh names: like Python's own scope for
-        them, they never touch the function's variables of the same name.
-        """
-        name = self.namer.fresh(name_hint or ("mapping" if isinstance(expr, gast.DictComp) else "items"))
-        renames = {}
-        for generator in expr.generators:
-            for node in walk(generator.target):
-                if isinstance(node, gast.Name):
-                    renames[node.id] = self.namer.fresh(node.id)
-        rename = _Rename(renames)
-        origin = self.origin
-        if isinstance(expr, gast.DictComp):
-            start = gast.Dict(keys=[], values=[])
-            target = gast.Subscript(value=_name(name), slice=rename.visit(expr.key), ctx=gast.Store())
-            innermost = gast.Assign(targets=[target], value=rename.visit(expr.value), type_comment=None)
-        else:
-            start = gast.List(elts=[], ctx=gast.Load())
-            append = gast.Attribute(value=_name(name), attr="append", ctx=gast.Load())
-            innermost = gast.Expr(value=_call(append, rename.visit(expr.elt)))
-        body = [gast.copy_location(innermost, origin)]
-        for generator in reversed(expr.generators):
-            for condition in reversed(generator.ifs):
-                body = [gast.copy_location(gast.If(test=rename.visit(condition), body=body, orelse=[]), origin)]
-            loop = gast.For(
-                target=rename.visit(generator.target), iter=rename.visit(generator.iter), body=body, orelse=[], type_comment=None
-            )
-            body = [gast.copy_location(loop, origin)]
+    def held(self, simple):
+        """`simple` evaluated now into a name no later assignment rebinds: inside control flow
+        a name keeps its name across assignments, so `a, b = b, a` must read `a` before `a = b`."""
+        if not isinstance(simple, gast.Name) or simple.id not in self.defined:
+            return self.atom_of_simple(simple)
+        name = self.namer.fresh(f"{simple.id}_before")
         self.defined.add(name)
-        self.current[name] = name
-        self.emit_assign(name, start)
-        saved_origin = self.origin
-        self.block(body)
-        self.origin = saved_origin
-        del self.current[name]
+        self.emit_assign(name, simple)
         return _name(name)
 
     def atom_of_simple(self, simple, name_hint=None):

@@ -222,7 +222,8 @@ def _read(f):
     except (KeyError, TypeError):
         pass
     try:
-        source_lines, first_line = inspect.getsourcelines(f)
+        # the code's own source: of `f`, inspect would follow `__wrapped__` (functools.wraps) elsewhere
+        source_lines, first_line = inspect.getsourcelines(code)
     except (OSError, TypeError) as error:
         raise SsadError(
             f"cannot read the source of {f.__qualname__} (defined in "

@@ -276,6 +276,30 @@ def indexed_error(op, program, statement):
     )
 
 
+def spread_label(op):
+    """What the user called, for a refusal of `f(*items)`: `zip` for ssad's own `zipped`."""
+    from ..runtime import zipped
+
+    return "zip" if op.primitive is zipped else op.name
+
+
+def spread_record_error(op, program, statement):
+    """The SourceError for `Params(*items)` whose items carry gradients and whose number ssad
+    does not see (a comprehension, a parameter): which field each one fills is known only
+    where the code runs."""
+    return SourceError(
+        f"`{op.name}(*...)` fills the fields of {op.name} from a list or tuple that carries gradients and "
+        "whose length ssad does not see (a comprehension, a parameter, a call's result); pass the fields "
+        f"one by one or by name (`{op.name}(items[0], items[1])`), or spread a display (`{op.name}(*[a, b])`)",
+        *program.parsed.where(statement),
+    )
+
+
+def spreads_carried(op, carries):
+    """Whether a record's construction `op` spreads a value for which `carries` holds."""
+    return any(isinstance(a, gast.Starred) and carries(a.value) for a in op.args)
+
+
 def record_fields(callee):
     """The fields of a namedtuple class or dataclass (its constructor's parameters), else None.
 

@@ -63,6 +63,13 @@ class SpreadLowering:
             return [gast.keyword(arg=keyword.arg, value=self.atom(keyword.value))]
         options = self.atom(keyword.value)
         keys = self.keys.get(options.id) if isinstance(options, gast.Name) else None
+        own = self.parsed.node.args.kwarg
+        if isinstance(keyword.value, gast.Name) and own is not None and keyword.value.id == own.id:
+            raise self.parsed.unsupported(
+                keyword.value, f"`**{own.id}` passes on the keywords this function was given, which ssad does not "
+                "follow; name the parameters the function passes on (`def wrapper(x, scale=1.0): return fn(x, "
+                "scale=scale)`), or, for a decorator's wrapper that calls the function it wraps unchanged, "
+                "differentiate that function itself (`f.__wrapped__` for one made with functools.wraps)")
         if keys is None or not all(isinstance(k, str) for k in keys):
             raise self.parsed.unsupported(
                 keyword.value, "`**options` in a call is supported for a dict display with constant keys assigned "

@@ -153,10 +153,13 @@ class Effects:
     parameters its result may share ("*" and "**" for `*args` and `**kwargs`); `changed`,
     each parameter it may change in place by an augmented assignment (`v /= s`: for an
     array, a write into the caller's array) -> the line in its file that does; `written`,
-    the same for any change in place (also `v[i] = e`, `v.append(e)`)."""
+    the same for any change in place (also `v[i] = e`, `v.append(e)`); `resized`, the same
+    for a change that may make a list longer or shorter (`v.append(e)`, `del v[i]`,
+    `v[1:] = e`, `v += e`: not `v /= s` or `v[i] = e`)."""
 
-    def __init__(self, returned, changed, written):
+    def __init__(self, returned, changed, written, resized=None):
         self.returned, self.changed, self.written = returned, changed, written
+        self.resized = written if resized is None else resized
 
 
 _EFFECTS = weakref.WeakKeyDictionary()  # function -> (its free objects, its Effects)
@@ -256,25 +259,50 @@ def _analyse(parsed):
                 if parameter_name in inner.changed:
                     for parameter in of(arg):
                         changed.setdefault(parameter, inner.changed[parameter_name])
-    written = {}  # any change in place: `v[i] = e`, `v.attr = e`, `v += e`, `v.append(e)`
+    written = {}  # any change in place: `v[i] = e`, `v.attr = e`, `v += e`, `v.append(e)`, `del v[i]`
+    resized = {}  # a change that may make a list longer or shorter
     for statement in walk(node):
-        if isinstance(statement, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
-            targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
+        if isinstance(statement, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Delete)):
+            targets = statement.targets if isinstance(statement, (gast.Assign, gast.Delete)) else [statement.target]
             for target in targets:
                 if isinstance(target, (gast.Subscript, gast.Attribute)) or isinstance(statement, gast.AugAssign):
                     for parameter in of(target.value if isinstance(target, (gast.Subscript, gast.Attribute)) else target):
                         written.setdefault(parameter, statement)
+                        if _may_resize(statement, target):
+                            resized.setdefault(parameter, statement)
         elif (isinstance(statement, gast.Call) and isinstance(statement.func, gast.Attribute)
               and statement.func.attr in CHANGING_METHODS and not is_static(statement.func)):
             for parameter in of(statement.func.value):
                 written.setdefault(parameter, statement)
+                if statement.func.attr in RESIZING_METHODS:
+                    resized.setdefault(parameter, statement)
+        elif isinstance(statement, gast.Call) and is_static(statement.func):
+            callee = resolve(statement.func)
+            inner = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
+            passed = list(zip(_positional(callee), statement.args, strict=False)) if inner is not None else []
+            passed += [(k.arg, k.value) for k in statement.keywords if k.arg is not None] if inner is not None else []
+            for parameter_name, arg in passed:
+                for parameter in of(arg) if parameter_name in inner.written else ():
+                    written.setdefault(parameter, inner.written[parameter_name])
+                    if parameter_name in inner.resized:
+                        resized.setdefault(parameter, inner.resized[parameter_name])
     for parameter, where in changed.items():
         written.setdefault(parameter, where)
 
     def lines(places):
         return {p: where if isinstance(where, int) else parsed.line_offset + where.lineno for p, where in places.items()}
 
-    return Effects(returned, lines(changed), lines(written))
+    return Effects(returned, lines(changed), lines(written), lines(resized))
+
+
+def _may_resize(statement, target):
+    """Whether `statement`, changing `target` in place, may make a list longer or shorter:
+    `v += e` and `v *= n` (a list's extend and repeat), `del v[i]`, `v[a:b] = e`."""
+    if isinstance(statement, gast.AugAssign):
+        return isinstance(statement.op, (gast.Add, gast.Mult))
+    if isinstance(statement, gast.Delete):
+        return isinstance(target, gast.Subscript)
+    return isinstance(target, gast.Subscript) and isinstance(target.slice, gast.Slice)
 
 
 # methods that change a list, dict or array in place (push: the Tape of generated code)
@@ -282,6 +310,8 @@ CHANGING_METHODS = {
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault", "popitem",
     "fill", "put", "itemset", "resize", "partition", "setflags", "push",
 }
+# those that may make a list longer or shorter
+RESIZING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "resize", "push"}
 
 
 def expression_sharers(expr, lookup, is_static, resolve):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import gast
 
-from ..runtime.refusals import keys_unchanged, walk_unchanged
+from ..runtime.refusals import held_list_kept, keys_unchanged, walk_unchanged
 from .builders import call as _call
 from .builders import clone, walk
 from .builders import name as _name
@@ -87,7 +87,8 @@ class WalkLowering:
     def check_walked(self, name, user_name, statement, written, index=None, list_change=False, note=""):
         """Before an in-place change of `name` (`user_name` in the code): `user_name[index] = v`
         (`index` lowered), or with `index` None a change of the whole (`t += v`, a list's
-        `append` or `pop`, `list_change`; a call of the user's function, `note` says which)."""
+        `append` or `pop`, `list_change`: True, or "maybe" for `b += e` in a function of the
+        user's it is given to, where `note` says which)."""
         if not self.walks or self.is_generated():
             return
         related = {name, *self.sharing.others(name), *self.sharing.same_list(name)}
@@ -113,11 +114,16 @@ class WalkLowering:
             holders = set(self.sharing.others(name))
             if index is None and list_change and name not in (walked.items, walked.source) and (
                     walked.items in holders or walked.source in holders):
-                raise self.parsed.unsupported(statement, (
-                    f"`{written}` changes the length of `{user_name}`{note}, a list held by `{walked.text}`, which the "
-                    f"loop on line {line} walks; ssad follows a list made longer or shorter only under the name that "
-                    f"holds it: walk the indices and put the longer list where it is held (`rows[k] = rows[k] + [v]` "
-                    f"in a loop over `range(len(rows))`)"))
+                changes = "changes" if list_change is True else "may change"
+                message = (
+                    f"`{written}` {changes} the length of `{user_name}`{note}, a list held by `{walked.text}`, which "
+                    f"the loop on line {line} walks; ssad follows a list made longer or shorter only under the name "
+                    f"that holds it: walk the indices and put the longer list where it is held (`rows[k] = rows[k] + "
+                    f"[v]` in a loop over `range(len(rows))`)")
+                if list_change is True:
+                    raise self.parsed.unsupported(statement, message)
+                # `b += e` in a helper: a list made longer, or arithmetic; known where the code runs
+                self.emit_guard(held_list_kept, [_name(walked.items), _name(name)], message, statement)
             if (walked.source == name and not walked.backwards and walked.position is not None
                     and isinstance(index, gast.Name) and index.id == walked.position):
                 continue  # `for i, v in enumerate(y): y[i] = ...`: the item the loop has just read
@@ -192,5 +198,5 @@ class WalkLowering:
             if parameter in found.written and isinstance(arg, gast.Name) and arg.id in self.current:
                 note = (f" (through {callee.__name__}, which changes its parameter `{parameter}` in place at line "
                         f"{found.written[parameter]})")
-                self.check_walked(self.current[arg.id], arg.id, call, f"{callee.__name__}(...)", list_change=True,
-                                  note=note)
+                self.check_walked(self.current[arg.id], arg.id, call, f"{callee.__name__}(...)",
+                                  list_change="maybe" if parameter in found.resized else False, note=note)

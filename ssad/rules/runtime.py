@@ -53,8 +53,9 @@ from ..runtime.pullbacks import (
 )
 from ..runtime.receivers import numpy_member
 from ..runtime.refusals import (
-    changed_item_held_once, check_assertion, discrete_only, index_only, keeps_length, keys_unchanged, not_a_view_of,
-    not_changed_in_place, rebound_by_augmented, unchanged_by_call, walk_unchanged,
+    changed_item_held_once, check_assertion, discrete_only, held_list_kept, index_only, keeps_length, keys_unchanged,
+    not_a_view_of,
+    not_changed_in_place, rebound_by_augmented, rule_adjoints, unchanged_by_call, walk_unchanged,
 )
 from ..runtime.structure import (
     add_adjoint, add_attr, attribute_part, field_position, field_tangent, is_zero_number, owned_argument,
@@ -72,7 +73,7 @@ nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must 
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
 nondifferentiable(changed_item_held_once, pure=False)  # the same, where `y[k] += v` changes an item
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
-nondifferentiable(walk_unchanged, keys_unchanged, pure=False)  # the same, where a loop changes what it walks
+nondifferentiable(walk_unchanged, keys_unchanged, held_list_kept, pure=False)  # the same, where a loop changes what it walks
 nondifferentiable(not_changed_in_place, pure=False)  # the same, where a method's value is used
 nondifferentiable(keeps_length, pure=False)  # the same, where a slice of a list is assigned
 nondifferentiable(numpy_member, pure=False)  # the same, where NumPy's member was taken for an object's
@@ -92,6 +93,16 @@ def _checkpoint_adjoint(dy, y, block):
 
 @tangent(checkpoint)
 def _checkpoint_tangent(tangents, y, block):
+    return tangents[0]
+
+
+@adjoint(rule_adjoints)
+def _rule_adjoints_adjoint(dy, y, adjoints, active, label, filename, lineno, col, line):
+    return (dy,)  # what an adjoint rule returned, checked and passed on
+
+
+@tangent(rule_adjoints)
+def _rule_adjoints_tangent(tangents, y, adjoints, active, label, filename, lineno, col, line):
     return tangents[0]
 
 

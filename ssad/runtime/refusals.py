@@ -158,6 +158,16 @@ def walk_unchanged(walked, position, backwards, target, index, message, filename
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
 
 
+def held_list_kept(walked, target, message, filename, lineno, col):
+    """Before a call of the user's function that may make its argument `target` longer or
+    shorter (`b += e` in it: a list's extend, or arithmetic on a number or an array) inside
+    a `for` loop that walks `walked`: raises when `target` is a list that `walked` holds,
+    whose length ssad follows only under the name that holds it."""
+    items = walked.values() if isinstance(walked, dict) else walked if isinstance(walked, (list, tuple)) else ()
+    if isinstance(target, list) and any(item is target for item in items):
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
 def keys_unchanged(walked, target, index, message, filename, lineno, col):
     """Before an in-place change of `target` (`target[index] = v`; with `index` None, a change
     of the whole) inside a loop over the keys of `walked`: raises when `walked` is a dict and
@@ -307,3 +317,32 @@ def is_discrete(value):
         return all(is_discrete(v) for v in value)
     return isinstance(value, np.ndarray) and value.dtype.kind in "biuUS"
 
+
+
+def rule_adjoints(adjoints, active, label, filename, lineno, col, line):
+    """What an adjoint rule whose returns ssad cannot read (a lambda, a function without
+    source) returned, checked before the backward sweep reads it: a tuple or list with an
+    adjoint at each position in `active` (the arguments that carry gradients), None at none
+    of them. Raises a `MissingRuleError` at the user's line saying what the rule must return."""
+    shape = "one adjoint per positional argument of the call, None for an argument without one"
+    if not isinstance(adjoints, (tuple, list)):
+        raise MissingRuleError(f"the adjoint rule of {label} returned a {type(adjoints).__name__}, where it must "
+                               f"return a tuple: {shape}", filename, lineno, col, line)
+    if len(adjoints) <= max(active):
+        raise MissingRuleError(f"the adjoint rule of {label} returned {len(adjoints)} adjoint"
+                               f"{'' if len(adjoints) == 1 else 's'}, where argument "
+                               f"{max(active)} of the call carries gradients: return {shape}", filename, lineno,
+                               col, line)
+    for i in active:
+        if adjoints[i] is None:
+            raise MissingRuleError(f"the adjoint rule of {label} returned None for argument {i} of the call, which "
+                                   f"carries gradients here; return a zero there (0.0, or an array of zeros shaped "
+                                   f"like the argument), or write the rule with `def` returning a tuple display "
+                                   f"with a literal None there, which ssad reads as a zero derivative", filename,
+                                   lineno, col, line)
+    return adjoints
+
+
+# the checks above that raise or do nothing, which generated code calls for their effect
+GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, rebound_by_augmented,
+          unchanged_by_call, not_changed_in_place, keeps_length, discrete_only, changed_item_held_once)

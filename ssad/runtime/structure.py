@@ -95,6 +95,8 @@ def zeros_like_value(x):
         return type(x)(*[zeros_like_value(v) for v in x])
     if isinstance(x, (tuple, list)):
         return type(x)(zeros_like_value(v) for v in x)
+    if isinstance(x, range):  # its integers, as a list holds them (a loop's header read again)
+        return [0.0] * len(x)
     if isinstance(x, dict):
         return {k: zeros_like_value(v) for k, v in x.items()}
     if is_record(x):

@@ -132,6 +132,8 @@ class StatementAdjoints(CallAdjoints):
                     item = gast.Subscript(value=name(dy), slice=constant(key), ctx=gast.Load())
                     self.contribute(value, self.shaped_item(target.id, item, value))
         elif op.kind == primitives.CONSTRUCT:
+            if primitives.spreads_carried(op, self.activity.is_active):
+                raise primitives.spread_record_error(op, self.program, statement)
             fields = dict(zip(op.keys, op.args, strict=False))
             fields.update(op.keywords)
             for field_name, value in fields.items():

@@ -17,7 +17,7 @@ from ..analysis.ranks import Fact
 from ..frontend import primitives
 from ..frontend.builders import assign, call, clone, constant, name, walk
 from ..errors import MissingRuleError, SourceError
-from ..runtime.refusals import discrete_only
+from ..runtime.refusals import discrete_only, rule_adjoints
 from .inline import active_keyword_refusal, bind_arguments, instantiate, keywords_as_positions, template_of
 from ..registry import REGISTRY, primitive_name
 from ..runtime import (
@@ -144,7 +144,9 @@ class CallAdjoints:
             op = keywords_as_positions(op, rule, self.activity.is_active)
         if op.passes_through and self.activity.is_active(op.args[-1].value):
             raise self.program.parsed.unsupported(
-                statement, f"`*` passes values that carry gradients to {op.name}; pass them one by one"
+                statement, f"`*` passes values that carry gradients to {primitives.spread_label(op)}; pass them "
+                "one by one, or unpack a list of a length ssad sees (a list display, or a name that holds one: "
+                "`rows = [a, b]`, then `zip(*rows)`)"
             )
         if op.primitive is operator.mul and len(op.args) == 2 and _same_name(*op.args):
             # x * x: one contribution, 2 * x * dy, as for x ** 2, rather than two of x * dy
@@ -193,6 +195,11 @@ class CallAdjoints:
             args=[name(dy), name(y)] + clone(op.args),
             keywords=[gast.keyword(arg=k, value=clone(v)) for k, v in op.keywords.items()],
         )
+        if shortest is None and active and not getattr(rule, "__module__", "").startswith("ssad."):
+            # what a rule of the user's returns is not known (a lambda): checked where it runs
+            where = [constant(w) for w in self.program.parsed.where(statement)]
+            rule_call = call(self.helper("rule_adjoints", rule_adjoints), rule_call,
+                             gast.Tuple(elts=[constant(i) for i in active], ctx=gast.Load()), constant(label), *where)
         if len(active) == 1:
             (i,) = active
             self.contribute(op.args[i], gast.Subscript(value=rule_call, slice=constant(i), ctx=gast.Load()))

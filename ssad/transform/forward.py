@@ -284,6 +284,8 @@ class _Forward(TangentCalls):
                         clone(op.args[0]))
             return self.set_tangent(target, part)
         if kind == primitives.CONSTRUCT:
+            if primitives.spreads_carried(op, lambda v: isinstance(v, gast.Name) and self.d(v) is not None):
+                raise primitives.spread_record_error(op, self.program, statement)
             # the built object with the tangents of the fields given it, zero for the rest (defaults)
             given = {**dict(zip(op.keys, op.args, strict=False)), **op.keywords}
             tangents = {k: self.d(v) for k, v in given.items() if isinstance(v, gast.Name) and self.d(v) is not None}

@@ -49,7 +49,9 @@ class TangentCalls:
         # A tangent rule sees the tangents of positional operands only (as reverse mode refuses)
         if op.passes_through and self.d(op.args[-1].value) is not None:
             raise self.program.parsed.unsupported(
-                statement, f"`*` passes values that carry tangents to {op.name}; pass them one by one"
+                statement, f"`*` passes values that carry tangents to {primitives.spread_label(op)}; pass them one "
+                "by one, or unpack a list of a length ssad sees (a list display, or a name that holds one: `rows = "
+                "[a, b]`, then `zip(*rows)`)"
             )
         for keyword, value in op.keywords.items():
             if self.d(value) is not None and (op.primitive, keyword) not in primitives.SELECTING_KEYS:

@@ -1,6 +1,6 @@
 """Random differentiable programs: ssad's gradients and JVPs against finite differences.
 
-CI runs `SSAD_FUZZ_EXAMPLES` programs (default 200), the same ones every run
+CI runs `SSAD_FUZZ_EXAMPLES` programs (default 60), the same ones every run
 (`derandomize=True`, no example database). Set the variable higher for a longer
 search, e.g. `SSAD_FUZZ_EXAMPLES=5000 .venv/bin/pytest tests/fuzz -q`. A failure
 prints the shrunk program and its point; turn it into a named test in
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.fuzz.generate import Choices, generate
 from tests.fuzz.harness import Unfair, check
 
-EXAMPLES = int(os.environ.get("SSAD_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("SSAD_FUZZ_EXAMPLES", "60"))
 # Shrinking a failure compiles each candidate program again and can take minutes;
 # SSAD_FUZZ_SHRINK=0 reports the first failing program as it was generated.
 # SSAD_FUZZ_SECOND_ORDER=1 also checks forward over reverse, reverse over reverse and a

@@ -1,4 +1,4 @@
-"""Twenty-four seeded random programs at first and second order, in every CI run.
+"""Twelve seeded random programs at first and second order, in every CI run.
 
 The same programs `python -m tests.fuzz 0 N --modes first,fwd_over_rev,rev_over_rev,grad_inside`
 checks: the gradient against central differences, then forward over reverse (a
@@ -19,9 +19,9 @@ import pytest
 from tests.fuzz.generate import from_seed
 from tests.fuzz.harness import evaluate
 
-PROGRAMS = int(os.environ.get("SSAD_FUZZ_SECOND_ORDER_PROGRAMS", "24"))
+PROGRAMS = int(os.environ.get("SSAD_FUZZ_SECOND_ORDER_PROGRAMS", "12"))
 MODES = ("first", "fwd_over_rev", "rev_over_rev", "grad_inside")
-CHUNK = 12
+CHUNK = 6
 
 
 @pytest.mark.parametrize("start", range(0, PROGRAMS, CHUNK), ids=lambda s: f"seeds-{s}-{min(s + CHUNK, PROGRAMS) - 1}")

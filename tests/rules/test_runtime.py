@@ -32,6 +32,7 @@ from ssad.runtime import (
 )
 from ssad.runtime.dynamic import call_jvp, method_jvp
 from ssad.runtime.operators import operator_jvp
+from ssad.runtime.refusals import rule_adjoints
 from ssad.rules.objects import operator_forward_packed
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent
 from ssad.runtime.structure import add_adjoint, add_attr, attribute_part, field_tangent, owned_argument, record_tangent
@@ -93,6 +94,9 @@ CHECKED_ELSEWHERE += [field_tangent, record_tangent]
 CHECKED_ELSEWHERE += [call_forward_packed, method_forward_packed, packed_tangent, packed_adjoint, call_jvp, method_jvp]
 # ssad.checkpoint(block): the adjoint of the block passes through (tests/test_checkpoint.py, closures and methods)
 CHECKED_ELSEWHERE += [ssad.checkpoint]
+# what a user's adjoint rule ssad cannot read returned, checked and passed on: differentiated
+# again through a lambda rule in tests/test_custom_rules.py
+CHECKED_ELSEWHERE += [rule_adjoints]
 # `super()` in a method and operators of objects read again: checked against closed forms and
 # differences, at first and second order, in tests/test_objects_and_methods.py
 CHECKED_ELSEWHERE += [super, operator_forward_packed, operator_jvp]

@@ -1,0 +1,106 @@
+"""Stage 3, A-normal form: comprehensions, and `map`, `filter` and `dict(zip(...))` read as them.
+
+`[f(v) for v in xs if c]` becomes a loop that appends to a new list (a dict comprehension
+assigns keys), whose variables get fresh names. Methods of the lowering (see `anf` and
+`expressions`).
+"""
+
+import gast
+
+from .builders import call as _call, clone, walk
+from .builders import name as _name
+from .builders import store as _store
+
+
+class _Rename(gast.NodeTransformer):
+    """Rename the variables of a comprehension (a copy of the tree is returned)."""
+
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit(self, node):
+        return super().visit(clone(node)) if node is not None else None
+
+    def generic_visit(self, node):
+        return gast.NodeTransformer.generic_visit(self, node)
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            return gast.Name(id=self.renames[node.id], ctx=node.ctx, annotation=None, type_comment=None)
+        return node
+
+
+def map_as_comprehension(expr, namer):
+    """`map(f, xs, ys)` as `[f(v, w) for v, w in zip(xs, ys)]` (a list, not an iterator)."""
+    function, iterables = expr.args[0], expr.args[1:]
+    names = [namer.fresh("item") for _ in iterables]
+    if len(iterables) == 1:
+        target, iterable = _store(names[0]), iterables[0]
+    else:
+        target = gast.Tuple(elts=[_store(n) for n in names], ctx=gast.Store())
+        iterable = gast.Call(func=_name("zip"), args=list(iterables), keywords=[])
+    element = gast.Call(func=function, args=[_name(n) for n in names], keywords=[])
+    generator = gast.comprehension(target=target, iter=iterable, ifs=[], is_async=0)
+    return gast.ListComp(elt=element, generators=[generator])
+
+
+def filter_as_comprehension(expr, namer):
+    """`filter(f, xs)` as `[v for v in xs if f(v)]`, `filter(None, xs)` as `[v for v in xs if v]`."""
+    function, iterable = expr.args
+    item = namer.fresh("item")
+    test = _name(item)
+    if not (isinstance(function, gast.Constant) and function.value is None):
+        test = gast.Call(func=function, args=[_name(item)], keywords=[])
+    generator = gast.comprehension(target=_store(item), iter=iterable, ifs=[test], is_async=0)
+    return gast.ListComp(elt=_name(item), generators=[generator])
+
+
+def dict_as_comprehension(expr, namer):
+    """`dict(zip(ks, vs))` as `{k: v for k, v in zip(ks, vs)}`."""
+    key, value = namer.fresh("key"), namer.fresh("value")
+    target = gast.Tuple(elts=[_store(key), _store(value)], ctx=gast.Store())
+    generator = gast.comprehension(target=target, iter=expr.args[0], ifs=[], is_async=0)
+    return gast.DictComp(key=_name(key), value=_name(value), generators=[generator])
+
+
+class ComprehensionLowering:
+    def comprehension(self, expr, name_hint):
+        """`[f(v) for v in xs if c]` as a loop that appends (a dict comprehension assigns keys).
+
+        The comprehension's variables get fresh names: like Python's own scope for
+        them, they never touch the function's variables of the same name.
+        """
+        name = self.namer.fresh(name_hint or ("mapping" if isinstance(expr, gast.DictComp) else "items"))
+        renames = {}
+        for generator in expr.generators:
+            for node in walk(generator.target):
+                if isinstance(node, gast.Name):
+                    renames[node.id] = self.namer.fresh(node.id)
+        rename = _Rename(renames)
+        origin = self.origin
+        if isinstance(expr, gast.DictComp):
+            start = gast.Dict(keys=[], values=[])
+            target = gast.Subscript(value=_name(name), slice=rename.visit(expr.key), ctx=gast.Store())
+            innermost = gast.Assign(targets=[target], value=rename.visit(expr.value), type_comment=None)
+        else:
+            start = gast.List(elts=[], ctx=gast.Load())
+            append = gast.Attribute(value=_name(name), attr="append", ctx=gast.Load())
+            innermost = gast.Expr(value=_call(append, rename.visit(expr.elt)))
+        body = [gast.copy_location(innermost, origin)]
+        for generator in reversed(expr.generators):
+            for condition in reversed(generator.ifs):
+                body = [gast.copy_location(gast.If(test=rename.visit(condition), body=body, orelse=[]), origin)]
+            loop = gast.For(
+                target=rename.visit(generator.target), iter=rename.visit(generator.iter), body=body, orelse=[], type_comment=None
+            )
+            body = [gast.copy_location(loop, origin)]
+        self.defined.add(name)
+        self.current[name] = name
+        self.emit_assign(name, start)
+        saved_origin = self.origin
+        self.block(body)
+        self.origin = saved_origin
+        for known in (self.lengths, self.keys):  # the loop fills what started empty: `f(*items)` is not `f()`
+            known.pop(name, None)
+        del self.current[name]
+        return _name(name)
