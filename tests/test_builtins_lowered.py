@@ -238,3 +238,26 @@ def scattered_into_a_view(x):
 def test_np_add_at_into_an_array_a_view_shares_is_refused():
     with pytest.raises(ssad.UnsupportedSyntaxError, match="head"):
         ssad.grad(scattered_into_a_view)(np.ones(3))
+
+
+def pairs_mapped(x):
+    # map with two iterables walks their zip: it was refused as a call of zip "through a variable"
+    return sum(map(lambda a, b: a * b, x, x[::-1]))
+
+
+def weighs_the_largest_by_its_position(x):
+    xs = list(x)
+    i = xs.index(max(xs))  # a position: no derivative, at any order
+    return x[i] * np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("f", [pairs_mapped, weighs_the_largest_by_its_position])
+def test_map_of_two_lists_and_list_positions_at_every_order(f):
+    x, v = np.array([0.3, -0.4, 1.1]), np.array([1.0, 0.5, -0.3])
+    expected = numerical_gradient(f, x.copy())
+    np.testing.assert_allclose(ssad.grad(f)(x.copy()), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(f, (x.copy(),), (v,))[1], expected @ v, rtol=1e-6, atol=1e-8)
+    grad_f = ssad.grad(f)
+    second = numerical_gradient(lambda u: float(np.dot(grad_f(u), v)), x.copy())
+    np.testing.assert_allclose(ssad.hvp(f)(x.copy(), v), second, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ssad.grad(lambda u: np.dot(grad_f(u), v))(x.copy()), second, rtol=1e-5, atol=1e-6)

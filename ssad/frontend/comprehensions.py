@@ -30,15 +30,16 @@ class _Rename(gast.NodeTransformer):
         return node
 
 
-def map_as_comprehension(expr, namer):
-    """`map(f, xs, ys)` as `[f(v, w) for v, w in zip(xs, ys)]` (a list, not an iterator)."""
+def map_as_comprehension(expr, namer, zip_function):
+    """`map(f, xs, ys)` as `[f(v, w) for v, w in zip(xs, ys)]` (a list, not an iterator);
+    `zip_function`, the name of the builtin zip in the code (see `ExpressionLowering.builtin`)."""
     function, iterables = expr.args[0], expr.args[1:]
     names = [namer.fresh("item") for _ in iterables]
     if len(iterables) == 1:
         target, iterable = _store(names[0]), iterables[0]
     else:
         target = gast.Tuple(elts=[_store(n) for n in names], ctx=gast.Store())
-        iterable = gast.Call(func=_name("zip"), args=list(iterables), keywords=[])
+        iterable = gast.Call(func=zip_function, args=list(iterables), keywords=[])
     element = gast.Call(func=function, args=[_name(n) for n in names], keywords=[])
     generator = gast.comprehension(target=target, iter=iterable, ifs=[], is_async=0)
     return gast.ListComp(elt=element, generators=[generator])

@@ -144,7 +144,7 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
         if isinstance(expr, gast.Lambda):
             return self.atom_of_simple(self.function_value(expr, name_hint or "function"), name_hint or "function")
         if self.is_builtin_call(expr, "map") and len(expr.args) >= 2:
-            return self.comprehension(map_as_comprehension(expr, self.namer), name_hint)
+            return self.comprehension(map_as_comprehension(expr, self.namer, self.builtin("zip")), name_hint)
         if self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords:
             return self.comprehension(filter_as_comprehension(expr, self.namer), name_hint)
         if self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords:

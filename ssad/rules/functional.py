@@ -101,6 +101,7 @@ def dict_values_tangent(tangents, y, d):
 
 
 nondifferentiable(dict.keys)
+nondifferentiable(list.index, list.count, tuple.index, tuple.count)  # positions and counts: integers
 
 
 @adjoint(zipped)

@@ -73,7 +73,8 @@ def call_forward(function, *args, **kwargs):
         raise MissingRuleError(draw_refusal(function), *caller_location())
     if REGISTRY.is_nondifferentiable(function) or _of_text(function):
         value = function(*args, **kwargs)
-        return value, lambda d_value: (None,) * (len(args) + 1) + ({k: None for k in kwargs},)
+        # zero adjoints shaped like the arguments, which the caller's code adds as it adds any (a list's: a list)
+        return value, lambda d_value: (None, *map(zeros_like_value, args), {k: None for k in kwargs})
     if transformable(function):
         return _compiled_forward(function, args, kwargs, {})
     if callable_instance(function) is not None:  # `layer(x)`: layer.__call__(x), self getting an adjoint

@@ -142,8 +142,11 @@ def add_at(d_x, index, d_part):
     """`d_x` with `d_part` added at `index`, in place when `d_x` can be (the adjoint of x[index]).
 
     Repeated integer indices accumulate (`np.add.at`); basic indices, slices and
-    masks select each element once, so `+=` is exact there and much faster.
+    masks select each element once, so `+=` is exact there and much faster. A `d_part`
+    of None (what a function without a derivative gives back, `xs.count(v)`) adds nothing.
     """
+    if d_part is None:
+        return d_x
     if isinstance(d_x, np.ndarray):
         if _is_basic_index(index):
             try:
