@@ -373,3 +373,15 @@ def _distribution_of(primitive):
         return None
     name = getattr(owner, "name", None)
     return name if isinstance(name, str) else type(owner).__name__.removesuffix("_gen")
+
+
+def undeclared_draw(function):
+    """A random draw (a generator's method: `rng.normal`) not registered as nondifferentiable."""
+    return is_random_draw(function) and function not in REGISTRY.nondifferentiable_primitives()
+
+
+def draw_refusal(function):
+    """Why a draw whose parameters carry gradients is refused where the code runs."""
+    return (f"`{primitive_name(function)}` draws random numbers with a parameter that carries a gradient; a draw "
+            "has no derivative. Reparameterize: draw a standard sample and transform it (`mu + sigma * "
+            "rng.standard_normal(shape)`), so the gradient flows through `mu` and `sigma`")

@@ -15,7 +15,7 @@ import inspect
 import numpy as np
 
 from ..errors import MissingRuleError
-from ..registry import REGISTRY, is_random_draw, primitive_name
+from ..registry import REGISTRY, draw_refusal, primitive_name, undeclared_draw
 from .callables import (callable_instance, made_by_ssad, parameters, refused_inside, tangent_parameter, transformable,
                         unwrapped)
 from .closures import Closure
@@ -69,7 +69,7 @@ def call_forward(function, *args, **kwargs):
             return rule_adjoints(function, rule(d_value, value, *args, **kwargs), len(args))
 
         return value, rule_pullback
-    if _undeclared_draw(function):  # called here because an operand carries a gradient
+    if undeclared_draw(function):  # called here because an operand carries a gradient
         raise MissingRuleError(draw_refusal(function), *caller_location())
     if REGISTRY.is_nondifferentiable(function) or _of_text(function):
         value = function(*args, **kwargs)
@@ -92,18 +92,6 @@ def call_forward(function, *args, **kwargs):
         f"that carry gradients; register one with @ssad.adjoint({getattr(function, '__name__', 'f')})",
         *caller_location(),
     )
-
-
-def _undeclared_draw(function):
-    """A random draw (a generator's method: `rng.normal`) not registered as nondifferentiable."""
-    return is_random_draw(function) and function not in REGISTRY.nondifferentiable_primitives()
-
-
-def draw_refusal(function):
-    """Why a draw whose parameters carry gradients is refused (as the front end says it)."""
-    return (f"`{primitive_name(function)}` draws random numbers with a parameter that carries a gradient; a draw "
-            "has no derivative. Reparameterize: draw a standard sample and transform it (`mu + sigma * "
-            "rng.standard_normal(shape)`), so the gradient flows through `mu` and `sigma`")
 
 
 class VjpLayout:
@@ -331,7 +319,7 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
         value = function(*primals, **keywords)
         filled = tuple(t if t is not None else zeros_like_value(p) for p, t in zip(primals, tangents, strict=True))
         return value, rule(filled, value, *primals, **keywords)
-    if _undeclared_draw(function) and not (_all_zero(tangents) and _all_zero(keyword_tangents.values())):
+    if undeclared_draw(function) and not (_all_zero(tangents) and _all_zero(keyword_tangents.values())):
         raise MissingRuleError(draw_refusal(function), *caller_location())
     if REGISTRY.is_nondifferentiable(function) or _of_text(function):
         value = function(*primals, **keywords)
