@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from ssad.backend import pipeline
 from ssad.transform import mirror
@@ -57,3 +58,21 @@ def pytest_make_parametrize_id(config, val, argname):
         return f"{owner.__name__}.{name}" if owner is not None and "." not in name else name
     text = repr(val)
     return None if " at 0x" in text else text
+
+
+def check_every_order(f, x, v):
+    """value_and_grad, jvp along `v`, hvp, jvp(grad) and grad(<grad, v>) of `f` at `x`, against
+    central differences of `f` and of ssad's own gradient."""
+    import ssad
+    from ssad.testing import numerical_gradient
+
+    expected = numerical_gradient(f, x.copy())
+    value, gradient = ssad.value_and_grad(f)(x.copy())
+    assert value == pytest.approx(f(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(f, (x.copy(),), (v,))[1], expected @ v, rtol=1e-6, atol=1e-8)
+    grad_f = ssad.grad(f)
+    second = numerical_gradient(lambda u: float(np.dot(grad_f(u), v)), x.copy())
+    np.testing.assert_allclose(ssad.hvp(f)(x.copy(), v), second, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ssad.jvp(grad_f, (x.copy(),), (v,))[1], second, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ssad.grad(lambda u: np.dot(grad_f(u), v))(x.copy()), second, rtol=1e-5, atol=1e-6)

@@ -20,24 +20,11 @@ import numpy as np
 import pytest
 
 import ssad
-from ssad.testing import numerical_gradient
+
+from .conftest import check_every_order
 
 X = np.array([0.3, -0.4, 1.1])
 V = np.array([1.0, 0.5, -0.3])
-
-
-def _check_every_order(f, x=X, v=V):
-    """value_and_grad, jvp, hessian @ v, jvp(grad) and grad(<grad, v>) against central differences."""
-    expected = numerical_gradient(f, x.copy())
-    value, gradient = ssad.value_and_grad(f)(x.copy())
-    assert value == pytest.approx(f(x.copy()), rel=1e-12)
-    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(ssad.jvp(f, (x.copy(),), (v,))[1], expected @ v, rtol=1e-6, atol=1e-8)
-    grad_f = ssad.grad(f)
-    second = numerical_gradient(lambda u: float(np.dot(grad_f(u), v)), x.copy())
-    np.testing.assert_allclose(ssad.hessian(f)(x.copy()) @ v, second, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(ssad.jvp(grad_f, (x.copy(),), (v,))[1], second, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(ssad.grad(lambda u: np.dot(grad_f(u), v))(x.copy()), second, rtol=1e-5, atol=1e-6)
 
 
 # ----- a comprehension spread into a call -----
@@ -62,7 +49,7 @@ def spreads_a_map(x):
 @pytest.mark.parametrize("f", [spreads_a_comprehension_into_star_args, spreads_a_filtered_comprehension,
                                spreads_a_map])
 def test_a_list_made_by_a_loop_and_spread_into_a_call_is_differentiated(f):
-    _check_every_order(f)
+    check_every_order(f, X, V)
 
 
 def test_a_comprehension_spread_is_not_the_empty_list_it_starts_as():
@@ -139,7 +126,7 @@ def calls_a_decorated_function(x):
 
 
 def test_a_function_made_by_functools_wraps_is_read_as_the_wrapper_that_runs():
-    _check_every_order(calls_a_decorated_function)
+    check_every_order(calls_a_decorated_function, X, V)
     # the wrapper doubles: the function it wraps alone would give half of this
     np.testing.assert_allclose(ssad.grad(calls_a_decorated_function)(X), 2.0 * np.sin(2.0 * X) + 1.0)
 
@@ -184,7 +171,7 @@ def returns_from_an_enumerate_in_a_helper(x):
 
 @pytest.mark.parametrize("f", [squares_a_helpers_index_weighted_sum, returns_from_an_enumerate_in_a_helper])
 def test_a_loop_index_used_as_a_number_in_a_helper_is_differentiated_twice(f):
-    _check_every_order(f)
+    check_every_order(f, X, V)
 
 
 def test_the_hessian_of_an_index_weighted_sum_in_closed_form():
@@ -211,5 +198,5 @@ def test_a_loop_over_zip_of_star_rows_walks_the_tuples_zip_makes():
     # ssad walked `zip(*rows)` as one sequence (`iterated(*rows)`): a TypeError where it ran
     data = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
     assert ssad.value_and_grad(walks_the_zip_of_rows_given)(X, data)[0] == pytest.approx(0.3 * 11.0 + np.sum(X))
-    _check_every_order(lambda x: walks_the_zip_of_rows_given(x, data))
-    _check_every_order(walks_the_zip_of_a_display)
+    check_every_order(lambda x: walks_the_zip_of_rows_given(x, data), X, V)
+    check_every_order(walks_the_zip_of_a_display, X, V)

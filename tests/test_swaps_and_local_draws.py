@@ -15,22 +15,11 @@ import numpy as np
 import pytest
 
 import ssad
-from ssad.testing import numerical_gradient
+
+from .conftest import check_every_order
 
 X = np.array([0.3, -0.4, 1.1])
 V = np.array([1.0, 0.5, -0.3])
-
-
-def _check_every_order(f, x=X, v=V):
-    expected = numerical_gradient(f, x.copy())
-    value, gradient = ssad.value_and_grad(f)(x.copy())
-    assert value == pytest.approx(f(x.copy()), rel=1e-12)
-    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(ssad.jvp(f, (x.copy(),), (v,))[1], expected @ v, rtol=1e-6, atol=1e-8)
-    grad_f = ssad.grad(f)
-    second = numerical_gradient(lambda u: float(np.dot(grad_f(u), v)), x.copy())
-    np.testing.assert_allclose(ssad.hvp(f)(x.copy(), v), second, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(ssad.grad(lambda u: np.dot(grad_f(u), v))(x.copy()), second, rtol=1e-5, atol=1e-6)
 
 
 # ----- swaps -----
@@ -101,7 +90,7 @@ def secant_steps(x):
 @pytest.mark.parametrize("f", [clenshaw, fibonacci_like, rotates_three_in_a_while, swaps_arrays_in_a_loop,
                                swaps_nested_targets, secant_steps])
 def test_a_recurrence_written_as_a_swap_is_differentiated(f):
-    _check_every_order(f)
+    check_every_order(f, X, V)
 
 
 def test_a_rotation_in_a_while_loop_in_closed_form():
@@ -152,4 +141,4 @@ def test_a_draw_whose_parameter_carries_a_gradient_is_refused_in_both_modes(f, e
 def test_a_reparameterized_draw_from_a_local_generator_is_differentiated():
     noise = 0.5 * np.random.default_rng(42).standard_normal(X.shape)
     np.testing.assert_allclose(ssad.grad(scales_a_local_standard_draw)(X), 2.0 * (X + noise), rtol=1e-12)
-    _check_every_order(scales_a_local_standard_draw)
+    check_every_order(scales_a_local_standard_draw, X, V)
