@@ -27,8 +27,8 @@ import astor
 import gast
 
 from ..runtime import closures as closures_module
-from ..runtime.closures import closure
-from .builders import assign, clone, param, walk
+from ..runtime.closures import closure, joined
+from .builders import assign, clone, constant, param, walk
 from .builders import name as _name
 from .expressions import assigns_name
 
@@ -44,30 +44,24 @@ class ClosureLowering:
 
     def function_value(self, node, name):
         """`closure(g_template, x=x)` for a nested `def g` or a `lambda` (see `closures`)."""
-        inner_locals = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
-        for extra in (node.args.vararg, node.args.kwarg):
-            if extra is not None:
-                inner_locals.add(extra.id)
-        body = [node.body] if isinstance(node, gast.Lambda) else node.body
-        for statement in body:
-            for child in walk(statement):
-                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
-                    inner_locals.add(child.id)
-        loaded = []
-        for statement in body:
-            for child in walk(statement):
-                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and child.id not in loaded:
-                    loaded.append(child.id)
-        captured = [n for n in loaded if n not in inner_locals and (n in self.current or n == name)]
+        joining = self.closure_groups().get(name)
+        if joining is not None:  # called by a function made before it, which it may call (see `joined`)
+            return self.joined_value(node, name, *joining)
+        free = free_names(node)
+        members = self.called_before_made(node, name, free)
+        captured = [n for n in free if n in self.current or n == name]
+        if members:  # one dict of captured values for all: the names each reads, and the functions
+            captured = list(dict.fromkeys(
+                [n for member in (node, *members.values()) for n in free_names(member) if n in self.current]
+                + [name, *members]))
+            for member_name in members:
+                self.closure_groups()[member_name] = (name, captured)
+        self.refuse_read_before_assigned(node, name, free, members)
         for captured_name in captured:
-            if captured_name != name and self.assigned_later(captured_name):
-                if isinstance(node, gast.Lambda):
-                    label = "the lambda" if name == "function" else f"the lambda {name}"
-                else:
-                    label = f"the nested function {name}"
+            if captured_name != name and captured_name not in members and self.assigned_later(captured_name):
                 raise self.parsed.unsupported(
                     node,
-                    f"{label} reads `{captured_name}`, which is assigned again later; ssad "
+                    f"{_label(node, name)} reads `{captured_name}`, which is assigned again later; ssad "
                     "captures values when the function is made: pass the value as an argument instead",
                 )
         computed_defaults, default_values = self.computed_defaults(node.args)
@@ -82,14 +76,99 @@ class ClosureLowering:
             self.keep_captured(node, name, held + [v.id for v in default_values if isinstance(v, gast.Name)])
         keywords = []
         for captured_name in captured:
-            if captured_name == name and (name not in self.current):
-                value = gast.Attribute(value=_name(self.namespace.bind("closures", closures_module)), attr="SELF", ctx=gast.Load())
+            if (captured_name == name and name not in self.current) or captured_name in members:
+                # itself, or a function made after it (`joined` puts it there): none yet
+                placeholder = "SELF" if captured_name == name else "LATER"
+                value = gast.Attribute(value=_name(self.namespace.bind("closures", closures_module)), attr=placeholder,
+                                       ctx=gast.Load())
             else:
                 value = self.load(captured_name)
             keywords.append(gast.keyword(arg=captured_name, value=value))
         keywords += [gast.keyword(arg=k, value=v) for k, v in zip(computed_defaults.values(), default_values, strict=True)]
         helper = self.namespace.bind("closure", closure)
         return gast.Call(func=_name(helper), args=[_name(template.__name__)], keywords=keywords)
+
+    def closure_groups(self):
+        """{the name of a nested function made later: (the name of the one made before it that
+        calls it, their captured names)}, see `called_before_made`."""
+        return self.__dict__.setdefault("_closure_groups", {})
+
+    def called_before_made(self, node, name, free):
+        """{name: node} of the nested functions made later in this block (`def`, or a lambda
+        assigned to a name) that the function `node` calls, directly or through one another:
+        mutually recursive functions. Python reads them when the call runs; ssad makes them
+        all over one dict of captured values, this function's, which `runtime.closures.joined`
+        completes as each is made. Each must be made once only, as must this one."""
+        if name == "function" or not self.context or self.definitions(name) != 1:
+            return {}
+        statements, position = self.context[-1]
+        later = {}
+        for statement in statements[position + 1 :]:
+            made = _made_function(statement)
+            if made is not None and made[0] not in later and made[0] != name and self.definitions(made[0]) == 1:
+                later[made[0]] = made[1]
+        members, todo = {}, [n for n in free if n not in self.current and n in later]
+        while todo:
+            member = todo.pop(0)
+            if member not in members:
+                members[member] = later[member]
+                todo += [n for n in free_names(later[member]) if n not in self.current and n in later]
+        return members
+
+    def definitions(self, user_name):
+        """How many statements of the enclosing function assign `user_name` (a `def` counts)."""
+        return sum(_defines(statement, user_name) for statement in self.parsed.node.body)
+
+    def refuse_read_before_assigned(self, node, name, free, members):
+        """A nested function that reads a variable the enclosing function assigns only after it
+        makes the function: Python reads the variable when the function is called, ssad when
+        it is made."""
+        for free_name in free:
+            if free_name in self.current or free_name == name or free_name in members:
+                continue
+            later = next((s for s in [*self.statements_after(), *self.loops] if _defines(s, free_name)), None)
+            if later is None:
+                continue  # a global or a builtin
+            read = next(n for n in walk(node) if isinstance(n, gast.Name) and n.id == free_name)
+            definition = next((n for n in walk(later) if isinstance(n, gast.FunctionDef) and n.name == free_name), None)
+            made = "assigned" if definition is None else "defined"
+            mutual = "" if definition is None else (
+                "; nested functions that call one another are made together when each is defined once, "
+                "one after another in the same block")
+            raise self.parsed.unsupported(
+                read,
+                f"{_label(node, name)} reads `{free_name}`, which is {made} only after it is made (line "
+                f"{self.parsed.where(definition or later)[1]}); ssad captures values when a function is made: make "
+                f"it after `{free_name}` is {made}, or pass `{free_name}` to it as an argument{mutual}",
+            )
+
+    def joined_value(self, node, name, first, captured):
+        """`joined(g_template, f, "g")` for a nested function `g` that `f`, made before it, calls:
+        `g` closes over `f`'s captured values, the dict `f` was made with (see `called_before_made`)."""
+        free = free_names(node)
+        for free_name in free:
+            if free_name in self.current and free_name not in captured:
+                raise self.parsed.unsupported(
+                    next(n for n in walk(node) if isinstance(n, gast.Name) and n.id == free_name),
+                    f"{_label(node, name)} is called by `{first}`, made before it, and reads `{free_name}`, "
+                    f"which is assigned after `{first}` is made; ssad makes functions that call one another with "
+                    f"the values of when the first is made: assign `{free_name}` before `{first}` is made, or "
+                    "pass it as an argument",
+                )
+        self.refuse_read_before_assigned(node, name, [n for n in free if n not in captured], {})
+        if self.computed_defaults(node.args)[0]:
+            raise self.parsed.unsupported(
+                node, f"{_label(node, name)}, called by `{first}` made before it, has a default value computed "
+                "from the enclosing function's variables; pass the value as an argument instead")
+        template_name = self.namer.fresh(f"{name}_template")
+        template = make_template(node, template_name, captured, self.namespace.values, self.parsed.filename,
+                                 self.parsed)
+        self.namespace.values[template_name] = template
+        if not self.is_generated():
+            self.refuse_changing_captured(node, name, template, [c for c in captured if c != name])
+        helper = self.namespace.bind("joined", joined)
+        return gast.Call(func=_name(helper), args=[_name(template.__name__), self.load(first), constant(name)],
+                         keywords=[])
 
     def computed_defaults(self, args):
         """The parameters of a nested function or lambda whose default values read the
@@ -178,6 +257,58 @@ def make_template(node, name, captured, namespace, filename, enclosing=None, com
     scope.setdefault("__builtins__", builtins)
     exec(compile(source, label, "exec"), scope)  # noqa: S102 - source ssad generated itself
     return scope[name]
+
+
+def free_names(node):
+    """The names a nested `def` or `lambda` reads and does not assign, in the order first read."""
+    inner_locals = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    for extra in (node.args.vararg, node.args.kwarg):
+        if extra is not None:
+            inner_locals.add(extra.id)
+    body = [node.body] if isinstance(node, gast.Lambda) else node.body
+    loaded = []
+    for statement in body:
+        for child in walk(statement):
+            if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+                inner_locals.add(child.id)
+            elif isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and child.id not in loaded:
+                loaded.append(child.id)
+    return [n for n in loaded if n not in inner_locals]
+
+
+def _made_function(statement):
+    """(name, node) of a statement that makes a named function: `def g` or `g = lambda ...`."""
+    if isinstance(statement, gast.FunctionDef):
+        return statement.name, statement
+    if (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], gast.Name) and isinstance(statement.value, gast.Lambda)):
+        return statement.targets[0].id, statement.value
+    return None
+
+
+def _defines(statement, user_name):
+    """Whether `statement` assigns `user_name` in the function it stands in (a `def` of that
+    name does; what a nested function or a comprehension assigns is its own)."""
+    todo = [statement]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.FunctionDef):
+            if node.name == user_name:
+                return True
+            todo += node.decorator_list
+            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id == user_name:
+            return True
+        if not isinstance(node, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            todo += gast.iter_child_nodes(node)
+    return False
+
+
+def _label(node, name):
+    """How a refusal names a nested function or lambda."""
+    if isinstance(node, gast.Lambda):
+        return "the lambda" if name == "function" else f"the lambda {name}"
+    return f"the nested function {name}"
 
 
 def _unset(unset, default):

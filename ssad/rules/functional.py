@@ -1,12 +1,14 @@
 """Rules: functions as values (`functools.partial`) and sequences (`list`, `tuple`, concatenation).
 
 A function value's adjoint is the adjoint of what it holds (see `ssad.dynamic`): for
-`functools.partial(f, a, b, k=c)` it is the pair (adjoints of `a` and `b`, dict of the
-adjoint of `c`). Inside differentiated code the compiler hands them back itself;
-this rule serves calls to `partial` through a variable. The function gets no gradient.
+`functools.partial(f, a, b, k=c)` it is the triple (adjoints of `a` and `b`, dict of the
+adjoint of `c`, adjoint of `f`: what a closure `f` captured). Inside differentiated
+code the compiler hands them back itself; this rule serves calls to `partial` through
+a variable.
 
-Tangents mirror that format: the tangent of a partial is the pair (tangents of its bound
-positional arguments, dict of the tangents of its bound keywords). A sequence's tangent
+Tangents mirror that format: the tangent of a partial is the triple (tangents of its
+bound positional arguments, dict of the tangents of its bound keywords, tangent of its
+function). A sequence's tangent
 is a sequence of the same type with one tangent per item; a dict's is a dict.
 """
 
@@ -14,21 +16,88 @@ import functools
 
 import numpy as np
 
-from ..registry import adjoint, nondifferentiable, tangent
+from ..registry import adjoint, impure, nondifferentiable, tangent
 from ..runtime import concat, iterated, merged, pack_like, repeated, repeats_summed, zipped
+from ..runtime.closures import joined
+from ..runtime.partials import made_partial_adjoint, made_partial_tangent
 from ..runtime.structure import is_other_array, zeros_like_value
 
 
 @adjoint(functools.partial)
-def partial_adjoint(dy, y, func, *args):
-    return (None,) + tuple(dy[0])
+def partial_adjoint(dy, y, func, *args, **kwargs):
+    d_args, _, d_func = made_partial_adjoint(dy, y, func, len(args), tuple(kwargs))
+    return (d_func,) + tuple(d_args)
 
 
 @tangent(functools.partial)
 def partial_tangent(tangents, y, func, *args, **kwargs):
     # tangent rules see positional tangents only: bound keywords get zero tangents,
     # just as the adjoint rule gives them no gradient
-    return (tuple(tangents[1:]), _keyword_zeros(kwargs))
+    return made_partial_tangent(y, func, tangents[0], tuple(tangents[1:]), _keyword_zeros(kwargs))
+
+
+# The generated code of the statement that makes a partial reads its adjoint and builds
+# its tangent through these two (see `runtime.partials`); differentiated again, each is
+# linear in its adjoints or tangents, and each is the transpose of the other.
+
+
+@adjoint(made_partial_adjoint)
+def made_partial_adjoint_adjoint(dy, y, d_made, made, function, count, keywords):
+    d_args, d_keywords, d_function = _triple(dy, count)
+    return (made_partial_tangent(made, function, d_function, d_args, {k: d_keywords.get(k) for k in keywords}),
+            None, None, None, None)
+
+
+@tangent(made_partial_adjoint)
+def made_partial_adjoint_tangent(tangents, y, d_made, made, function, count, keywords):
+    return made_partial_adjoint(tangents[0], made, function, count, keywords)
+
+
+@adjoint(made_partial_tangent)
+def made_partial_tangent_adjoint(dy, y, made, function, t_function, t_args, t_keywords):
+    d_args, d_keywords, d_function = made_partial_adjoint(dy, made, function, len(t_args), tuple(t_keywords))
+    return None, None, d_function, tuple(d_args), {k: d_keywords.get(k) for k in t_keywords}
+
+
+@tangent(made_partial_tangent)
+def made_partial_tangent_tangent(tangents, y, made, function, t_function, t_args, t_keywords):
+    t_t_args, t_t_keywords, _ = _triple((tangents[3], tangents[4], None), len(t_args))
+    return made_partial_tangent(made, function, tangents[2], t_t_args, {k: t_t_keywords.get(k) for k in t_keywords})
+
+
+def _triple(parts, count):
+    """(the `count` bound arguments' parts, {the keywords'}, the function's) of an adjoint or
+    tangent of the parts of a partial, None (a zero) standing for each."""
+    if not isinstance(parts, tuple):
+        return (None,) * count, {}, None
+    bound = tuple(parts[0]) if isinstance(parts[0], (tuple, list)) else (None,) * count
+    return bound, parts[1] if isinstance(parts[1], dict) else {}, parts[2]
+
+
+# A nested function made after one that calls it shares its captured values (see
+# `runtime.closures.joined`): its adjoint, a dict over them, is the first function's too.
+# The call puts it into that dict: it must run even when nothing reads its value.
+impure(joined)
+
+
+@adjoint(joined)
+def joined_adjoint(dy, y, template, first, name):
+    return (None, dy, None)
+
+
+@tangent(joined)
+def joined_tangent(tangents, y, template, first, name):
+    return tangents[1]
+
+
+@adjoint(joined_adjoint)
+def joined_adjoint_adjoint(d_adjoints, adjoints, dy, y, template, first, name):
+    return (d_adjoints[1], None, None, None, None)
+
+
+@tangent(joined_adjoint)
+def joined_adjoint_tangent(tangents, adjoints, dy, y, template, first, name):
+    return (None, tangents[0], None)
 
 
 # ----- Sequences -----

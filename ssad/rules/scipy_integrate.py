@@ -95,7 +95,7 @@ _MXSTEP = 100000  # odeint's bound on the steps of one output interval, for the 
 #
 # A value's adjoint has the value's structure (tuples, lists, dicts, objects with
 # attributes); a function value's adjoint is that of what it holds: a dict of a
-# closure's captured values, (bound arguments, {bound keywords}) of a partial, the
+# closure's captured values, (bound arguments, {bound keywords}, function) of a partial, the
 # adjoint of a bound method's object or of a callable object itself.
 
 
@@ -118,9 +118,10 @@ def _children(like):
     if isinstance(like, dict):
         return list(like.items())
     if _is_closure(like):
-        return [(key, value) for key, value in like.captured.items() if value is not like]
+        return [(key, value) for key, value in like.captured.items()
+                if getattr(value, "captured", None) is not like.captured]  # not itself, nor one sharing its values
     if isinstance(like, functools.partial):
-        return [(0, tuple(like.args)), (1, dict(like.keywords))]
+        return [(0, tuple(like.args)), (1, dict(like.keywords)), (2, like.func)]
     if inspect.ismethod(like):
         return None  # the method's adjoint is its object's: see `_function_like`
     if is_record(like):

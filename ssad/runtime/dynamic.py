@@ -4,9 +4,9 @@
 functions, a closure, a `functools.partial`, a bound method. The forward sweep
 calls `call_forward(f, *args, **kwargs)`, which returns the value and a pullback;
 the adjoint sweep calls `pullback(d_value)`, which returns the adjoint of the
-function value itself (what a closure captured, a partial's bound arguments, a
-method's `self`; None for a plain function), one adjoint per positional argument,
-and last a dict with the adjoints of the keyword arguments.
+function value itself (what a closure captured, a partial's bound arguments and
+function, a method's `self`; None for a plain function), one adjoint per positional
+argument, and last a dict with the adjoints of the keyword arguments.
 """
 
 import functools
@@ -16,10 +16,12 @@ import numpy as np
 
 from ..errors import MissingRuleError
 from ..registry import REGISTRY, draw_refusal, primitive_name, undeclared_draw
-from .callables import (callable_instance, made_by_ssad, parameters, refused_inside, tangent_parameter, transformable,
+from .callables import (callable_instance, made_by_ssad, refused_inside, tangent_parameter, transformable,
                         unwrapped)
-from .closures import Closure
+from .closures import Closure, own_names, own_tangents
 from .handles import JVP, VJP, resolve
+from .layouts import VjpLayout, bound_positional
+from .partials import partial_parts
 from .locations import caller_location
 from .receivers import argument_kinds
 from .refusals import is_discrete
@@ -94,61 +96,6 @@ def call_forward(function, *args, **kwargs):
     )
 
 
-class VjpLayout:
-    """How the vjp of the user's function (or a closure's template) called with `args`,
-    `kwargs` and `captured` orders its adjoints (`wrt`: the positional parameters, the
-    `*args` parameter if it takes some, the keywords, the captured names), and how a
-    pullback of `call_forward` gives them: (d_function, one per positional argument,
-    {keyword: adjoint}), d_function being the dict of the captured adjoints."""
-
-    def __init__(self, function, args, kwargs, captured):
-        self.names, self.rest = _bound_positional(function, len(args))
-        parameters = inspect.signature(function).parameters
-        self.keywords = [k for k in kwargs if k in parameters]
-        # the keywords a `**options` parameter collects: one dict, differentiated whole
-        self.options = next((p for p, v in parameters.items() if v.kind is inspect.Parameter.VAR_KEYWORD), None)
-        self.collected = [k for k in kwargs if k not in parameters] if self.options else []
-        self.captured = list(captured)
-        self.wrt = (tuple(self.names) + tuple(self.rest) + tuple(self.keywords)
-                    + ((self.options,) if self.collected else ()) + tuple(self.captured))
-
-    def pullback_adjoints(self, adjoints):
-        """The adjoints of the vjp's backward half, as a pullback of `call_forward` gives them."""
-        count = len(self.names) + len(self.rest)
-        positional = tuple(adjoints[: len(self.names)])
-        if self.rest:  # one adjoint per argument `*args` took, as vjp gives them
-            positional += tuple(adjoints[len(self.names)])
-        keyword = dict(zip(self.keywords, adjoints[count : count + len(self.keywords)], strict=True))
-        count += len(self.keywords)
-        if self.collected:
-            d_options = adjoints[count] or {}
-            keyword.update({k: d_options.get(k) for k in self.collected})
-            count += 1
-        captured = adjoints[count:]
-        d_function = dict(zip(self.captured, captured, strict=True)) if self.captured else None
-        return (d_function,) + positional + (keyword,)
-
-    def backward_adjoints(self, adjoints, like):
-        """The inverse of `pullback_adjoints`: a pullback's adjoints as the backward half
-        gives them, None filled with zeros shaped like the entry of `like` it stands for."""
-        d_function, positional, keyword = adjoints[0] or {}, adjoints[1:-1], adjoints[-1] or {}
-        flat = list(positional[: len(self.names)])
-        if self.rest:
-            flat.append(tuple(positional[len(self.names) :]))
-        flat += [keyword.get(k) for k in self.keywords]
-        if self.collected:
-            flat.append({k: keyword.get(k) for k in self.collected})
-        flat += [d_function.get(k) for k in self.captured]
-        return tuple(_filled(a, v) for a, v in zip(flat, like, strict=True))
-
-
-def _filled(adjoint, like):
-    """`adjoint` with None (also an entry of a dict of them) as zeros shaped like `like`."""
-    if adjoint is None:
-        return zeros_like_value(like)
-    if isinstance(adjoint, dict) and isinstance(like, dict):
-        return {k: zeros_like_value(like[k]) if adjoint.get(k) is None else adjoint[k] for k in like}
-    return adjoint
 
 
 def rule_adjoints(function, adjoints, count):
@@ -183,14 +130,16 @@ def _partial_forward(function, args, kwargs):
 def partial_adjoints(function, kwargs, adjoints):
     """A pullback's adjoints of the call `function.func(*function.args, *args, **kwargs)` as
     those of `function(*args, **kwargs)`: the partial's adjoint is (its bound arguments',
-    {its bound keywords'})."""
+    {its bound keywords'}, its function's: what a closure it holds captured)."""
     bound = len(function.args)
     positional = adjoints[1:-1]
     keyword = adjoints[-1]
     if isinstance(keyword, _RuleKeywords):
         # a rule differentiates no keyword: reading one that carries a gradient raises
-        return (tuple(positional[:bound]), keyword), *positional[bound:], keyword
-    d_partial = (tuple(positional[:bound]), {k: keyword[k] for k in function.keywords if k not in kwargs})
+        return (tuple(positional[:bound]), keyword, adjoints[0]), *positional[bound:], keyword
+    # a keyword the call gives again is the call's: the partial's own gets none
+    d_partial = (tuple(positional[:bound]), {k: None if k in kwargs else keyword[k] for k in function.keywords},
+                 adjoints[0])
     return (d_partial,) + tuple(positional[bound:]) + ({k: keyword[k] for k in kwargs},)
 
 
@@ -255,18 +204,8 @@ def kinds_of(function, args, kwargs):
     """The kinds of the arguments of a call of the user's `function` (see `receivers`), given
     by position and by name (a closure's captured values too): its code is compiled knowing
     which parameters hold objects of the user's (a method's `self`)."""
-    names, _ = _bound_positional(function, len(args))
+    names, _ = bound_positional(function, len(args))
     return argument_kinds(names + list(kwargs), args[: len(names)] + tuple(kwargs.values()))
-
-
-def _bound_positional(function, count):
-    """(the positional parameters `count` positional arguments bind to, [the `*args` parameter]
-    when it takes some of them, else [])."""
-    names = parameters(function)[0]
-    code = function.__code__
-    if count <= len(names) or not code.co_flags & inspect.CO_VARARGS:
-        return names[:count], []  # too many arguments for no `*args`: the call itself raises
-    return names, [code.co_varnames[code.co_argcount + code.co_kwonlyargcount]]
 
 
 # ----- forward mode -----
@@ -286,11 +225,10 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
     if own is not None:
         return own(function, d_function, primals, tangents, keywords, keyword_tangents)
     if isinstance(function, functools.partial):
-        bound_tangents = d_function[0] if d_function is not None else (None,) * len(function.args)
-        bound_keyword_tangents = d_function[1] if d_function is not None else {}
+        bound_tangents, bound_keyword_tangents, function_tangent = partial_parts(function, d_function)
         return call_jvp(
             function.func,
-            None,
+            function_tangent,
             tuple(function.args) + tuple(primals),
             tuple(bound_tangents) + tuple(tangents),
             {**function.keywords, **keywords},
@@ -304,7 +242,7 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
             keywords, keyword_tangents,
         )
     if isinstance(function, Closure):
-        captured_tangents = d_function or {}
+        captured_tangents = own_tangents(d_function or {}, own_names(function.captured))
         return _compiled_jvp(
             function.template, primals, tangents, keywords, keyword_tangents, function.captured, captured_tangents
         )
@@ -376,7 +314,7 @@ def primal_label(function):
 
 
 def _compiled_jvp(function, primals, tangents, keywords, keyword_tangents, captured, captured_tangents):
-    names, rest = _bound_positional(function, len(primals))
+    names, rest = bound_positional(function, len(primals))
     given = {n: t for n, t in zip(names, tangents, strict=False) if t is not None}
     if rest and any(t is not None for t in tangents[len(names) :]):
         # the values `*args` collects take one tuple of tangents, zeros where none is given

@@ -22,13 +22,14 @@ import types
 from ..errors import MissingRuleError, SourceError
 from ..registry import REGISTRY
 from .callables import callable_instance, transformable, unwrapped
-from .closures import Closure
+from .closures import Closure, fold_own, own_tangents
 from .dynamic import (
     VjpLayout, _distribution_method, call_forward, call_jvp, frozen_distribution, kinds_of, partial_adjoints,
     primal_label, rule_adjoints,
 )
 from .handles import VJP, resolve
 from .locations import caller_location
+from .partials import partial_parts
 from .structure import add_adjoint, zeros_like_value
 
 
@@ -141,9 +142,9 @@ def pullback_jvp(function, t_function, d_value, t_d_value, args, t_args, kwargs,
         )
         return _frozen_adjoints(value, count, kwargs), _frozen_adjoints(tangent, count, kwargs)
     if isinstance(function, functools.partial):
-        t_bound, t_bound_keywords = t_function if t_function is not None else ((None,) * len(function.args), {})
+        t_bound, t_bound_keywords, t_func = partial_parts(function, t_function)
         pair = pullback_jvp(
-            function.func, None, d_value, t_d_value, tuple(function.args) + args, tuple(t_bound) + t_args,
+            function.func, t_func, d_value, t_d_value, tuple(function.args) + args, tuple(t_bound) + t_args,
             {**function.keywords, **kwargs}, {**t_bound_keywords, **t_kwargs},
         )
         return tuple(partial_adjoints(function, kwargs, adjoints) for adjoints in pair)
@@ -169,6 +170,7 @@ def pullback_jvp(function, t_function, d_value, t_d_value, args, t_args, kwargs,
 def _compiled_jvp(function, captured, t_captured, d_value, t_d_value, args, t_args, kwargs, t_kwargs):
     layout = VjpLayout(function, args, kwargs, captured)
     entry = resolve(function, layout.wrt, VJP, kinds_of(function, args, {**kwargs, **captured}))
+    t_captured = own_tangents(t_captured, layout.own)
     keyword_tangents = {**t_kwargs, **{k: t for k, t in t_captured.items() if k in captured}}
     (_, residuals), (_, t_residuals) = call_jvp(
         entry.function, None, args, t_args, {**kwargs, **captured}, keyword_tangents
@@ -247,11 +249,12 @@ def _partial_vjp(function, d_value, args, kwargs):
     adjoints, inner = pullback_vjp(function.func, d_value, tuple(function.args) + args, {**function.keywords, **kwargs})
 
     def partial_pullback(d_adjoints):
-        d_partial, d_rest, d_keywords = d_adjoints[0], d_adjoints[1:-1], d_adjoints[-1] or {}
-        d_bound, d_bound_keywords = d_partial if d_partial is not None else ((None,) * bound, {})
-        inner_adjoints = (None, *d_bound, *d_rest, {**(d_bound_keywords or {}), **d_keywords})
-        _, d_d_value, d_args, d_kwargs = inner(inner_adjoints)
-        d_function = (tuple(d_args[:bound]), {k: d_kwargs.get(k) for k in function.keywords if k not in kwargs})
+        d_rest, d_keywords = d_adjoints[1:-1], d_adjoints[-1] or {}
+        d_bound, d_bound_keywords, d_func = partial_parts(function, d_adjoints[0])
+        inner_adjoints = (d_func, *d_bound, *d_rest, {**d_bound_keywords, **d_keywords})
+        d_inner_function, d_d_value, d_args, d_kwargs = inner(inner_adjoints)
+        d_function = (tuple(d_args[:bound]), {k: None if k in kwargs else d_kwargs.get(k) for k in function.keywords},
+                      d_inner_function)
         return d_function, d_d_value, tuple(d_args[bound:]), {k: d_kwargs.get(k) for k in kwargs}
 
     return partial_adjoints(function, kwargs, adjoints), partial_pullback
@@ -267,7 +270,7 @@ def _compiled_vjp(function, captured, d_value, args, kwargs):
         _, d_d_value, d_residuals, _ = backward_pullback(layout.backward_adjoints(d_adjoints, adjoints))
         d_inputs = forward_pullback((zeros_like_value(value), d_residuals))
         d_keywords = d_inputs[-1]
-        d_function = {k: d_keywords.get(k) for k in captured} if captured else None
+        d_function = fold_own({k: d_keywords.get(k) for k in captured}, layout.own) if captured else None
         return d_function, d_d_value, tuple(d_inputs[1:-1]), {k: d_keywords.get(k) for k in kwargs}
 
     return layout.pullback_adjoints(adjoints), compiled_pullback

@@ -103,7 +103,8 @@ def zeros_like_value(x):
         return rebuild(x, {name: zeros_like_value(getattr(x, name)) for name in fields_of(x)})
     captured = getattr(x, "captured", None)
     if isinstance(captured, dict) and hasattr(x, "template"):  # a closure: its adjoint is a dict
-        return {name: zeros_like_value(value) for name, value in captured.items() if value is not x}
+        return {name: zeros_like_value(value) for name, value in captured.items()
+                if getattr(value, "captured", None) is not captured}  # not itself, nor one sharing its values
     return None
 
 

@@ -36,6 +36,7 @@ from ..runtime import (
     zeros_like_value,
 )
 from ..runtime import unbroadcast as unbroadcast_helper
+from ..runtime.partials import made_partial_adjoint
 from ..runtime.refusals import keeps_length
 from ..analysis.ranks import unbroadcast_axes, unbroadcast_is_identity
 from ..analysis.shapes import drop_unbroadcast, is_elementwise, summed_shape_calls, without_shape_calls
@@ -109,14 +110,7 @@ class StatementAdjoints(CallAdjoints):
         elif op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
             self.dynamic_call(statement, dy, target.id)
         elif op.kind == primitives.PARTIAL:
-            bound = gast.Subscript(value=name(dy), slice=constant(0), ctx=gast.Load())
-            for position, value in enumerate(op.args[1:]):
-                if self.activity.is_active(value):
-                    self.contribute(value, gast.Subscript(value=clone(bound), slice=constant(position), ctx=gast.Load()))
-            table = gast.Subscript(value=name(dy), slice=constant(1), ctx=gast.Load())
-            for keyword, value in op.keywords.items():
-                if self.activity.is_active(value):
-                    self.contribute(value, gast.Subscript(value=clone(table), slice=constant(keyword), ctx=gast.Load()))
+            self.partial_adjoint(op, dy, target.id)
         elif op.kind == primitives.CLOSURE:
             for captured, value in op.keywords.items():
                 if self.activity.is_active(value):
@@ -325,6 +319,25 @@ class StatementAdjoints(CallAdjoints):
         raise AssertionError(f"cannot bind rule parameter to {placeholder!r}")
 
     # ----- accumulation -----
+
+    def partial_adjoint(self, op, dy, made):
+        """`made = functools.partial(function, *args, **keywords)`: its adjoint (see
+        `runtime.partials`) to `args`, `keywords` and `function` (a closure: what it captured)."""
+        parts = self.namer.fresh(f"d_{made}_parts")
+        helper = self.helper("made_partial_adjoint", made_partial_adjoint)
+        names = gast.Tuple(elts=[constant(k) for k in op.keywords], ctx=gast.Load())
+        self.out.append(assign(parts, call(helper, name(dy), name(made), clone(op.args[0]), constant(len(op.args) - 1),
+                                           names)))
+        if self.activity.is_active(op.args[0]):
+            self.contribute(op.args[0], gast.Subscript(value=name(parts), slice=constant(2), ctx=gast.Load()))
+        bound = gast.Subscript(value=name(parts), slice=constant(0), ctx=gast.Load())
+        for position, value in enumerate(op.args[1:]):
+            if self.activity.is_active(value):
+                self.contribute(value, gast.Subscript(value=clone(bound), slice=constant(position), ctx=gast.Load()))
+        table = gast.Subscript(value=name(parts), slice=constant(1), ctx=gast.Load())
+        for keyword, value in op.keywords.items():
+            if self.activity.is_active(value):
+                self.contribute(value, gast.Subscript(value=clone(table), slice=constant(keyword), ctx=gast.Load()))
 
     def contribute(self, primal, expr):
         """Add `expr` to the adjoint of the name `primal`."""

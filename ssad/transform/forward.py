@@ -24,6 +24,7 @@ from ..frontend.builders import assign, assigned_names, call, clone, comment, co
 from .adjoints import index_value
 from .forward_calls import Before, Replace, TangentCalls
 from ..runtime import copy_adjoint, zeros_like_value
+from ..runtime.partials import made_partial_tangent
 from ..runtime.structure import field_tangent, record_tangent
 from .tape import unbound_zero_reads
 
@@ -293,12 +294,17 @@ class _Forward(TangentCalls):
             return self.set_tangent(target, call(self.helper("record_tangent", record_tangent), name(target), table))
         if kind == primitives.CLOSURE:
             keys = [constant(k) for k in op.keywords]
-            values = [self.d_or_zero(v) for v in op.keywords.values()]
+            # a function calling itself captures `closures.SELF`, whose tangent is the closure's
+            # own, which `call_jvp` gives it (see `runtime.closures.own_tangents`)
+            values = [self.d_or_zero(v) if isinstance(v, gast.Name) else constant(None) for v in op.keywords.values()]
             return self.set_tangent(target, gast.Dict(keys=keys, values=values))
         if kind == primitives.PARTIAL:
             bound = gast.Tuple(elts=[self.d_or_zero(a) for a in op.args[1:]], ctx=gast.Load())
             table = gast.Dict(keys=[constant(k) for k in op.keywords], values=[self.d_or_zero(v) for v in op.keywords.values()])
-            return self.set_tangent(target, gast.Tuple(elts=[bound, table], ctx=gast.Load()))
+            function = self.d(op.args[0]) if isinstance(op.args[0], gast.Name) else None
+            function = constant(None) if function is None else function  # a closure's: what it captured
+            helper = self.helper("made_partial_tangent", made_partial_tangent)  # see `runtime.partials`
+            return self.set_tangent(target, call(helper, name(target), clone(op.args[0]), function, bound, table))
         if kind == primitives.POP:
             popped = self.pop_tangent(op)
             return popped[:-1] + self.set_tangent(target, popped[-1].value)
