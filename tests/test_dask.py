@@ -39,6 +39,8 @@ from ssad.rules.linalg import cofactors, differentiable_singular_values, einsum_
 from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.rules.objects import operator_forward_packed  # noqa: E402
+from ssad.runtime.closures import joined  # noqa: E402
+from ssad.runtime.partials import made_partial_adjoint, made_partial_tangent  # noqa: E402
 from ssad.runtime.refusals import rule_adjoints  # noqa: E402
 from ssad.runtime.operators import operator_jvp  # noqa: E402
 from ssad.runtime.in_place import diagonal_fill  # noqa: E402
@@ -357,7 +359,7 @@ EXTRA_SAMPLES = [
     Sample(attribute_part, (types.SimpleNamespace(w=_A, c=_B), "w"), id="attribute_part", dy=_C),
     Sample(field_tangent, (types.SimpleNamespace(w=_A, c=_B), "w"), id="field_tangent", dy=_C),
     Sample(record_tangent, (_Pair(_A, _B), {"a": _C}), id="record_tangent", dy=_Pair(_C, _B)),
-    Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {})),
+    Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {}, None)),
     Sample(unspent, ((_A, [_B, _C]),), id="unspent", dy=(_C, [2.0 * _B, _A])),
     Sample(einsum_of, ("ij,ik->jk", [_A, _B]), id="einsum_of"),
     Sample(np.linalg.eigh, (_A[:3, :3] + _A[:3, :3].T,), id="eigh"),
@@ -489,6 +491,9 @@ _FUNCTION_VALUE_CALLS = {call_forward_packed, method_forward_packed, packed_tang
                          ssad.checkpoint, operator_forward_packed, operator_jvp, super}
 # What a user's adjoint rule returned, checked where the gradient runs: the rule's own tuple.
 _FUNCTION_VALUE_CALLS.add(rule_adjoints)
+# The adjoint and tangent of a partial read back and built as the value Python made (they
+# take the partial and its function), and a nested function joined to one made before it.
+_FUNCTION_VALUE_CALLS |= {made_partial_adjoint, made_partial_tangent, joined}
 
 
 def _ode_solvers():

@@ -7,13 +7,17 @@ import numpy as np
 import ssad
 from ssad.registry import REGISTRY
 from ssad.runtime import concat, iterated, merged, repeated, repeats_summed, zipped
+from ssad.runtime.closures import joined
+from ssad.runtime.partials import made_partial_adjoint, made_partial_tangent
 from ssad.testing import assert_close
 
 from ..conftest import assert_gradient_matches
 
 CASES = []
 CHECKED_ELSEWHERE = [functools.partial, concat, repeated, repeats_summed, list, tuple, dict.items, dict.values,
-                     iterated, merged, zipped, dict.get, sorted]  # the last five: test_dicts_sorted_and_iteration_rules
+                     iterated, merged, zipped, dict.get, sorted,  # these five: test_dicts_sorted_and_iteration_rules
+                     made_partial_adjoint, made_partial_tangent,  # below, and test_recursive_closures_and_partials
+                     joined, REGISTRY.adjoint_rule(joined)]
 
 
 def scaled_by_partial(x, w):
@@ -30,9 +34,23 @@ def test_partial_hands_gradients_to_its_bound_arguments():
         assert_gradient_matches(scaled_by_partial, args, position, gradient)
 
 
-def test_partial_rule_gives_no_gradient_to_the_function():
+def test_partial_rule_hands_each_part_its_adjoint():
+    # the adjoint of a partial is (bound arguments', {bound keywords'}, the function's)
     rule = REGISTRY.adjoint_rule(functools.partial)
-    assert rule(((1.0, 2.0), {}), None, np.add, 3.0, 4.0) == (None, 1.0, 2.0)
+    made = functools.partial(np.add, 3.0, 4.0)
+    assert rule(((1.0, 2.0), {}, None), made, np.add, 3.0, 4.0) == (None, 1.0, 2.0)
+    assert rule(((1.0, 2.0), {}, {"w": 5.0}), made, np.add, 3.0, 4.0) == ({"w": 5.0}, 1.0, 2.0)
+    assert rule(None, made, np.add, 3.0, 4.0) == (None, 0.0, 0.0)  # no adjoint came: zeros
+
+
+def test_partial_of_a_partial_reads_back_as_the_code_wrote_it():
+    # Python flattens `partial(partial(f, a), b)` into `partial(f, a, b)`: the outer
+    # statement's adjoint gives b its part and the inner partial the rest
+    inner = functools.partial(np.multiply, 2.0)
+    outer = functools.partial(inner, 3.0)
+    assert outer.args == (2.0, 3.0)
+    d_args, d_keywords, d_inner = made_partial_adjoint(((10.0, 20.0), {}, {"c": 1.0}), outer, inner, 1, ())
+    assert d_args == (20.0,) and d_keywords == {} and d_inner == ((10.0,), {}, {"c": 1.0})
 
 
 def test_sequence_rules_against_finite_differences():
@@ -100,7 +118,8 @@ def test_partial_tangent_is_the_tangent_of_its_bound_arguments():
     rng = np.random.default_rng(6)
     a, b, t_a, t_b = rng.standard_normal((4, 3))
     rule = REGISTRY.tangent_rule(functools.partial)
-    positional, keywords = rule((None, t_a, t_b), functools.partial(np.add, a, b), np.add, a, b)
+    positional, keywords, t_function = rule((None, t_a, t_b), functools.partial(np.add, a, b), np.add, a, b)
+    assert t_function is None  # np.add holds nothing that moves
     up = functools.partial(np.add, a + EPS * t_a, b + EPS * t_b)
     down = functools.partial(np.add, a - EPS * t_a, b - EPS * t_b)
     assert type(positional) is tuple and len(positional) == 2 and keywords == {}
@@ -112,7 +131,7 @@ def test_partial_tangent_gives_bound_keywords_zero_tangents():
     x = np.array([0.5, 1.5])
     rule = REGISTRY.tangent_rule(functools.partial)
     value = functools.partial(np.clip, x, a_min=0.2, a_max=np.array([1.0, 1.0]), casting="unsafe")
-    positional, keywords = rule((None, np.ones(2)), value, np.clip, x, a_min=0.2, a_max=np.array([1.0, 1.0]), casting="unsafe")
+    positional, keywords, _ = rule((None, np.ones(2)), value, np.clip, x, a_min=0.2, a_max=np.array([1.0, 1.0]), casting="unsafe")
     np.testing.assert_array_equal(positional[0], np.ones(2))
     assert keywords.keys() == {"a_min", "a_max", "casting"}
     assert keywords["a_min"] == 0.0 and keywords["casting"] is None  # a string has no tangent
@@ -123,12 +142,43 @@ def test_partial_tangent_is_transpose_of_adjoint():
     rng = np.random.default_rng(7)
     a, b, t_a, t_b, d_a, d_b = rng.standard_normal((6, 3))
     value = functools.partial(np.multiply, a, b)
-    dy = ((d_a, d_b), {})
+    dy = ((d_a, d_b), {}, None)
     adjoints = REGISTRY.adjoint_rule(functools.partial)(dy, value, np.multiply, a, b)
     t_y = REGISTRY.tangent_rule(functools.partial)((None, t_a, t_b), value, np.multiply, a, b)
     left = pairing(list(adjoints), [None, t_a, t_b])
     assert left != 0.0
     assert abs(left - pairing(dy, t_y)) <= 1e-12 * abs(left)
+
+
+def _keywords_taken(x, y, z=0.0, w=0.0):
+    return x * y + z * w
+
+
+def test_made_partial_adjoint_is_the_transpose_of_made_partial_tangent():
+    # flat, flattened (a partial of a partial), and flattened with a keyword given again
+    rng = np.random.default_rng(8)
+    a, b, c, e, t_a, t_b, t_c, t_e, d_a, d_b, d_c, d_e = rng.standard_normal(12)
+    flat = functools.partial(_keywords_taken, a, z=c)
+    cases = [(flat, _keywords_taken, None, (t_a,), {"z": t_c}, ((d_a,), {"z": d_c}, None))]
+    for keyword in ("w", "z"):
+        outer = functools.partial(flat, b, **{keyword: e})
+        t_flat = ((t_a,), {"z": t_c}, None)
+        d_outer = ((d_a, d_b), {"z": d_c, "w": d_e} if keyword == "w" else {"z": d_e}, None)
+        cases.append((outer, flat, t_flat, (t_b,), {keyword: t_e}, d_outer))
+    for made, function, t_function, t_args, t_keywords, d_made in cases:
+        t_made = made_partial_tangent(made, function, t_function, t_args, t_keywords)
+        d_args, d_keywords, d_function = made_partial_adjoint(d_made, made, function, len(t_args), tuple(t_keywords))
+        left = pairing(d_made, t_made)
+        right = pairing(d_args, t_args) + pairing(d_keywords, t_keywords) + pairing(d_function, t_function)
+        assert left != 0.0
+        assert abs(left - right) <= 1e-12 * abs(left)
+
+
+def test_joined_hands_its_adjoint_to_the_shared_captured_values():
+    adjoint_rule, tangent_rule = REGISTRY.adjoint_rule(joined), REGISTRY.tangent_rule(joined)
+    d_captured = {"x": 2.0}
+    assert adjoint_rule(d_captured, None, None, None, "odd") == (None, d_captured, None)
+    assert tangent_rule((None, d_captured, None), None, None, None, "odd") is d_captured
 
 
 def test_concat_tangent():
