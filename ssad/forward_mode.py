@@ -14,8 +14,10 @@ from .api import Compile, _native_mode, differentiable
 from .backend.driver import Variants, argument_facts, compiled
 from .errors import SsadError
 from .runtime.callables import parameters, tangent_parameter
+from .runtime.defaults import dict_derivative
 from .runtime.handles import JVP
 from .runtime.refusals import defined
+from .runtime.structure import zeros_like_value
 
 
 def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple, *, compile: Compile = False) -> tuple:
@@ -71,5 +73,6 @@ def _fitted(primal, tangent):
             return fitted
         return type(tangent)(*fitted) if hasattr(tangent, "_fields") else tuple(fitted)
     if isinstance(primal, dict) and isinstance(tangent, dict):
-        return {k: t if t is None or k not in primal else _fitted(primal[k], t) for k, t in tangent.items()}
+        fitted = {k: t if t is None or k not in primal else _fitted(primal[k], t) for k, t in tangent.items()}
+        return dict_derivative(primal, fitted, zeros_like_value)  # a defaultdict's: a key read anew has a zero
     return tangent

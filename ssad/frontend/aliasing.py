@@ -39,6 +39,7 @@ class AliasingLowering(ItemChangeLowering):
         name shares and reads afterwards, or that an enclosing loop walks (see `walks`);
         `index`, lowered, of a write `user_name[index] = v`."""
         self._check_not_shared(user_name, statement, written, write, list_change)
+        self.check_items_of_copies(user_name, statement, written)
         if self.current.get(user_name) is not None:
             self.check_walked(self.current[user_name], user_name, statement, written, index, list_change)
 
@@ -296,29 +297,32 @@ class AliasingLowering(ItemChangeLowering):
                 self.sharing.hold(container, held, at_end=False)
 
     def copied_from(self, value):
-        """The local container whose items the new container `value` holds, or None: a slice of
-        a list or tuple whose items are known (generated code writes through no item the
-        user's code did not; a slice of an array is a view), or `list(xs)`, `tuple(xs)`,
-        `sorted(xs)`, `dict(d)` in the user's code, which hold `xs`'s items (the rows of an
-        array) and are never `xs` itself."""
+        """The local containers whose items the new container `value` holds (a tuple, empty for
+        none): a slice of a list or tuple whose items are known (generated code writes through
+        no item the user's code did not; a slice of an array is a view), or `list(xs)`,
+        `tuple(xs)`, `sorted(xs)`, `dict(d)`, `{**d, **e}` (`merged(d, e)`) in the user's code,
+        which hold the items of `xs` (the rows of an array), of `d` and `e`, and are never
+        those themselves."""
         if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice):
             source = value.value
             known = isinstance(source, gast.Name) and source.id in self.sequences and (
                 self.sharing.items_of(source.id) is not None or self.is_generated())
-            return source.id if known else None
-        if (isinstance(value, gast.Call) and len(value.args) == 1 and isinstance(value.args[0], gast.Name)
-                and value.args[0].id in self.defined and not self.is_generated() and self.is_static(value.func)
+            return (source.id,) if known else ()
+        if (isinstance(value, gast.Call) and 1 <= len(value.args) <= 2
+                and all(isinstance(a, gast.Name) and a.id in self.defined for a in value.args)
+                and not self.is_generated() and self.is_static(value.func)
                 and self.resolve_static(value.func) in NEW_CONTAINERS):
-            return value.args[0].id
-        return None
+            return tuple(a.id for a in value.args)
+        return ()
 
     def items_copied(self, copied):
-        """What a container copied from `copied` holds: its items where known; else, in the
-        user's code, (parts of) `copied` itself."""
-        items = self.sharing.items_of(copied)
-        if items is not None:
-            return items
-        return set() if self.is_generated() else {copied}
+        """What a container copied from the containers `copied` holds: their items where known;
+        else, in the user's code, (parts of) those containers themselves."""
+        held = set()
+        for source in copied:
+            items = self.sharing.items_of(source)
+            held |= items if items is not None else set() if self.is_generated() else {source}
+        return held
 
     def read_later(self, user_name):
         """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""

@@ -389,7 +389,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             self.new_containers.discard(name)
         self.track_module_level(name, value, resolve)
         copied = self.copied_from(value)
-        sources = viewed_operands(value, lambda n: n in self.defined and n != copied, self.is_static, resolve)
+        sources = viewed_operands(value, lambda n: n in self.defined and n not in copied, self.is_static, resolve)
         if self.in_place_names and (any(self.owns_view(s) for s in sources)
                                     or ((isinstance(value, gast.Name) or sources) and self.owns_view(name))):
             view = value.id if isinstance(value, gast.Name) else self.namer.fresh(f"{name}_view")
@@ -397,15 +397,15 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
                 self.defined.add(view)
                 self.emit(gast.Assign(targets=[_store(view)], value=value, type_comment=None))
             value, sources = self.owned(view), []
-        callers = [s for s in [*sources, copied] if s in self.callers and (s != copied or name in self.new_containers)]
+        callers = [s for s in [*sources, *copied] if s in self.callers and (s not in copied or name in self.new_containers)]
         if callers:
             self.callers.add(name)  # a view or a second name of the caller's array
             self.roots[name] = set().union(*(self.roots.get(s, set()) for s in callers))
         else:
             self.callers.discard(name)  # a new value: `y = y.copy()` frees y from the caller's array
-        self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers and n != copied,
+        self.sharing.record(name, value, lambda n: n in self.defined and n not in self.numbers and n not in copied,
                             self.is_static, resolve)
-        for item in sorted(self.items_copied(copied)) if copied else ():
+        for item in sorted(self.items_copied(copied)):
             self.sharing.hold(name, item, at_end=False)
         self.emit(gast.Assign(targets=[_store(name)], value=value, type_comment=None))
 

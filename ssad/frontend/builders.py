@@ -7,7 +7,8 @@ Traversal: `walk(node)`, `ast.walk`'s order without its generator layers (every 
 walks trees, often the same ones many times, and this is most of compile time), and
 `clone(node)`, a deep copy.
 Questions: `local_names(function)`, `assigned_names(statements)`, `stored_names(statements)`,
-`loaded_names(statements)`, `is_loop_exit(statement)`, `written_arrays(targets)`.
+`loaded_names(statements)`, `is_loop_exit(statement)`, `written_arrays(targets)`,
+`constant_key(key)`.
 """
 
 import copy
@@ -195,3 +196,16 @@ def written_arrays(targets):
         t.value.id for target in targets for t in walk(target)
         if isinstance(t, gast.Subscript) and isinstance(t.ctx, gast.Store) and isinstance(t.value, gast.Name)
     })
+
+
+def constant_key(key):
+    """A dict display's key written as a literal (`'W'`, `-1`, `(0, 1)`) as one constant node
+    (a tuple is one value), else None: a key computed when the code runs."""
+    if isinstance(key, gast.Constant):
+        return key
+    try:
+        value = gast.literal_eval(key)
+        hash(value)
+    except (ValueError, TypeError, SyntaxError):  # not a literal, or a list or a dict (no key)
+        return None
+    return gast.copy_location(gast.Constant(value=value, kind=None), key)

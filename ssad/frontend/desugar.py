@@ -5,8 +5,6 @@ is parsed, before the fence sees them.
 - `assert test, message` becomes a call the forward sweep runs (`lower_asserts`);
 - an f-string becomes a call that formats it (`lower_formatted_strings`);
 - `raise error` becomes `return raised(error)`, an early return that raises (`lower_raises`);
-- a generator function becomes the function returning the list of what it yields
-  (`lower_generator`), which is what a caller that consumes it sees;
 - `np.fill_diagonal(a, val)` and `np.put_along_axis(a, indices, values, axis)` become
   the indexed writes they are, `a[index] = value` (`lower_index_writes`, with the
   helpers of `runtime.in_place`);
@@ -17,8 +15,7 @@ is parsed, before the fence sees them.
 
 Assumes: a `Parsed` function whose free names are not resolved yet.
 Guarantees: no `Import`, `ImportFrom` or `Assert` statement, no `raise` of an exception and no
-f-string is left, and a generator's
-`yield` statements append to a list it returns.
+f-string is left (a generator function is lowered by `generators`).
 """
 
 import importlib
@@ -194,45 +191,6 @@ def _format_template(joined, values):
     return "".join(parts)
 
 
-def lower_generator(parsed):
-    """A generator function as the function returning the list of what it yields.
-
-    ssad differentiates a generator where the function it calls consumes it (`list(gen())`,
-    `sum(gen())`, a `for` over it): running it to its end at once yields the same values
-    in the same order. `yield v` becomes `yielded.append(v)`, `yield from e`
-    `yielded.extend(e)`, and every `return` returns the list."""
-    node = parsed.node
-    taken = local_names(node) | set(parsed.namespace) | {n.id for n in walk(node) if isinstance(n, gast.Name)}
-    out = next(name for name in ("yielded", *(f"yielded_{k}" for k in range(1, 1000))) if name not in taken)
-
-    def collected():
-        return gast.Name(id=out, ctx=gast.Load(), annotation=None, type_comment=None)
-
-    def lower(statement):
-        if isinstance(statement, gast.Expr) and isinstance(statement.value, (gast.Yield, gast.YieldFrom)):
-            value = statement.value.value
-            if value is None:
-                value = gast.Constant(value=None, kind=None)
-            method = "append" if isinstance(statement.value, gast.Yield) else "extend"
-            call = gast.Call(func=gast.Attribute(value=collected(), attr=method, ctx=gast.Load()),
-                             args=[value], keywords=[])
-            return [gast.copy_location(gast.Expr(value=gast.copy_location(call, statement)), statement)]
-        if isinstance(statement, gast.Return):
-            return [gast.copy_location(gast.Return(value=collected()), statement)]
-        return None
-
-    for child in walk(node):
-        if isinstance(child, (gast.Yield, gast.YieldFrom)) and not _is_yield_statement(node, child):
-            raise parsed.unsupported(
-                child, "a `yield` whose value is used (`x = yield v`, `send`) cannot be differentiated; "
-                       "yield values only, or build a list and return it")
-    start = gast.Assign(targets=[gast.Name(id=out, ctx=gast.Store(), annotation=None, type_comment=None)],
-                        value=gast.List(elts=[], ctx=gast.Load()), type_comment=None)
-    body = _rewritten(node.body, lower)
-    first = node.body[0] if node.body else node
-    node.body = [gast.copy_location(start, first), *body, gast.copy_location(gast.Return(value=collected()), first)]
-
-
 def lower_index_writes(parsed):
     """`np.fill_diagonal(a, val, wrap)` as `a[diagonal_index(a, wrap)] = diagonal_fill(val, a, wrap)`,
     `np.put_along_axis(a, i, v, axis)` as `a[along_axis_index(a, i, axis)] = v` and
@@ -377,14 +335,6 @@ def _static(func, namespace, local):
     for attr in reversed(path):
         value = getattr(value, attr, None)
     return value
-
-
-def _is_yield_statement(function, node):
-    """Whether the yield `node` stands alone as a statement of `function` (not in a nested def)."""
-    for child in walk(function):
-        if isinstance(child, gast.Expr) and child.value is node:
-            return True
-    return False
 
 
 def _rewritten(block, rewrite):

@@ -7,11 +7,12 @@ boolean operators and conditional expressions as branches, comprehensions as loo
 """
 
 import builtins
+import itertools
 
 import gast
 import numpy as np
 
-from .builders import call as _call, walk
+from .builders import call as _call, clone, constant_key, walk
 from .builders import name as _name
 from .namespace import named_object
 from ..runtime import concat, repeated, zipped
@@ -267,10 +268,22 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
                                  *[atom for a in expr.args for atom in self.arguments(a)])
                 zip_call.keywords = [gast.keyword(arg="strict", value=self.atom(k.value)) for k in expr.keywords]
                 return zip_call
+            if self.is_builtin_call(expr, "enumerate") and expr.args and not isinstance(expr.args[0], gast.Starred):
+                # outside a loop's header (`pairs = list(enumerate(xs))`): zip's pairs with a count
+                start = expr.args[1:] or [k.value for k in expr.keywords if k.arg == "start"]
+                counter = self.atom(_call(_name(self.namespace.bind("count", itertools.count)), *map(self.atom, start)))
+                return _call(_name(self.namespace.bind("zipped", zipped)), counter, self.atom(expr.args[0]))
             if self.is_builtin_call(expr, "dict") and not expr.args and all(k.arg for k in expr.keywords):
                 # `dict(a=a, b=b)` is the display `{'a': a, 'b': b}`: its values carry gradients
                 return gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in expr.keywords],
                                  values=[self.atom(k.value) for k in expr.keywords])
+            if self.is_builtin_call(expr, "dict") and expr.keywords and len(expr.args) <= 1 and not any(
+                    isinstance(a, gast.Starred) for a in expr.args):
+                # `dict(d, k=v, **e)` is the display `{**dict(d), 'k': v, **e}` (see `joins`)
+                keys = [None if k.arg is None else gast.Constant(value=k.arg, kind=None) for k in expr.keywords]
+                values = [k.value for k in expr.keywords]
+                copied = [gast.Call(func=expr.func, args=expr.args, keywords=[])] if expr.args else []
+                return self.simple(gast.Dict(keys=[None] * len(copied) + keys, values=copied + values))
             if _pops_with_default(expr):
                 raise self.parsed.unsupported(
                     expr, "`d.pop(key, default)` is not supported (its undo cannot tell whether the key was there); "
@@ -296,7 +309,7 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
             return self.merged_dict(expr)
         if isinstance(expr, gast.Dict):
             return gast.Dict(
-                keys=[gast.Constant(value=k.value, kind=None) for k in expr.keys], values=[self.atom(v) for v in expr.values]
+                keys=[clone(constant_key(k)) for k in expr.keys], values=[self.atom(v) for v in expr.values]
             )
         raise self.parsed.unsupported(expr, f"`{type(expr).__name__}` expressions are not supported")
 

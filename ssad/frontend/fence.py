@@ -26,7 +26,7 @@ from ..errors import SourceError
 from .namespace import named_object
 from .outputs import check_no_output_argument
 from .parse import local_names
-from .builders import walk
+from .builders import constant_key, walk
 
 # Statements and expressions a later issue of the project will add are rejected
 # with a message that says what to write instead today.
@@ -272,10 +272,10 @@ class _Fence:
                 )
             if isinstance(node, gast.Dict):
                 for key in node.keys:
-                    if key is not None and not isinstance(key, gast.Constant):  # None: `**d`
+                    if key is not None and constant_key(key) is None:  # None: `**d`
                         raise self.parsed.unsupported(
-                            key if key is not None else node,
-                            "a dict display needs constant keys (`{'W': W}`); build other dicts with d[k] = v",
+                            key, "a dict display needs constant keys (`{'W': W}`, `{(0, 1): v}`); build other "
+                                 "dicts with d[k] = v",
                         )
             if isinstance(node, gast.Starred) and id(node) not in passed_through:
                 raise self.parsed.unsupported(

@@ -20,7 +20,7 @@ needs neither: writes into it are checked as every write is (`aliasing`).
 import gast
 import numpy as np
 
-from ..runtime.refusals import changed_item_held_once, rebound_by_augmented
+from ..runtime.refusals import changed_item_held_once, item_held_by, rebound_by_augmented
 from .builders import walk
 from .builders import name as _name
 from .sharing import AUGMENTED
@@ -57,6 +57,15 @@ class ItemChangeLowering:
         holders = sorted(users[n] for n in self.sharing.groups.get(item.id, ())
                          if n in users and n != item.id and n not in container_names)
         later = [u for u in holders if u != user_name and self.read_later(u)]
+        for source in sorted(self.sharing.copied_by_method(container)):
+            user = users.get(source)
+            if user is not None and user != user_name and self.current.get(user) == source and self.read_later(user):
+                self.emit_guard(item_held_by, [_name(item.id), _name(source)], (
+                    f"`{written}` changes the item of `{user_name}` in place where it is an array or a list (as "
+                    f"`{op}=` does), and `{user_name}` is a `.copy()` of `{user}`, a dict or a list holding that "
+                    f"item too, which is read afterwards, where ssad's lowering (a new value stored in "
+                    f"`{user_name}`) would not show the change; {fix}, or copy the items too"
+                ), statement)
         if later:
             self.emit_guard(rebound_by_augmented, [_name(item.id)], (
                 f"`{written}` changes the item of `{user_name}` in place where it is an array or a list (as "
@@ -64,6 +73,28 @@ class ItemChangeLowering:
                 f"lowering (a new value stored in `{user_name}`) would not show the change; {fix} "
                 f"(`{later[0]}` then keeps its own), or change `{later[0]}` by its own name"
             ), statement)
+
+    def check_items_of_copies(self, user_name, statement, written):
+        """Before a change in place of `user_name` (`w[0] = v`, `w += v`, `w.append(v)`) where it
+        may be an item of `p = x.copy()` and `x` is read afterwards: a dict's or a list's copy
+        holds the same items, so the change is one of `x`'s too, which ssad would not show
+        there; an array's copy holds none of its arrays. Which one `x` is, is known where the
+        code runs: `item_held_by(w, x)` raises for the first."""
+        name = self.current.get(user_name)
+        if name is None or self.is_generated():
+            return
+        users = {ssa: user for user, ssa in self.current.items()}
+        for copy in self.sharing.others(name):
+            for source in sorted(self.sharing.copied_by_method(copy)):
+                user = users.get(source)
+                if user is None or user == user_name or self.current.get(user) != source or not self.read_later(user):
+                    continue
+                self.emit_guard(item_held_by, [_name(name), _name(source)], (
+                    f"`{written}` would change an item of `{users.get(copy, copy)}`, a `.copy()` of `{user}`, "
+                    f"and a dict's or a list's copy holds the same items: `{user}`, read afterwards, would see "
+                    f"the change, which ssad would not show there; copy the item first "
+                    f"(`{user_name} = {user_name}.copy()`)"
+                ), statement)
 
     def _known_array(self, user_name):
         """Whether the local `user_name` surely holds a NumPy array: assigned once in the

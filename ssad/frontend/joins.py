@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from ..runtime import c_, merged, r_
-from .builders import call as _call, clone
+from .builders import call as _call, clone, constant_key
 from .builders import name as _name
 
 
@@ -30,12 +30,12 @@ class JoinLowering:
             if run is None:
                 run = gast.Dict(keys=[], values=[])
                 parts.append(run)
-            run.keys.append(gast.Constant(value=key.value, kind=None))
+            run.keys.append(clone(constant_key(key)))
             run.values.append(self.atom(value))
         helper = _name(self.namespace.bind("merged", merged))
         parts = [self.atom(p) if isinstance(p, gast.Dict) else p for p in parts]
-        if len(parts) == 1:
-            return _call(helper, parts[0], gast.Dict(keys=[], values=[]))
+        if len(parts) == 1:  # `{**d}`: a copy, joined with an empty dict
+            return _call(helper, parts[0], self.atom(gast.Dict(keys=[], values=[])))
         joined = parts[0]
         for part in parts[1:-1]:
             joined = self.atom(_call(clone(helper), joined, part))

@@ -27,7 +27,6 @@ from .closures import ORIGINS
 from .desugar import (
     lower_asserts,
     lower_formatted_strings,
-    lower_generator,
     lower_imports,
     lower_index_expressions,
     lower_index_writes,
@@ -35,6 +34,7 @@ from .desugar import (
     lower_ufunc_displays,
 )
 from .deletes import lower_deletes, without_deletes
+from .generators import lower_generator
 from .distributions import lower_frozen_distributions
 from .methods import lower_zero_argument_super
 

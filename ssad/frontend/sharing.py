@@ -50,6 +50,9 @@ class Sharing:
         self.second_names = {}  # name -> the name it was assigned from (`b = a`)
         # name -> the container it was read from as an item whose items are not known (`h = hs[-1]`)
         self.item_of = {}
+        # name -> the names it may be a `.copy()` of, at some point: a dict's or a list's copy
+        # holds the same items, an array's none (which one it is, is known where the code runs)
+        self.copies = {}
 
     def record(self, name, value, is_local, is_static, resolve=None):
         """After `name = value`: remember the locals whose memory `value` may share.
@@ -58,6 +61,9 @@ class Sharing:
         is made of (`held = [x, z]`: a write into `z` changes what `held[1]` reads), for the
         refusals; `ever`, which the tape reads, keeps to views and second names."""
         views = viewed_operands(value, is_local, is_static, resolve)
+        copied = _copied_by_method(value)
+        if copied is not None and is_local(copied):
+            self.copies.setdefault(name, set()).add(copied)
         popped = _popped_from(value)
         if popped is not None and self.items_of(popped) is not None:
             views = views + [popped]  # `w = items.pop()`: an item of the list
@@ -177,6 +183,16 @@ class Sharing:
             found.update(self.others(n))
         return sorted(n for n in found - {name} if self.item_of.get(root(n)) not in same)
 
+    def copied_by_method(self, name):
+        """The names `name` may be a `.copy()` of, directly or through copies of copies."""
+        found, todo = set(), [name]
+        while todo:
+            for source in self.copies.get(todo.pop(), ()):
+                if source not in found:
+                    found.add(source)
+                    todo.append(source)
+        return found - {name}
+
     def shares_a_parameter(self, name):
         return any(n in self.parameters for n in self.groups.get(name, ()) if n != name)
 
@@ -194,6 +210,14 @@ def _item_at(value, held):
     if not isinstance(index, gast.Constant) or type(index.value) is not int or not -len(held) <= index.value < len(held):
         return False, None
     return True, held[index.value]
+
+
+def _copied_by_method(value):
+    """`x` of `x.copy()`, else None."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
+        if isinstance(value.func.value, gast.Name) and not value.args and not value.keywords:
+            return value.func.value.id
+    return None
 
 
 def _popped_from(value):

@@ -9,7 +9,7 @@ and carries its own gradient, as if written out. Methods of the lowering (see `a
 import gast
 
 from .builders import name as _name
-from .builders import walk
+from .builders import constant_key, walk
 
 
 def changed_in_place(function):
@@ -36,8 +36,8 @@ class SpreadLowering:
             return
         if isinstance(value, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in value.elts):
             self.lengths[name] = len(value.elts)
-        elif isinstance(value, gast.Dict) and all(isinstance(k, gast.Constant) for k in value.keys):
-            self.keys[name] = [k.value for k in value.keys]
+        elif isinstance(value, gast.Dict) and all(k is not None and constant_key(k) is not None for k in value.keys):
+            self.keys[name] = [constant_key(k).value for k in value.keys]
         elif isinstance(value, gast.Name):
             for known in (self.lengths, self.keys):
                 if value.id in known:

@@ -14,6 +14,7 @@ import weakref
 
 import gast
 
+from ..runtime import merged
 from .builders import walk
 from .namespace import named_object
 from .outputs import is_library
@@ -51,8 +52,9 @@ def shares_attribute(attr):
 # walks the very lists and arrays `d` holds.
 CONTAINER_READS = {"values", "items", "get", "setdefault"}
 VIEW_OF_ANY = {"broadcast_arrays", "einsum"}  # `np.einsum("ij->ji", a)` is a view of a
-# Builtins that build a new container of the operand's items (which may be shared).
-NEW_CONTAINERS = (list, tuple, dict, sorted)
+# Builtins that build a new container of the operands' items (which may be shared); `merged`
+# is `{**d, **e}` as ssad lowers it.
+NEW_CONTAINERS = (list, tuple, dict, sorted, merged)
 # Builtins that build new values (numbers, strings, ranges) rather than hand back an
 # operand or its parts, as `list(z)` (the rows of z), `max(rows, key=f)` and `next(it)` do.
 FRESH_BUILTINS = {

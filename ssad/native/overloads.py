@@ -21,7 +21,7 @@ from ..rules.shape import _through_cast, _unpack_like
 from ..runtime import broadcast_like, iterated, owned, seed, size, stop_gradient, unbroadcast
 from ..runtime.refusals import keys_unchanged
 from ..runtime.scatter import copy_adjoint
-from ..runtime.refusals import changed_item_held_once
+from ..runtime.refusals import changed_item_held_once, item_held_by
 from ..runtime.structure import add_adjoint, owned_argument, zeros_like_value
 from .lower import array_of
 from .parts import HELPERS as PART_HELPERS
@@ -95,6 +95,13 @@ def _owned_argument(x):
 def _changed_item_held_once(container, item, message, filename, lineno, col):
     if isinstance(container, types.Array):  # an array's item is written in place, as NumPy does
         return lambda container, item, message, filename, lineno, col: None
+    return None
+
+
+@overload(item_held_by)
+def _item_held_by(item, holder, message, filename, lineno, col):
+    if isinstance(holder, types.Array):  # a copy of an array holds none of its arrays
+        return lambda item, holder, message, filename, lineno, col: None
     return None
 
 
@@ -308,7 +315,8 @@ def _keys_unchanged(walked, target, index, message, filename, lineno, col):
 
 # the helpers above: generated code that reads one of these from its namespace can be compiled
 HELPERS = (
-    seed, zeros_like_value, size, stop_gradient, owned, owned_argument, changed_item_held_once, broadcast_like,
+    seed, zeros_like_value, size, stop_gradient, owned, owned_argument, changed_item_held_once, item_held_by,
+    broadcast_like,
     unbroadcast, copy_adjoint, iterated, add_adjoint, matmul_left_adjoint, matmul_right_adjoint, dot_left_adjoint,
     dot_right_adjoint, _trace_adjoint, array_of, _unpack_like, _through_cast, _is_complex, _abs_adjoint, keys_unchanged,
 ) + PART_HELPERS + REDUCTION_HELPERS + ROW_HELPERS

@@ -175,9 +175,13 @@ nondifferentiable(list.index, list.count, tuple.index, tuple.count)  # positions
 
 @adjoint(zipped)
 def zipped_adjoint(dy, y, *sequences, strict=False):
-    """Item k of sequence i went to tuple k, place i (items past the shortest sequence: none)."""
+    """Item k of sequence i went to tuple k, place i (items past the shortest sequence: none;
+    an iterator's items, drawn by zip already, carry none: `zip(itertools.count(), xs)`)."""
     adjoints = []
     for i, sequence in enumerate(sequences):
+        if not is_sized(sequence):
+            adjoints.append(None)
+            continue
         items = []
         for k, item in enumerate(sequence):
             items.append(dy[k][i] if k < len(dy) else zeros_like_value(item))
@@ -187,7 +191,10 @@ def zipped_adjoint(dy, y, *sequences, strict=False):
 
 @tangent(zipped)
 def zipped_tangent(tangents, y, *sequences, strict=False):
-    columns = [_item_tangents(t, s) for t, s in zip(tangents, sequences, strict=True)]
+    columns = []
+    for i, (t, sequence) in enumerate(zip(tangents, sequences, strict=True)):
+        # an iterator's items carry none: zeros like the items zip drew (`zip(itertools.count(), xs)`)
+        columns.append(_item_tangents(t, sequence) if is_sized(sequence) else [zeros_like_value(z[i]) for z in y])
     return [tuple(column[k] for column in columns) for k in range(len(y))]
 
 
@@ -210,17 +217,23 @@ def walked_as_is(xs):
     return isinstance(xs, (list, tuple, np.ndarray, range, str)) or is_other_array(xs)
 
 
-nondifferentiable(walked_as_is)
+def is_sized(xs):
+    """Whether `xs` has a length (a sequence, an array, a dict), not an iterator drawn as it is read."""
+    return hasattr(type(xs), "__len__")
+
+
+nondifferentiable(walked_as_is, is_sized)
 
 
 @adjoint(merged)
 def merged_adjoint(dy, y, a, b):
-    """`{**a, **b}`: each key's adjoint goes to the dict whose value the result holds."""
+    """`{**a, **b}`: each key's adjoint goes to the dict whose value the result holds (none to a
+    key a defaultdict made later, reading it: the result does not hold it)."""
     d_a, d_b = {}, {}
     for k in a:
-        d_a[k] = zeros_like_value(a[k]) if k in b else dy[k]
+        d_a[k] = dy[k] if k in dy and k not in b else zeros_like_value(a[k])
     for k in b:
-        d_b[k] = dy[k]
+        d_b[k] = dy[k] if k in dy else zeros_like_value(b[k])
     return (d_a, d_b)
 
 
@@ -228,6 +241,36 @@ def merged_adjoint(dy, y, a, b):
 def merged_tangent(tangents, y, a, b):
     return {**dict(zip(a, _value_tangents(tangents[0], a), strict=True)),
             **dict(zip(b, _value_tangents(tangents[1], b), strict=True))}
+
+
+# ----- dict(d): a copy of a dict; dict(pairs): each key's last value -----
+
+
+@adjoint(dict)
+def dict_adjoint(dy, y, iterable=()):
+    if isinstance(iterable, dict):
+        return (merged_adjoint(dy, y, iterable, {})[0],)
+    return (pack_like(iterable, _pairs_adjoint(dy, list(iterable))),)
+
+
+@tangent(dict)
+def dict_tangent(tangents, y, iterable=()):
+    if isinstance(iterable, dict):
+        return merged_tangent((tangents[0], {}), y, iterable, {})
+    pairs = list(iterable)
+    return {pair[0]: _item_tangents(t, pair)[1] for pair, t in zip(pairs, _item_tangents(tangents[0], pairs), strict=True)}
+
+
+def _pairs_adjoint(dy, pairs):
+    """One adjoint per `(key, value)` pair: its key's adjoint in `dy` where it is the last pair
+    of its key (the value the dict holds), zero where a later pair replaced it."""
+    last = {pair[0]: position for position, pair in enumerate(pairs)}
+    adjoints = []
+    for position, pair in enumerate(pairs):
+        key, value = pair
+        d_value = dy[key] if last[key] == position else zeros_like_value(value)
+        adjoints.append(pack_like(pair, [zeros_like_value(key), d_value]))
+    return adjoints
 
 
 @adjoint(dict.get)

@@ -53,8 +53,8 @@ from ..runtime.pullbacks import (
 )
 from ..runtime.receivers import numpy_member
 from ..runtime.refusals import (
-    changed_item_held_once, check_assertion, discrete_only, held_list_kept, index_only, keeps_length, keys_unchanged,
-    not_a_view_of,
+    changed_item_held_once, check_assertion, discrete_only, held_list_kept, index_only, item_held_by, keeps_length,
+    keys_unchanged, not_a_view_of,
     not_changed_in_place, rebound_by_augmented, rule_adjoints, unchanged_by_call, walk_unchanged,
 )
 from ..runtime.structure import (
@@ -71,7 +71,7 @@ nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where i
 nondifferentiable(index_only, pure=False)  # a part of an index built as a value (`np.s_[:, k]`): a test that raises
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
-nondifferentiable(changed_item_held_once, pure=False)  # the same, where `y[k] += v` changes an item
+nondifferentiable(changed_item_held_once, item_held_by, pure=False)  # the same, where `y[k] += v` changes an item
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
 nondifferentiable(walk_unchanged, keys_unchanged, held_list_kept, pure=False)  # the same, where a loop changes what it walks
 nondifferentiable(not_changed_in_place, pure=False)  # the same, where a method's value is used
@@ -333,6 +333,8 @@ def take_part_tangent(tangents, y, d_x, index):
 
 @adjoint(pack_like)
 def pack_like_adjoint(dy, y, x, items):
+    if isinstance(x, dict):  # a dict's adjoint never came from its items (its keys)
+        return (None, pack_like(items, [zeros_like_value(item) for item in items]))
     # a list of items gets a list of adjoints; a zero number (an entry written over later) is every item's
     return (None, pack_like(items, [dy] * len(items) if is_zero_number(dy) else list(dy)))
 

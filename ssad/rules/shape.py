@@ -44,9 +44,10 @@ import numbers
 
 import numpy as np
 
+from ..runtime.defaults import dict_derivative
 from ..runtime.locations import located
 from ..registry import adjoint, nondifferentiable, tangent
-from ..runtime import broadcast_like, c_, is_other_array, pack_like, r_, size, summed_at, unbroadcast
+from ..runtime import broadcast_like, c_, is_other_array, pack_like, r_, size, summed_at, unbroadcast, zeros_like_value
 from .elementwise import _i1, _through_cast
 
 
@@ -385,6 +386,10 @@ def ndarray_copy_adjoint(dy, y, a, order="C"):
 
 @tangent(np.ndarray.copy)
 def ndarray_copy_tangent(tangents, y, a, order="C"):
+    if isinstance(a, (dict, list)):  # `d.copy()` of a dict or a list: its tangent is one too (or a zero), copied
+        if isinstance(tangents[0], dict):  # the copy's own (a defaultdict's reads the keys the copy makes)
+            return dict_derivative(y, dict(tangents[0]), zeros_like_value)
+        return tangents[0].copy() if isinstance(tangents[0], list) else tangents[0]
     return np.copy(tangents[0])
 
 

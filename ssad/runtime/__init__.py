@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import SourceError, SsadError
 from .locations import caller_location
 from .checkpoints import Checkpoints
+from .endless import endless
 from .scatter import add_at, added_at, copy_adjoint, getitem_adjoint, list_adjoint, split_like, summed_at, zero_at  # noqa: F401  (generated code reads them)
 from .scatter import clear_at, kept, take_part, written_mask, written_part  # noqa: F401  (generated code reads them)
 from .structure import add_adjoint, add_attr, is_namedtuple, is_other_array, zeros_like_value  # noqa: F401  (generated code reads them)
@@ -157,6 +158,8 @@ def _describe(value):
 
 def pack_like(x, items):
     """The adjoint of `x` from the adjoints of its unpacked items (`a, b = x`)."""
+    if isinstance(x, dict):  # unpacking, listing or sorting a dict walks its keys, which carry no gradient
+        return zeros_like_value(x)
     if isinstance(x, np.ndarray) or is_other_array(x):
         return np.stack([np.broadcast_to(item, x.shape[1:]) for item in items])
     if isinstance(x, tuple) and hasattr(x, "_fields"):
@@ -273,10 +276,12 @@ def chosen_position(items, y):
 
 def iterated(xs):
     """What `for x in xs` walks, as something indexable: `xs` itself when it is a list, a tuple,
-    an array or a range, else the list of what iterating it gives (a dict's keys, a set's items)."""
+    an array or a range, else the list of what iterating it gives (a dict's keys, a set's items),
+    drawn as the loop reads it for an iterator that never ends (`itertools.count()`: see `endless`)."""
     if isinstance(xs, (list, tuple, np.ndarray, range, str)) or is_other_array(xs):
         return xs
-    return list(xs)
+    drawn = endless(xs)
+    return list(xs) if drawn is None else drawn
 
 
 def zipped(*sequences, strict=False):

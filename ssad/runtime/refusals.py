@@ -126,6 +126,22 @@ def changed_item_held_once(container, item, message, filename, lineno, col):
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
 
 
+def item_held_by(item, holder, message, filename, lineno, col):
+    """Before `y[k] += v` where `y` may be `holder.copy()`: `item`, which `y[k]` held, is changed
+    in place by Python's `+=` where it is an array or a list. Raises when `holder` (a dict, list
+    or tuple, whose copy holds its items) holds it too, or a view of its memory; an array
+    `holder` passes (its copy holds no array of its)."""
+    if isinstance(holder, np.ndarray) or not isinstance(item, (np.ndarray, list)):
+        return
+    held = holder.values() if isinstance(holder, dict) else holder
+    if not isinstance(held, (list, tuple, type({}.values()))):
+        return  # another kind of container: what it holds is not known
+    memory = _memory_of(item)
+    for other in held:
+        if other is item or (isinstance(other, np.ndarray) and memory is not None and _memory_of(other) is memory):
+            raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
 def _memory_of(value):
     """The array owning the memory of the array `value` (itself, or what it is a view of)."""
     if not isinstance(value, np.ndarray):
@@ -345,4 +361,4 @@ def rule_adjoints(adjoints, active, label, filename, lineno, col, line):
 
 # the checks above that raise or do nothing, which generated code calls for their effect
 GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, rebound_by_augmented,
-          unchanged_by_call, not_changed_in_place, keeps_length, discrete_only, changed_item_held_once)
+          unchanged_by_call, not_changed_in_place, keeps_length, discrete_only, changed_item_held_once, item_held_by)

@@ -285,7 +285,7 @@ def copy_adjoint(d_x):
     if isinstance(d_x, list):
         return list(d_x)
     if isinstance(d_x, dict):
-        return dict(d_x)
+        return d_x.copy()  # a plain dict, or the derivative of a defaultdict (runtime/defaults.py)
     if is_other_array(d_x):  # dask's __setitem__ rebinds the array it is called on (np.copy would compute it)
         return d_x.copy()
     return d_x

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import SourceError
 from .locations import caller_location
 from .callables import callable_instance
+from .defaults import dict_derivative
 from .refusals import NoDerivative
 
 
@@ -98,7 +99,7 @@ def zeros_like_value(x):
     if isinstance(x, range):  # its integers, as a list holds them (a loop's header read again)
         return [0.0] * len(x)
     if isinstance(x, dict):
-        return {k: zeros_like_value(v) for k, v in x.items()}
+        return dict_derivative(x, {k: zeros_like_value(v) for k, v in x.items()}, zeros_like_value)
     if is_record(x):
         return rebuild(x, {name: zeros_like_value(getattr(x, name)) for name in fields_of(x)})
     captured = getattr(x, "captured", None)

@@ -8,6 +8,7 @@ carries a gradient and has no rule raises MissingRuleError where it stands.
 """
 
 import inspect
+import itertools
 import operator
 import textwrap
 
@@ -322,6 +323,11 @@ class CallAdjoints:
 
 def class_refusal(cls, what):
     """Why a class constructed from values that carry `what` (gradients, tangents) is refused."""
+    if hasattr(cls, "__next__"):  # an iterator (itertools.chain, enumerate): walked, not a record of fields
+        label = primitive_name(cls)
+        advice = _ITERATOR_ADVICE.get(cls, "walk the values in a `for` loop or a comprehension instead")
+        return (f"`{label}(...)` makes an iterator from values that carry {what}, which ssad does not "
+                f"differentiate; {advice}")
     article = "an" if cls.__name__[:1].lower() in "aeiou" else "a"
     reason = primitives.record_refusal(cls)
     if reason is not None:
@@ -334,3 +340,15 @@ def class_refusal(cls, what):
         f"constructing {article} {cls.__name__} from values that carry {what} is not supported; pass the "
         "object in as an argument, or make it a namedtuple or a dataclass"
     )
+
+
+_ITERATOR_ADVICE = {
+    itertools.chain: "join lists with `a + b`, or walk each in turn (`for xs in (a, b):` around `for v in xs:`)",
+    itertools.islice: "slice the list or array instead (`xs[start:stop:step]`)",
+    itertools.pairwise: "pair neighbours with `zip(xs, xs[1:])`",
+    itertools.accumulate: "add up in a loop (`total = total + v`, then `sums.append(total)`), or use np.cumsum",
+    itertools.repeat: "repeat a list (`[v] * n`)",
+    itertools.zip_longest: "pad the shorter list first (`ys + [fill] * (len(xs) - len(ys))`), then zip",
+    itertools.product: "use a comprehension with two `for`s (`[(a, b) for a in xs for b in ys]`)",
+    itertools.starmap: "use a comprehension (`[f(a, b) for a, b in pairs]`)",
+}
