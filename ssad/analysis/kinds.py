@@ -38,7 +38,7 @@ from ..frontend import primitives
 from ..frontend.builders import call, constant, name
 from ..registry import REGISTRY
 from ..runtime.receivers import ARRAY, OBJECT, argument_kind, is_numpy_value, numpy_member
-from . import activity
+from . import activity, protocols
 from .activity import simple_statements
 from .rank_rules import Fact
 
@@ -49,13 +49,21 @@ def activity_of(program, facts, wrt, seeds=()):
     (`m.sum(x)`: NumPy's sum takes x for an axis) and that carries no derivative itself may
     hold an object of the user's (a model, a module): it joins `seeds`, its calls dispatched
     when the code runs. For an array the call would be wrong either way."""
-    settle(program, facts, seeds)
+    _settled(program, facts, seeds)
     analysis = activity.analyze(program, wrt)
     more = _numpy_meaning_fails(program, analysis)
     if more:
-        settle(program, facts, seeds, more)
+        _settled(program, facts, seeds, more)
         analysis = activity.analyze(program, wrt)
     return analysis
+
+
+def _settled(program, facts, seeds, widened=()):
+    """`settle`, the protocols run on objects made explicit (`protocols.lower`) and the kinds
+    settled again where that made new names."""
+    settle(program, facts, seeds, widened)
+    if protocols.lower(program):
+        settle(program, facts, seeds, widened)
 
 
 def settle(program, facts, seeds=(), widened=()):
@@ -136,8 +144,9 @@ def _makes_object(value, program):
     if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Call)):
         op = primitives.operation(value, program)
         # what an object's operator returns is, as a rule, an object of its class; `super()` is the object
-        return op.kind == primitives.CONSTRUCT or (op.kind == primitives.METHOD_CALL and op.primitive is not None) or (
-            op.kind == primitives.PRIMITIVE and op.primitive is super)
+        return op.kind == primitives.CONSTRUCT or (
+            op.kind == primitives.METHOD_CALL and op.primitive is not None and op.primitive not in primitives.NOT_OBJECTS
+        ) or (op.kind == primitives.PRIMITIVE and op.primitive is super)
     return False
 
 
@@ -166,6 +175,8 @@ def _is_numpy(value, program, arrays):
     if isinstance(value, gast.Subscript):
         return isinstance(value.value, gast.Name) and _is_numpy(value.value, program, arrays)
     op = primitives.operation(value, program)
+    if op.kind == primitives.METHOD_CALL and op.primitive in (float, complex):
+        return True  # `float(u)`: Python's protocol makes `__float__` return a float
     if op.kind != primitives.PRIMITIVE or op.primitive is None:
         return False
     if isinstance(value, (gast.Attribute, gast.Call)) and not primitives.is_static(
@@ -233,6 +244,9 @@ def guard(program, activity):
     checked = {s.targets[0].id for s in simple_statements(program.body) if _checked(s, program, activity)}
     program.arrays = _numpy_names(program, program.given_kinds, list(_assignments(program.body)), checked)
     program.node.body = _guarded(program.node.body, program, activity, set())
+    protocols.guard_list_changes(program)
+    if program.mode == "forward":
+        protocols.guard_walks(program, activity)
 
 
 def _guarded(block, program, activity, known):

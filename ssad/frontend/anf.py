@@ -71,6 +71,7 @@ class Program:
     writes_in_place: bool  # whether any `x[i] = v` occurs
     shares: dict  # name -> the names that may share its array memory (views, copies of the name)
     mode: str = "reverse"  # "reverse" or "forward": which rules make a user function a primitive
+    augmented: frozenset = frozenset()  # the names `a += v` assigns `a + v` to: an object's `__iadd__` first
 
     @property
     def body(self):
@@ -109,7 +110,7 @@ def _to_anf(parsed):
     gast.copy_location(anf_node, node)
     program = Program(
         parsed, anf_node, namer, namespace, params, positional, result, lowering.writes_in_place,
-        lowering.sharing.ever,
+        lowering.sharing.ever, augmented=frozenset(lowering.augmented_names),
     )
     from .validate import validate
 
@@ -134,6 +135,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         self.context = []  # (block, position) of every enclosing block, for "read later"
         self.loops = []  # enclosing user loop statements
         self.writes_in_place = False
+        self.augmented_names = set()  # see `Program.augmented`
         self.numbers = set()  # names known to hold Python numbers (never share memory)
         # names that may hold a number or an array: an element read (`y[i]`), what min or max
         # chose; `t += v` on one is checked when the code runs (see `check_not_shared`)
@@ -258,6 +260,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             self.check_not_shared(target.id, statement, f"{target.id} {AUGMENTED.get(type(statement.op), '?')}= ...")
             value = gast.BinOp(left=_name(target.id), op=statement.op, right=statement.value)
             self.assign(_store(target.id), value)
+            self.note_augmented()
             return
         # y[i] += v: read, add, write the same element, evaluating the index once.
         index = self.index(target.slice)

@@ -68,6 +68,16 @@ def _is_negative_literal(expr):
 class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
     """Stage 3, A-normal form, expressions: each operand becomes a name or a constant."""
 
+    def note_augmented(self):
+        """Note the name that `a += v`, just lowered, assigns `a + v` to (inside control flow a
+        temporary, copied into `a`): an object's `+=` tries its `__iadd__` first."""
+        assigned = [s for s in self.out[-2:] if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)]
+        if len(assigned) == 2 and isinstance(assigned[1].value, gast.Name) and assigned[1].value.id == assigned[
+                0].targets[0].id:
+            assigned.pop()  # `t = a + v` then `a = t`
+        if assigned and isinstance(assigned[-1].value, gast.BinOp):
+            self.augmented_names.add(assigned[-1].targets[0].id)
+
     def builtin(self, name):
         """A name for a builtin in generated code (`len`, unless the user shadows it)."""
         bound = self.namespace.bind(name, getattr(builtins, name))

@@ -1,4 +1,4 @@
-"""Methods read outside their class: `super()` with no arguments.
+"""Methods read outside their class: `super()` with no arguments, `return iter(...)` in `__iter__`.
 
 Python gives a method defined in a class body a `__class__` cell, which `super()` with
 no arguments reads together with the method's first argument. Code ssad generates is
@@ -10,11 +10,19 @@ Assumes: a parsed function whose free names are not yet resolved (see `parse`).
 Guarantees: each `super()` of the function's own body (not of a nested function or
 lambda, which Python does not give the cell's meaning either) names its class and the
 function's first parameter, when the function has that cell and a first parameter.
+
+A method `__iter__` returns an iterator that Python's protocol walks at once (a loop,
+`list(p)`, an unpacking): `return iter(items)` there is read as `return iterated(items)`,
+the list (or the tuple, the array) of the same items, which ssad differentiates and walks
+by index (see `runtime.operators`).
 """
+
+import builtins
 
 import gast
 
-from .builders import name
+from ..runtime import iterated
+from .builders import local_names, name, walk
 
 
 def lower_zero_argument_super(parsed):
@@ -39,3 +47,29 @@ def lower_zero_argument_super(parsed):
             return node
 
     Super().visit(parsed.node)
+
+
+def lower_iter_returns(parsed):
+    """Rewrite `return iter(items)` to `return iterated(items)` in a method `__iter__` (see the module)."""
+    node = parsed.node
+    if node.name != "__iter__" or parsed.namespace.get("iter") is not builtins.iter:
+        return
+    taken = local_names(node) | set(parsed.namespace) | {n.id for n in walk(node) if isinstance(n, gast.Name)}
+    helper = next(n for n in ("iterated", *(f"iterated_{k}" for k in range(2, 1000))) if n not in taken)
+
+    class Returns(gast.NodeTransformer):
+        def visit_FunctionDef(self, inner):  # a nested function's returns are its own
+            return inner if inner is not node else self.generic_visit(inner)
+
+        def visit_Lambda(self, inner):
+            return inner
+
+        def visit_Return(self, statement):
+            value = statement.value
+            if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "iter"
+                    and len(value.args) == 1 and not value.keywords and not isinstance(value.args[0], gast.Starred)):
+                value.func = gast.copy_location(name(helper), value.func)
+                parsed.namespace[helper] = iterated
+            return statement
+
+    Returns().visit(node)

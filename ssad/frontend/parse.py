@@ -24,19 +24,12 @@ from ..runtime.locations import user_place
 from ..runtime.reads import names_read
 from .builders import clone, local_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
-from .desugar import (
-    lower_asserts,
-    lower_formatted_strings,
-    lower_imports,
-    lower_index_expressions,
-    lower_index_writes,
-    lower_raises,
-    lower_ufunc_displays,
-)
 from .deletes import lower_deletes, without_deletes
-from .generators import lower_generator
+from .desugar import (lower_asserts, lower_formatted_strings, lower_imports, lower_index_expressions, lower_index_writes,
+                      lower_raises, lower_ufunc_displays)
 from .distributions import lower_frozen_distributions
-from .methods import lower_zero_argument_super
+from .generators import lower_generator
+from .methods import lower_iter_returns, lower_zero_argument_super
 
 
 @dataclass
@@ -250,7 +243,7 @@ def _read(f):
 
 def _finish(parsed):
     """`parsed` with its free names resolved, and its imports, frozen distributions, asserts,
-    f-strings, index writes and indices built as values, yields and raises lowered."""
+    f-strings, index writes and indices built as values, yields, `iter` in `__iter__` and raises lowered."""
     if parsed.filename.startswith("<ssad ") and not parsed.filename.startswith("<ssad closure"):
         without_deletes(parsed.node)  # generated code releases values it no longer reads
     else:
@@ -265,6 +258,7 @@ def _finish(parsed):
     lower_ufunc_displays(parsed)
     if inspect.isgeneratorfunction(parsed.function):
         lower_generator(parsed)
+    lower_iter_returns(parsed)
     lower_raises(parsed)
     return parsed
 

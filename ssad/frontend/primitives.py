@@ -21,6 +21,8 @@ import gast
 import numpy as np
 
 from ..errors import MissingRuleError, SourceError
+from ..runtime import iterated
+from ..runtime.operators import IN_PLACE
 from ..runtime.callables import callable_instance, transformable, unwrapped
 from ..runtime.closures import Closure, closure
 from ..registry import REGISTRY, primitive_name
@@ -48,6 +50,18 @@ UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.no
 # `x.__rmul__(u)`: see `runtime.operators`).
 DUNDERS = {symbol: f"__{symbol.__name__.rstrip('_')}__" for symbol in BINARY.values()}
 DUNDERS.update({operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__"})
+
+# The builtins that call a method of their operand (`abs(u)` is `u.__abs__()`): on an
+# object they are that method, dispatched as an operator is (see `runtime.operators`).
+# `iterated(p)` is what `for v in p` walks (`__iter__`), `operator.getitem` stands for `p[i]`.
+# `a += v` on an object is `iadd(a, v)`, a function of `runtime.operators.IN_PLACE` (see
+# `analysis.protocols`).
+PROTOCOLS = {abs: "__abs__", float: "__float__", complex: "__complex__", iterated: "__iter__",
+             operator.getitem: "__getitem__", pow: "__pow__", operator.abs: "__abs__"}
+PROTOCOLS.update((function, name) for function, name in DUNDERS.items())
+PROTOCOLS.update((function, name) for name, function in IN_PLACE.items())
+# ... whose value is, as a rule, not an object of the class (what `u * v` is)
+NOT_OBJECTS = {float, complex, iterated, operator.getitem}
 
 # Kinds of operation.
 COPY = "copy"  # t = a
@@ -142,6 +156,11 @@ def operation(value, program):
         indexed = _indexed_object(value, program)
         if indexed is not None:
             return indexed
+        if _holds_object(value.value, program) and isinstance(value.slice, (gast.Name, gast.Constant)):
+            # `p[i]` on an object: its `__getitem__` (a slice or a tuple is made a name first, see
+            # `analysis.protocols`)
+            return Operation(METHOD_CALL, operator.getitem, [value.value, value.slice], name=gast.unparse(value).strip(),
+                             keys=["__getitem__"])
         return Operation(GETITEM, args=[value.value])
     if isinstance(value, (gast.Tuple, gast.List)):
         return Operation(PACK, args=list(value.elts))
@@ -180,6 +199,9 @@ def operation(value, program):
                 ):
                     # A function value held in a global: dispatched when it runs (see `dynamic`).
                     return Operation(DYNAMIC_CALL, None, [func] + list(value.args), keywords, name=gast_path(func))
+            if callee in PROTOCOLS and _protocol_on_object(callee, value, program):
+                return Operation(METHOD_CALL, callee, list(value.args), name=gast.unparse(value).strip(),
+                                 keys=[PROTOCOLS[callee]])
             op = Operation(kind, callee, list(value.args), keywords, name=gast_path(func))
             op.to_integers = kind == PRIMITIVE and _casts_to_integers(op, program)
             return op
@@ -206,6 +228,17 @@ def _holds_object(atom, program, member=False):
     for a `member` named like NumPy's, also where that is only assumed (`program.assumed`)."""
     return isinstance(atom, gast.Name) and (
         atom.id in getattr(program, "objects", ()) or member and atom.id in getattr(program, "assumed", ()))
+
+
+def _protocol_on_object(callee, call, program):
+    """Whether the call of a builtin of PROTOCOLS calls a method of an object of the user's:
+    an operand may hold one, and the call takes the operands the method does."""
+    if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
+        return False
+    binary = callee is pow or callee in DUNDERS and callee not in UNARY.values() or PROTOCOLS[callee] in IN_PLACE
+    if len(call.args) != (2 if binary or callee is operator.getitem else 1):
+        return False
+    return any(_holds_object(a, program) for a in (call.args if binary else call.args[:1]))
 
 
 # Keyword arguments that only choose (`max(items, key=f)`): what they choose is piecewise

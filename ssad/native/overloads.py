@@ -21,7 +21,8 @@ from ..rules.shape import _through_cast, _unpack_like
 from ..runtime import broadcast_like, iterated, owned, seed, size, stop_gradient, unbroadcast
 from ..runtime.refusals import keys_unchanged
 from ..runtime.scatter import copy_adjoint
-from ..runtime.refusals import changed_item_held_once, item_held_by
+from ..runtime.receivers import not_walked
+from ..runtime.refusals import changed_item_held_once, item_held_by, list_changed
 from ..runtime.structure import add_adjoint, owned_argument, zeros_like_value
 from .lower import array_of
 from .parts import HELPERS as PART_HELPERS
@@ -103,6 +104,16 @@ def _item_held_by(item, holder, message, filename, lineno, col):
     if isinstance(holder, types.Array):  # a copy of an array holds none of its arrays
         return lambda item, holder, message, filename, lineno, col: None
     return None
+
+
+@overload(not_walked)
+def _not_walked(value):
+    return lambda value: None  # what compiled code holds (arrays, numbers, lists) is no object of the user's
+
+
+@overload(list_changed)
+def _list_changed(receiver, method, text, filename, lineno, col):
+    return lambda receiver, method, text, filename, lineno, col: None  # a list: its own methods
 
 
 @overload(copy_adjoint)
@@ -319,4 +330,5 @@ HELPERS = (
     broadcast_like,
     unbroadcast, copy_adjoint, iterated, add_adjoint, matmul_left_adjoint, matmul_right_adjoint, dot_left_adjoint,
     dot_right_adjoint, _trace_adjoint, array_of, _unpack_like, _through_cast, _is_complex, _abs_adjoint, keys_unchanged,
+    not_walked, list_changed,
 ) + PART_HELPERS + REDUCTION_HELPERS + ROW_HELPERS

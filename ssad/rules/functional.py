@@ -20,6 +20,7 @@ from ..registry import adjoint, impure, nondifferentiable, tangent
 from ..runtime import concat, iterated, merged, pack_like, repeated, repeats_summed, zipped
 from ..runtime.closures import joined
 from ..runtime.partials import made_partial_adjoint, made_partial_tangent
+from ..runtime.receivers import not_walked
 from ..runtime.structure import is_other_array, zeros_like_value
 
 
@@ -202,6 +203,7 @@ def zipped_tangent(tangents, y, *sequences, strict=False):
 def iterated_adjoint(dy, y, xs):
     if walked_as_is(xs):
         return (dy,)
+    not_walked(xs)  # an object of the user's, walked by its own `__iter__`
     return (zeros_like_value(xs),)  # a dict's keys, a set's items: they carry no gradient
 
 
@@ -209,6 +211,7 @@ def iterated_adjoint(dy, y, xs):
 def iterated_tangent(tangents, y, xs):
     if walked_as_is(xs):
         return tangents[0]
+    not_walked(xs)
     return zeros_like_value(y)  # a dict's keys: one zero tangent each (indexed by the loop)
 
 
@@ -339,6 +342,7 @@ def _item_tangents(t, x):
         return list(t)
     if isinstance(t, dict):
         return [None] * len(x)  # list(d) holds d's keys, which carry no tangent
+    not_walked(x)  # an object of the user's taken for a sequence (its tangent an object of its class)
     return [t] * len(x)
 
 

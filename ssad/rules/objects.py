@@ -13,8 +13,8 @@ the helpers below, called as any function value is (`runtime.pullbacks`), whose
 
 import types
 
-from ..registry import adjoint, tangent
-from ..runtime.operators import chosen, operator_jvp
+from ..registry import adjoint, nondifferentiable, tangent
+from ..runtime.operators import chosen, operator_jvp, walkable
 from ..runtime.pullbacks import call_forward_packed, packed_adjoint, packed_tangent, third_order_error
 
 
@@ -29,8 +29,18 @@ def super_tangent(tangents, y, cls, obj):
 
 
 def applied(left, function):
-    """`-u`: u's `__neg__`."""
+    """`-u`: u's `__neg__` (`abs(u)`: its `__abs__`, ...)."""
     return function(left)
+
+
+def walked(left, function):
+    """`for v in p`: p's `__iter__`, what it returns checked to be what a loop walks."""
+    items = function(left)
+    walkable(items, left)
+    return items
+
+
+nondifferentiable(walkable)
 
 
 def applied_to(left, right, function):
@@ -49,7 +59,7 @@ def operator_forward_packed(left, method, args, kwargs):
     right operand's, the method's, {})."""
     args = tuple(args)
     function, swapped = chosen(left, method, args)
-    helper = applied if not args else reflected if swapped else applied_to
+    helper = (walked if method == "__iter__" else applied) if not args else reflected if swapped else applied_to
     return call_forward_packed(types.MethodType(helper, left), args + (function,), {})
 
 

@@ -51,10 +51,10 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
-from ..runtime.receivers import numpy_member
+from ..runtime.receivers import not_walked, numpy_member
 from ..runtime.refusals import (
     changed_item_held_once, check_assertion, discrete_only, held_list_kept, index_only, item_held_by, keeps_length,
-    keys_unchanged, not_a_view_of,
+    keys_unchanged, list_changed, not_a_view_of,
     not_changed_in_place, rebound_by_augmented, rule_adjoints, unchanged_by_call, walk_unchanged,
 )
 from ..runtime.structure import (
@@ -76,6 +76,7 @@ nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` 
 nondifferentiable(walk_unchanged, keys_unchanged, held_list_kept, pure=False)  # the same, where a loop changes what it walks
 nondifferentiable(not_changed_in_place, pure=False)  # the same, where a method's value is used
 nondifferentiable(keeps_length, pure=False)  # the same, where a slice of a list is assigned
+nondifferentiable(list_changed, not_walked, pure=False)  # the same, where a method named like a list's may be an object's
 nondifferentiable(numpy_member, pure=False)  # the same, where NumPy's member was taken for an object's
 nondifferentiable(discrete_only, pure=False)  # the same, where an argument a rule gives no derivative may be a float
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from ..registry import adjoint, nondifferentiable, tangent
 from ..runtime import broadcast_like, chosen_position, pack_like, unbroadcast
+from ..runtime.receivers import not_walked
 from ..runtime.structure import zeros_like_value
 from .elementwise import _abs_adjoint, _abs_tangent, _exponent_term, _log_of_base
 
@@ -444,6 +445,7 @@ def _tangents_of_items(t, items):
 
     None (no tangent) or a scalar zero stands for a zero tangent of every item.
     """
+    not_walked(items)  # an object of the user's taken for a sequence: `list(t)` would walk its tangent
     if t is None or (not isinstance(t, (list, tuple)) and np.ndim(t) == 0):
         return [0.0] * len(items)
     return list(t)

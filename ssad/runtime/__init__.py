@@ -25,6 +25,7 @@ from .scatter import add_at, added_at, copy_adjoint, getitem_adjoint, list_adjoi
 from .scatter import clear_at, kept, take_part, written_mask, written_part  # noqa: F401  (generated code reads them)
 from .structure import add_adjoint, add_attr, is_namedtuple, is_other_array, zeros_like_value  # noqa: F401  (generated code reads them)
 from .structure import has_structure, is_zero_number
+from .receivers import not_walked
 
 
 # Bound once: looking up `np.add.reduce` costs more than a small reduction itself.
@@ -166,6 +167,7 @@ def pack_like(x, items):
         return type(x)(*items)
     if isinstance(x, (tuple, list)):
         return type(x)(items)
+    not_walked(x)  # an object of the user's taken for a sequence
     return tuple(items)
 
 

@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 from ..errors import MissingRuleError
+from .locations import caller_location
 from .structure import is_other_array
 
 ARRAY = "array"  # the parameter holds a NumPy value or a number: NumPy's members and operators
@@ -75,6 +76,26 @@ def numpy_member(receiver, member, text, filename, lineno, col):
         f"Pass the object to the function as an argument, which ssad looks at{through}",
         filename, lineno, col, _source_line(filename, lineno),
     )
+
+
+def not_walked(value):
+    """Raise MissingRuleError, at the user's line, where a rule (or a tangent) would walk or
+    index `value`, an object of the user's whose class iterates or indexes itself (its own
+    `__iter__` or `__getitem__`), as if it were a list or an array: where the gradient is
+    made ssad could not tell what the value holds (an attribute, an item of a container, a
+    call's result), so the method Python calls is not differentiated."""
+    kind = type(value)
+    if kind is np.ndarray or kind is float:
+        return  # the common case first: this runs before subscripts in forward-mode code
+    if is_object(value) and not isinstance(value, tuple) and any(
+            isinstance(getattr(kind, m, None), types.FunctionType) for m in ("__iter__", "__getitem__")):
+        raise MissingRuleError(
+            f"this walks or indexes a {kind.__name__} (its own `__iter__` or `__getitem__`), which ssad took for "
+            "a list or an array: where the gradient is made it cannot tell what this value holds (an attribute, "
+            "an item of a container or a call's result). Pass the object to the function as an argument, which "
+            "ssad looks at",
+            *caller_location(),
+        )
 
 
 def _source_line(filename, lineno):

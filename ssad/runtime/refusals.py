@@ -12,6 +12,7 @@ touched unless the user differentiates with respect to that parameter. Then any 
 
 import numbers
 import operator
+import types
 
 import numpy as np
 
@@ -100,9 +101,24 @@ def rebound_by_augmented(value, message, filename, lineno, col):
     """Before `t += v` where `t` may share an array that another name reads afterwards
     (`t = y[2]`, `t = min(items, key=abs)`): a number, or another value `+=` cannot change,
     is rebound, which is ssad's lowering (`t = t + v`); an array, a list or any other
-    value would be changed in place. Raises for those."""
-    if not isinstance(value, (numbers.Number, np.generic, tuple, str, bytes, frozenset, type(None))):
+    value would be changed in place. Raises for those. An object of the user's class whose
+    in-place methods are its own (or absent) passes: `+=` calls them, and ssad refuses a
+    method that changes `self` (or an array it holds) where it differentiates one."""
+    if not isinstance(value, (numbers.Number, np.generic, tuple, str, bytes, frozenset, type(None))) and not (
+            _own_in_place(type(value))):
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+_IN_PLACE_METHODS = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
+                     "__imatmul__", "__ilshift__", "__irshift__", "__ior__", "__iand__", "__ixor__")
+
+
+def _own_in_place(kind):
+    """Whether every in-place method of the class `kind` is a Python function or absent (and
+    `kind` is no container or array of Python's or NumPy's, whose `+=` writes in place)."""
+    if issubclass(kind, (np.ndarray, list, dict, set, bytearray)) or hasattr(kind, "__array_function__"):
+        return False  # an array (NumPy's, or another library's) or a container
+    return all(isinstance(getattr(kind, m, None), (types.FunctionType, type(None))) for m in _IN_PLACE_METHODS)
 
 
 def changed_item_held_once(container, item, message, filename, lineno, col):
@@ -359,6 +375,23 @@ def rule_adjoints(adjoints, active, label, filename, lineno, col, line):
     return adjoints
 
 
+def list_changed(receiver, method, text, filename, lineno, col):
+    """Before `r.append(v)` (`extend`, `insert`, `push` as a statement, `r.pop()`), which ssad
+    differentiates as a change of a list, where the compiler could not tell that `r` holds one
+    (an argument, an attribute, a call's result): raises where the method is one of the
+    user's class (`Acc.push`), which Python calls instead. A list's, a deque's or the tape's
+    own method passes."""
+    if type(receiver) is list or not isinstance(getattr(type(receiver), method, None), types.FunctionType):
+        return
+    kind = type(receiver).__name__
+    raise UnsupportedSyntaxError(
+        f"`{text}` calls the method `{method}` of a {kind} (yours), which ssad would take for a list's `{method}`: "
+        f"calling a method for its side effect is not supported (a method cannot change `self`); have it "
+        f"return a new {kind} and assign it (`obj = obj.{method}(...)`), or keep the values in a list",
+        filename, lineno, col, _source_line(filename, lineno))
+
+
 # the checks above that raise or do nothing, which generated code calls for their effect
 GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, rebound_by_augmented,
-          unchanged_by_call, not_changed_in_place, keeps_length, discrete_only, changed_item_held_once, item_held_by)
+          unchanged_by_call, not_changed_in_place, keeps_length, discrete_only, changed_item_held_once, item_held_by,
+          list_changed)

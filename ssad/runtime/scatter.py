@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from ..errors import SsadError
+from .receivers import not_walked
 from .structure import add_adjoint, is_other_array, zeros_like_value
 
 
@@ -118,6 +119,7 @@ def getitem_adjoint(dy, x, index):
         dense = _dense_row_sums(x.shape, index, dy)
         if dense is not None:
             return dense
+    not_walked(x)  # an object of the user's, indexed by its own `__getitem__`
     d_x = zeros_like_value(np.asarray(x))
     if _is_basic_index(index):
         d_x[index] = dy

@@ -267,7 +267,8 @@ class _Reverse(AdjointSweep, StatementAdjoints):
     def split_call(self, statement):
         """`t = g(a)` with active operands becomes `t, t_saved = forward_g(a)` (see `calls`)."""
         target = statement.targets[0]
-        if not isinstance(target, gast.Name) or not isinstance(statement.value, (gast.Call, gast.BinOp, gast.UnaryOp)):
+        if not isinstance(target, gast.Name) or not isinstance(statement.value, (gast.Call, gast.BinOp, gast.UnaryOp,
+                                                                                 gast.Subscript)):
             return statement
         op = primitives.operation(statement.value, self.program)
         if op.kind in (primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
