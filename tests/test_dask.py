@@ -40,6 +40,8 @@ from ssad.runtime.dynamic import call_jvp, method_jvp  # noqa: E402
 from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, packed_adjoint, packed_tangent  # noqa: E402
 from ssad.rules.objects import operator_forward_packed  # noqa: E402
 from ssad.runtime.closures import joined  # noqa: E402
+from ssad.runtime.defaults import dict_derivative  # noqa: E402
+from ssad.runtime.structure import zeros_like_value  # noqa: E402
 from ssad.runtime.partials import made_partial_adjoint, made_partial_tangent  # noqa: E402
 from ssad.runtime.refusals import rule_adjoints  # noqa: E402
 from ssad.runtime.operators import operator_jvp  # noqa: E402
@@ -354,6 +356,8 @@ EXTRA_SAMPLES = [
     Sample(list, ((_A, _B),), id="list"),
     Sample(tuple, ([_A, _B],), id="tuple"),
     Sample(dict.values, ({"a": _A, "b": _B},), id="dict.values", dy=[_C, 2.0 * _B]),
+    Sample(dict, ({"a": _A, "b": _B},), id="dict", dy={"a": _C, "b": 2.0 * _B}),
+    Sample(dict_derivative, ({"a": _A}, {"a": _B}, zeros_like_value), id="dict_derivative", dy={"a": _C}),
     Sample(dict.items, ({"a": _A, "b": _B},), id="dict.items", dy=[(None, _C), (None, 2.0 * _B)]),
     Sample(add_attr, (types.SimpleNamespace(w=_A), "w", _C), id="add_attr", dy=types.SimpleNamespace(w=_B[:, :1] * _C)),
     Sample(attribute_part, (types.SimpleNamespace(w=_A, c=_B), "w"), id="attribute_part", dy=_C),

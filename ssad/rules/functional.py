@@ -19,6 +19,7 @@ import numpy as np
 from ..registry import adjoint, impure, nondifferentiable, tangent
 from ..runtime import concat, iterated, merged, pack_like, repeated, repeats_summed, zipped
 from ..runtime.closures import joined
+from ..runtime.defaults import dict_derivative
 from ..runtime.partials import made_partial_adjoint, made_partial_tangent
 from ..runtime.receivers import not_walked
 from ..runtime.structure import is_other_array, zeros_like_value
@@ -262,6 +263,21 @@ def dict_tangent(tangents, y, iterable=()):
         return merged_tangent((tangents[0], {}), y, iterable, {})
     pairs = list(iterable)
     return {pair[0]: _item_tangents(t, pair)[1] for pair, t in zip(pairs, _item_tangents(tangents[0], pairs), strict=True)}
+
+
+# The derivative of a dict made beside it (a defaultdict's reads a key it lacks as zero):
+# linear in the items it holds, differentiated again where jvp is taken of a jvp.
+
+
+@adjoint(dict_derivative)
+def dict_derivative_adjoint(dy, y, x, items, zero):
+    return (None, None if dy is None else dict(dy), None)
+
+
+@tangent(dict_derivative)
+def dict_derivative_tangent(tangents, y, x, items, zero):
+    t_items = tangents[1] if isinstance(tangents[1], dict) else {k: zero(v) for k, v in items.items()}
+    return dict_derivative(x, dict(t_items), zero)
 
 
 def _pairs_adjoint(dy, pairs):

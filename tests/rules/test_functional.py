@@ -8,6 +8,8 @@ import ssad
 from ssad.registry import REGISTRY
 from ssad.runtime import concat, iterated, merged, repeated, repeats_summed, zipped
 from ssad.runtime.closures import joined
+from ssad.runtime.defaults import dict_derivative
+from ssad.runtime.structure import zeros_like_value
 from ssad.runtime.partials import made_partial_adjoint, made_partial_tangent
 from ssad.testing import assert_close
 
@@ -15,9 +17,9 @@ from ..conftest import assert_gradient_matches
 
 CASES = []
 CHECKED_ELSEWHERE = [functools.partial, concat, repeated, repeats_summed, list, tuple, dict.items, dict.values,
-                     iterated, merged, zipped, dict.get, sorted,  # these five: test_dicts_sorted_and_iteration_rules
+                     iterated, merged, zipped, dict.get, sorted, dict,  # these six: test_dicts_sorted_and_iteration_rules
                      made_partial_adjoint, made_partial_tangent,  # below, and test_recursive_closures_and_partials
-                     joined, REGISTRY.adjoint_rule(joined)]
+                     joined, REGISTRY.adjoint_rule(joined), dict_derivative]
 
 
 def scaled_by_partial(x, w):
@@ -181,6 +183,22 @@ def test_joined_hands_its_adjoint_to_the_shared_captured_values():
     assert tangent_rule((None, d_captured, None), None, None, None, "odd") is d_captured
 
 
+def test_dict_derivative_is_linear_in_its_items_and_keeps_a_defaultdicts_zeros():
+    from collections import defaultdict
+
+    primal = defaultdict(float, {"a": 1.0, "b": np.array([2.0, 3.0])})
+    items, t_items = {"a": 0.5, "b": np.array([1.0, -1.0])}, {"a": -0.25, "b": np.array([0.5, 2.0])}
+    made = dict_derivative(primal, items, zeros_like_value)
+    t_made = REGISTRY.tangent_rule(dict_derivative)((None, t_items, None), made, primal, items, zeros_like_value)
+    assert t_made["a"] == -0.25 and t_made["missing"] == 0.0  # a key read anew has a zero, as in the primal
+    dy = {"a": 3.0, "b": np.array([0.7, -0.2])}
+    (_, d_items, _) = REGISTRY.adjoint_rule(dict_derivative)(dy, made, primal, items, zeros_like_value)
+    left = pairing(d_items, t_items)
+    assert left != 0.0 and abs(left - pairing(dy, {k: t_made[k] for k in dy})) <= 1e-12 * abs(left)
+    zero = REGISTRY.tangent_rule(dict_derivative)((None, None, None), made, primal, items, zeros_like_value)
+    assert zero["a"] == 0.0 and np.all(zero["b"] == 0.0)
+
+
 def test_concat_tangent():
     rule = REGISTRY.tangent_rule(concat)
     a, b = [0.5, np.array([1.0, -1.0])], [2.0]
@@ -340,6 +358,7 @@ def test_dicts_sorted_and_iteration_rules():
     values = [0.9, -1.2, 0.3, 2.5]
     cases = [
         (merged, (a, b), (t_a, t_b), {}),
+        (dict, (a,), (t_a,), {}),
         (dict.get, (a, "b"), (t_a, None), {}),
         (dict.get, (a, "missing", 1.5), (t_a, None, 0.8), {}),
         (sorted, (values,), ([0.1, -0.4, 0.7, 0.2],), {}),
@@ -366,6 +385,15 @@ def test_dicts_sorted_and_iteration_rules():
         left = sum(_dict_pairing(d, t) for d, t in zip(adjoints, tangents, strict=False) if t is not None)
         right = _dict_pairing(dy, t_y)
         assert abs(left - right) <= 1e-12 * max(1.0, abs(left)), (primitive, left, right)
+    # dict(pairs): each key's last pair gives its value; a pair a later one replaced gets none
+    pairs = [("u", 0.5), ("v", np.array([1.0, 2.0])), ("u", 1.5)]
+    t_pairs = [(None, 0.3), (None, np.array([-0.1, 0.4])), (None, 0.8)]
+    t_y = REGISTRY.tangent_rule(dict)((t_pairs,), dict(pairs), pairs)
+    assert t_y.keys() == {"u", "v"} and t_y["u"] == 0.8
+    np.testing.assert_array_equal(t_y["v"], [-0.1, 0.4])
+    (d_pairs,) = REGISTRY.adjoint_rule(dict)({"u": 2.0, "v": np.array([3.0, 4.0])}, dict(pairs), pairs)
+    assert [d[1] for d in d_pairs][::2] == [0.0, 2.0]
+    np.testing.assert_array_equal(d_pairs[1][1], [3.0, 4.0])
     # a dict walked by a `for` loop: its keys carry no gradient, so its adjoint is zero
     (d_keys,) = REGISTRY.adjoint_rule(iterated)(["w", "b"], ["w", "b"], {"w": 1.0, "b": 2.0})
     assert d_keys == {"w": 0.0, "b": 0.0}
