@@ -61,7 +61,10 @@ fuzz: install
 	s7=$$?; \
 	SSAD_THIRD_ORDER=all $(BIN)/python -m pytest tests/test_third_order.py -q -n $(FUZZ_JOBS); \
 	s8=$$?; \
-	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0 -a $$s5 -eq 0 -a $$s6 -eq 0 -a $$s7 -eq 0 -a $$s8 -eq 0
+	SSAD_STRUCTURAL_CHECKS=all $(BIN)/python -m pytest tests -q -n $(FUZZ_JOBS); \
+	s9=$$?; \
+	test $$s1 -eq 0 -a $$s2 -eq 0 -a $$s3 -eq 0 -a $$s4 -eq 0 -a $$s5 -eq 0 -a $$s6 -eq 0 -a $$s7 -eq 0 -a $$s8 -eq 0 \
+		-a $$s9 -eq 0
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dask,numba,bench]'

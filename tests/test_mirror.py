@@ -11,7 +11,7 @@ import pytest
 import ssad
 from ssad.transform import mirror, tape
 
-from .conftest import finite_difference_gradient
+from .conftest import finite_difference_gradient, structural_checks_in
 
 
 def rebuilt_and_written_each_iteration(x, y):
@@ -104,5 +104,12 @@ def test_the_checker_catches_a_tape_that_skips_an_overwritten_value(monkeypatch)
 
 
 def test_the_checker_is_on_in_the_tests_and_off_for_users():
-    assert mirror.ENABLED  # tests/conftest.py
+    assert mirror.ENABLED  # tests/conftest.py: always in this file
     assert "ENABLED = False" in open(mirror.__file__).read()
+
+
+def test_the_checks_run_in_a_third_of_the_other_tests():
+    ids = [f"tests/test_{k % 40}.py::test_case[{k}]" for k in range(6000)]
+    chosen = [i for i in ids if structural_checks_in(i)]
+    assert 0.3 < len(chosen) / len(ids) < 0.37
+    assert structural_checks_in("tests/test_tape.py::test_anything")
