@@ -126,18 +126,7 @@ def changed_item_held_once(container, item, message, filename, lineno, col):
     is changed in place by Python's `+=` where it is an array or a list. Raises when `y`
     holds it at another place too, or a view of its memory, which would see the change
     ssad's lowering (a new value at `y[k]`) does not show. A number, or an array `y`, passes."""
-    if isinstance(container, np.ndarray) or not isinstance(item, (np.ndarray, list)):
-        return
-    held = container.values() if isinstance(container, dict) else container
-    if not isinstance(held, (list, tuple, type({}.values()))):
-        return  # another kind of container: what it holds is not known
-    memory = _memory_of(item)
-    count = 0
-    for other in held:
-        if other is item:
-            count += 1
-        elif isinstance(other, np.ndarray) and memory is not None and _memory_of(other) is memory:
-            count += 2  # a view of the same array
+    count = sum(1 if other is item else 2 for other in _holding(container, item))  # a view counts twice
     if count > 1:
         raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
 
@@ -147,15 +136,23 @@ def item_held_by(item, holder, message, filename, lineno, col):
     in place by Python's `+=` where it is an array or a list. Raises when `holder` (a dict, list
     or tuple, whose copy holds its items) holds it too, or a view of its memory; an array
     `holder` passes (its copy holds no array of its)."""
-    if isinstance(holder, np.ndarray) or not isinstance(item, (np.ndarray, list)):
+    if any(True for _ in _holding(holder, item)):
+        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+
+
+def _holding(container, item):
+    """The entries of the dict, list or tuple `container` that are `item` or a view of its
+    memory, where `item` is an array or a list (which `+=` changes in place); none for an
+    array `container` or a container of another kind (what it holds is not known)."""
+    if isinstance(container, np.ndarray) or not isinstance(item, (np.ndarray, list)):
         return
-    held = holder.values() if isinstance(holder, dict) else holder
+    held = container.values() if isinstance(container, dict) else container
     if not isinstance(held, (list, tuple, type({}.values()))):
-        return  # another kind of container: what it holds is not known
+        return
     memory = _memory_of(item)
     for other in held:
         if other is item or (isinstance(other, np.ndarray) and memory is not None and _memory_of(other) is memory):
-            raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+            yield other
 
 
 def _memory_of(value):
