@@ -31,9 +31,12 @@ test: install
 # (tests/fuzz/record.py; `python -m tests.fuzz --tally FILE` prints its table).
 FUZZ_PROGRAMS ?= 10000
 FUZZ_RECORD ?=
-# the mirror and closure checks (which the test suite runs on everything it compiles) on the
+# the mirror and closure checks (which the test suite runs in a third of its tests) on the
 # programs whose seed is a multiple of this: 1 for all, at about half the speed
 FUZZ_STRUCTURAL ?= 10
+# seconds a program may take in all five modes before it counts as crashed: the largest
+# programs, with the checks above, take minutes at second order on a loaded machine
+FUZZ_TIMEOUT ?= 600
 ORACLE_PROGRAMS ?= 3000
 COMPILED_PROGRAMS ?= 500
 CHECKPOINTED_PROGRAMS ?= 2000
@@ -43,7 +46,7 @@ fuzz: install
 	s1=$$?; \
 	$(BIN)/python -m tests.fuzz 0 $(FUZZ_PROGRAMS) --modes first,forward,fwd_over_rev,rev_over_rev,grad_inside \
 		-j $(FUZZ_JOBS) --failures fuzz-failures.txt --check \
-		--structural-checks $(FUZZ_STRUCTURAL) $(if $(FUZZ_RECORD),--record $(FUZZ_RECORD)); \
+		--structural-checks $(FUZZ_STRUCTURAL) --timeout $(FUZZ_TIMEOUT) $(if $(FUZZ_RECORD),--record $(FUZZ_RECORD)); \
 	s2=$$?; \
 	$(BIN)/python -m tests.fuzz 100000 $$((100000 + $(ORACLE_PROGRAMS))) --modes autograd \
 		-j $(FUZZ_JOBS) --failures fuzz-autograd-failures.txt --check; \
