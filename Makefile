@@ -77,11 +77,13 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/checkpointing.py --json benchmarks/checkpointing.json
+	$(BIN)/python benchmarks/long_loops.py --json benchmarks/long_loops.json
 
 # ssad against the hand-written gradients only (and autograd, from the test extra).
 bench-core: install
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/checkpointing.py --json benchmarks/checkpointing.json
+	$(BIN)/python benchmarks/long_loops.py --json benchmarks/long_loops.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -16,6 +16,8 @@ import pytest
 
 import ssad
 
+from .conftest import check_every_order
+
 X = np.array([0.3, -0.7, 1.1])
 
 
@@ -189,3 +191,23 @@ def test_second_derivatives_of_a_network_built_from_function_values_match_autogr
         autograd.grad(lambda weights: anp.sum(autograd_gradient(weights, inputs, targets) ** 2))(w),
         rtol=1e-9, atol=1e-12,
     )
+
+
+def counted_in_a_loop(x):
+    total = 0.0
+    xs = []
+    for i in range(3):
+        xs.append(x[i] * x[i])
+        total = total + xs.count(x[0] * x[0]) * xs[-1]
+    return total
+
+
+def test_a_method_without_a_derivative_gives_zeros_at_second_order():
+    # `xs.count(v)` has no derivative: its pullback gives zeros at first order, and gave None
+    # at second order, which the code that differentiates the gradient multiplied (TypeError)
+    x = np.array([0.5, 1.5, 0.7])
+    # each count is 1 (x2 is not x0): total = x0**2 + x1**2 + x2**2
+    np.testing.assert_allclose(ssad.hessian(counted_in_a_loop)(x), 2.0 * np.eye(3))
+    check_every_order(counted_in_a_loop, x, np.array([0.3, -1.2, 0.8]))
+    # at x2 == x0 the last count is 2, held constant as a count is: total = x0**2 + x1**2 + 2 * x2**2
+    np.testing.assert_allclose(ssad.hessian(counted_in_a_loop)(np.array([0.5, 1.5, 0.5])), np.diag([2.0, 2.0, 4.0]))

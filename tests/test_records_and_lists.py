@@ -312,3 +312,29 @@ def test_the_hessian_of_a_histogram_of_weights(function):
     # a result linear in the counts gives the weights' adjoint a zero tangent, the number
     # 0.0, which the adjoint indexed (TypeError)
     check_every_order(function)
+
+
+@dataclass
+class NamedWeights:
+    w: np.ndarray
+    name: str
+
+
+NamedPair = collections.namedtuple("NamedPair", ["w", "tag"])
+
+
+def cubed_named(p):
+    return np.sum(p.w**3)
+
+
+def test_a_field_that_is_no_number_is_none_in_every_derivative_of_the_gradient():
+    # the gradient gives the string field None; its Hessian-vector product gave 0.0 there
+    w, v = np.array([1.0, 2.0]), np.array([1.0, -0.5])
+    for make, label in ((lambda a: NamedWeights(a, "layer"), "name"), (lambda a: NamedPair(a, "layer"), "tag")):
+        p, direction = make(w), make(v)
+        gradient = ssad.grad(cubed_named)(p)
+        np.testing.assert_allclose(gradient.w, 3 * w**2)
+        assert getattr(gradient, label) is None
+        for product in (ssad.hvp(cubed_named)(p, direction), ssad.jvp(ssad.grad(cubed_named), (p,), (direction,))[1]):
+            np.testing.assert_allclose(product.w, 6 * w * v)
+            assert getattr(product, label) is None

@@ -38,6 +38,9 @@ from ..frontend import primitives
 from ..frontend.builders import call, constant, name
 from ..registry import REGISTRY
 from ..runtime.receivers import ARRAY, OBJECT, argument_kind, is_numpy_value, numpy_member
+from ..runtime import owned
+from ..runtime.scatter import copy_adjoint
+from ..runtime.structure import zeros_like_value
 from . import activity, protocols
 from .activity import simple_statements
 from .rank_rules import Fact
@@ -151,6 +154,9 @@ def _makes_object(value, program):
 
 
 _NUMBER_BUILTINS = {float, int, abs, len, round, complex, bool, math.fsum}
+# Run-time helpers of gradients whose value is a NumPy value when their operand is one: a
+# private copy, a zero adjoint shaped like it
+_LIKE_OPERAND = (copy_adjoint, zeros_like_value, owned)
 
 
 def _is_numpy(value, program, arrays):
@@ -179,6 +185,8 @@ def _is_numpy(value, program, arrays):
         return True  # `float(u)`: Python's protocol makes `__float__` return a float
     if op.kind != primitives.PRIMITIVE or op.primitive is None:
         return False
+    if any(op.primitive is f for f in _LIKE_OPERAND) and len(op.args) == 1:  # `d_y = zeros_like_value(y)`
+        return _is_numpy(op.args[0], program, arrays)
     if isinstance(value, (gast.Attribute, gast.Call)) and not primitives.is_static(
             value.func if isinstance(value, gast.Call) else value, program):
         receiver = value.func.value if isinstance(value, gast.Call) else value.value

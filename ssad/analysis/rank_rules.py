@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from ..frontend import primitives
-from ..runtime import iterated, owned, seed, shape_only, zeros_like_value
+from ..runtime import copy_adjoint, iterated, owned, seed, shape_only, zeros_like_value
 
 _ANY = "any"  # not yet narrowed by an assignment (the top of the lattice)
 
@@ -52,7 +52,7 @@ _FULL_ONLY = {np.linalg.det, np.trace, np.vdot}
 
 _SAME_RANK = {
     np.ndarray.copy, np.copy, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.array, np.asarray, np.ascontiguousarray, shape_only, zeros_like_value, owned,
+    np.full_like, np.array, np.asarray, np.ascontiguousarray, shape_only, zeros_like_value, owned, copy_adjoint,
 }
 
 

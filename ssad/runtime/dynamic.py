@@ -73,10 +73,9 @@ def call_forward(function, *args, **kwargs):
         return value, rule_pullback
     if undeclared_draw(function):  # called here because an operand carries a gradient
         raise MissingRuleError(draw_refusal(function), *caller_location())
-    if REGISTRY.is_nondifferentiable(function) or _of_text(function):
+    if has_no_derivative(function):
         value = function(*args, **kwargs)
-        # zero adjoints shaped like the arguments, which the caller's code adds as it adds any (a list's: a list)
-        return value, lambda d_value: (None, *map(zeros_like_value, args), {k: None for k in kwargs})
+        return value, lambda d_value: zero_adjoints(args, kwargs)
     if transformable(function):
         return _compiled_forward(function, args, kwargs, {})
     if callable_instance(function) is not None:  # `layer(x)`: layer.__call__(x), self getting an adjoint
@@ -259,7 +258,7 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
         return value, rule(filled, value, *primals, **keywords)
     if undeclared_draw(function) and not (_all_zero(tangents) and _all_zero(keyword_tangents.values())):
         raise MissingRuleError(draw_refusal(function), *caller_location())
-    if REGISTRY.is_nondifferentiable(function) or _of_text(function):
+    if has_no_derivative(function):
         value = function(*primals, **keywords)
         return value, zeros_like_value(value)
     if transformable(function):
@@ -280,6 +279,17 @@ def call_jvp(function, d_function, primals, tangents, keywords=None, keyword_tan
         f"carry tangents; register one with @ssad.tangent({getattr(function, '__name__', 'f')})",
         *caller_location(),
     )
+
+
+def has_no_derivative(function):
+    """Whether `function` is registered as having no derivative, or reads text."""
+    return REGISTRY.is_nondifferentiable(function) or _of_text(function)
+
+
+def zero_adjoints(args, kwargs):
+    """The pullback's value for a function without a derivative: zero adjoints shaped like the
+    arguments, which the caller's code adds as it adds any (a list's: a list), in every order."""
+    return (None, *map(zeros_like_value, args), {k: None for k in kwargs})
 
 
 def _of_numpy(function):

@@ -24,8 +24,8 @@ from ..registry import REGISTRY
 from .callables import callable_instance, transformable, unwrapped
 from .closures import Closure, fold_own, own_tangents
 from .dynamic import (
-    VjpLayout, _distribution_method, call_forward, call_jvp, frozen_distribution, kinds_of, partial_adjoints,
-    primal_label, rule_adjoints,
+    VjpLayout, _distribution_method, call_forward, call_jvp, frozen_distribution, has_no_derivative, kinds_of,
+    partial_adjoints, primal_label, rule_adjoints, zero_adjoints,
 )
 from .handles import VJP, resolve
 from .locations import caller_location
@@ -159,9 +159,8 @@ def pullback_jvp(function, t_function, d_value, t_d_value, args, t_args, kwargs,
         value, t_value = call_jvp(function, None, args, t_args, kwargs, t_kwargs)
         pair = call_jvp(rule, None, (d_value, value) + args, (t_d_value, t_value) + t_args, kwargs, {})
         return tuple(rule_adjoints(function, adjoints, len(args)) for adjoints in pair)
-    if REGISTRY.is_nondifferentiable(function):
-        none = (None,) * (len(args) + 1) + ({k: None for k in kwargs},)
-        return none, none
+    if has_no_derivative(function):
+        return zero_adjoints(args, kwargs), zero_adjoints(args, kwargs)  # the first order's zeros, constant
     if transformable(function):
         return _compiled_jvp(function, {}, {}, d_value, t_d_value, args, t_args, kwargs, t_kwargs)
     raise _no_second_derivative(function)
@@ -206,9 +205,9 @@ def pullback_vjp(function, d_value, args, kwargs):
     rule = REGISTRY.adjoint_rule(function)
     if rule is not None:
         return _rule_vjp(function, rule, d_value, args, kwargs)
-    if REGISTRY.is_nondifferentiable(function):
-        return (None,) * (len(args) + 1) + ({k: None for k in kwargs},), lambda d_adjoints: (
-            None, None, (None,) * len(args), {k: None for k in kwargs}
+    if has_no_derivative(function):  # zeros, which no adjoint of theirs moves: zeros again
+        return zero_adjoints(args, kwargs), lambda d_adjoints: (
+            None, zeros_like_value(d_value), tuple(map(zeros_like_value, args)), {k: None for k in kwargs}
         )
     if transformable(function):
         return _compiled_vjp(function, {}, d_value, args, kwargs)

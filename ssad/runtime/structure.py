@@ -92,8 +92,8 @@ def zeros_like_value(x):
         return 0.0
     if is_other_array(x):  # np.zeros_like dispatches: a dask array gets lazy zeros, chunked like it
         return np.zeros_like(x, dtype=_float_dtype(x.dtype))
-    if is_namedtuple(x):
-        return type(x)(*[zeros_like_value(v) for v in x])
+    if is_namedtuple(x):  # a field that holds None (a gradient's field that is no number) keeps it
+        return type(x)(*[None if v is None else zeros_like_value(v) for v in x])
     if isinstance(x, (tuple, list)):
         return type(x)(zeros_like_value(v) for v in x)
     if isinstance(x, range):  # its integers, as a list holds them (a loop's header read again)
@@ -101,7 +101,7 @@ def zeros_like_value(x):
     if isinstance(x, dict):
         return dict_derivative(x, {k: zeros_like_value(v) for k, v in x.items()}, zeros_like_value)
     if is_record(x):
-        return rebuild(x, {name: zeros_like_value(getattr(x, name)) for name in fields_of(x)})
+        return rebuild(x, {n: None if getattr(x, n) is None else zeros_like_value(getattr(x, n)) for n in fields_of(x)})
     captured = getattr(x, "captured", None)
     if isinstance(captured, dict) and hasattr(x, "template"):  # a closure: its adjoint is a dict
         return {name: zeros_like_value(value) for name, value in captured.items()

@@ -30,7 +30,10 @@ from ..runtime import (
     clear_at,
     copy_adjoint,
     getitem_adjoint,
+    kept,
     pack_like,
+    saved_part,
+    take_part,
     written_part,
     zero_at,
     zeros_like_value,
@@ -41,6 +44,8 @@ from ..runtime.refusals import keeps_length
 from ..analysis.ranks import unbroadcast_axes, unbroadcast_is_identity
 from ..analysis.shapes import drop_unbroadcast, is_elementwise, summed_shape_calls, without_shape_calls
 from .fold import plain_forms
+
+_PART_READS = (take_part, written_part, saved_part)  # run-time helpers whose value is a part of their operand
 
 
 class StatementAdjoints(CallAdjoints):
@@ -140,8 +145,22 @@ class StatementAdjoints(CallAdjoints):
             source = op.args[0]
             if self.activity.is_active(source):
                 self.scatter(source, statement.value.slice, name(dy))
+        elif self.part_of_array(op):
+            # `take_part(d_y, i)` and its kin in a gradient differentiated again read d_y at i
+            # as `d_y[i]` does: added there in place, not into an array of zeros each time
+            source, index = op.args
+            if self.activity.is_active(source):
+                part = name(dy)
+                if op.primitive is written_part:
+                    part = call(self.helper("kept", kept), part, clone(source), clone(index))
+                self.scatter(source, index, part)
         else:
             self.primitive(statement, op, dy, target.id)
+
+    def part_of_array(self, op):
+        """Whether `op` is `take_part`, `written_part` or `saved_part` of an array (`ranks`) at an index."""
+        return (op.kind == primitives.PRIMITIVE and any(op.primitive is f for f in _PART_READS) and len(op.args) == 2
+                and not op.keywords and isinstance(op.args[0], gast.Name) and self.ranks.get(op.args[0].id, 0) >= 1)
 
     def shaped_item(self, container, item, element):
         """The adjoint of a display's element; an item written over later has adjoint 0.0,

@@ -23,6 +23,7 @@ from ..analysis.shapes import scalar_names
 from ..frontend.builders import assign, assigned_names, call, clone, comment, constant, is_loop_exit, name, store, walk
 from .adjoints import index_value
 from .forward_calls import Before, Replace, TangentCalls
+from .tangent_sharing import shared_tangents
 from ..runtime import copy_adjoint, zeros_like_value
 from ..runtime.partials import made_partial_tangent
 from ..runtime.structure import field_tangent, record_tangent
@@ -55,6 +56,7 @@ class _Forward(TangentCalls):
         self.varied = varied
         self.tangent = {}  # primal name -> name of its nonzero tangent
         self.owned = set()  # primal names whose tangent array may be written in place
+        self.copied = set()  # primal names whose tangent the block being made copies to own it
         self.names = {}
         self.callees = []
         self.loop_heads = []  # per enclosing loop: the primals whose tangents its iterations carry
@@ -153,27 +155,40 @@ class _Forward(TangentCalls):
         # A tangent private at the loop's start and again at the end of its body stays
         # private in every iteration: a list tangent is copied once, not once a pass.
         owned_head = {p for p in entry[1] if p in head and entry[0][p] == self.names[p]}
+        # One the body copies before writing into it is copied once, before the loop, when
+        # it is private again at the body's end (a backward loop's `d_y[i] = ...`).
+        hoisted, tried = set(), set()
+        copied_outside = self.copied
         snapshot = self.namer.snapshot()
         while True:
             self.namer.restore(snapshot)
             self.tangent = {p: self.names[p] for p in head}
             self.owned = set(owned_head)
+            self.copied = set()
             self.loop_heads.append(head)
             body = self.block(statement.body)
             self.loop_heads.pop()
             end = set(self.tangent)
             new = end - head
             still_owned = owned_head & {p for p in self.owned if self.tangent.get(p) == self.names[p]}
-            if not new and still_owned == owned_head:
+            hoist = {p for p in self.copied - owned_head - tried if p in head and entry[0].get(p) == self.names[p]}
+            wasted = hoisted & (self.copied | (owned_head - still_owned))  # the body copies it all the same
+            if not new and still_owned == owned_head and not hoist and not wasted:
                 break
+            tried |= hoist
             head |= new
-            owned_head = still_owned | new  # each starts at a fresh zero made before the loop
+            hoisted = (hoisted - wasted) | hoist
+            owned_head = (still_owned - wasted) | new | hoist  # each new one starts at a fresh zero made before the loop
+        self.copied = copied_outside | self.copied | hoisted
         # A tangent the loop's start expects but its body dropped (`x = y * 2.0` with no
         # tangent for y) is zero from there on, not the tangent x had before.
         for primal in sorted(head - end):
             body.append(self.zero(primal))
         prologue = []
         self.set_state(entry)
+        for primal in sorted(hoisted):
+            copied = call(self.helper("copy_adjoint", copy_adjoint), name(self.tangent[primal]))
+            prologue.extend(self.set_tangent(primal, copied, owned=True))
         for primal in sorted(head - set(entry[0])):
             if primal in seen_before:
                 prologue.append(self.zero(primal))
@@ -203,22 +218,21 @@ class _Forward(TangentCalls):
         if isinstance(target, gast.Subscript):
             return self.write(target, statement.value)
         generated = self.assignment(statement, target.id)
-        if primitives.operation(statement.value, self.program).kind not in (primitives.COPY, primitives.GETITEM):
+        # a copy, a part or a popped item shares with its operand in the tangent just as in
+        # the primal (`d_v = d_items.pop()` is an item, never the list: a tape's tangent stays
+        # private through the pops of a backward loop, not copied once a pass)
+        if primitives.operation(statement.value, self.program).kind not in (primitives.COPY, primitives.GETITEM, primitives.POP):
             self.disown_shared(generated, target.id)
         return generated
 
     def disown_shared(self, generated, target):
-        """Tangent arrays of ours that the tangent just made may be (or view, or hold) are ours no
-        longer: `c = a + 1.0` makes a new array, but its tangent is `d_a` itself, so a later
-        `a[i] = v` must write into a copy of `d_a`, or `d_c` would change with it. (A value that
-        is its operand or a view of it, `b = a` or `t = a[1:]`, shares the memory of the primal as
-        well: the front end refuses a write into `a` that such a name read afterwards would see.)"""
+        """The private tangents the tangent code just made may share are private no longer
+        (see `tangent_sharing`). (A value that is its operand or a view of it, `b = a` or `t = a[1:]`,
+        shares the memory of the primal as well: the front end refuses a write into `a` that
+        such a name read afterwards would see.)"""
         held = {self.tangent[p]: p for p in self.owned if p != target and p in self.tangent}
-        for statement in generated:
-            statement = statement.statement if isinstance(statement, Replace) else statement
-            if held and isinstance(statement, gast.Assign):
-                for shared in _may_be(statement.value) & held.keys():
-                    self.owned.discard(held.pop(shared))
+        for shared in shared_tangents(generated, held, self.program):
+            self.owned.discard(held[shared])
 
     def comment_for(self, statement):
         parsed = self.program.parsed
@@ -331,6 +345,7 @@ class _Forward(TangentCalls):
             zero = call(self.helper("zeros_like_value", zeros_like_value), name(primal))
             return self.set_tangent(primal, zero, owned=True)
         if primal not in self.owned:
+            self.copied.add(primal)
             copied = call(self.helper("copy_adjoint", copy_adjoint), name(self.tangent[primal]))
             return self.set_tangent(primal, copied, owned=True)
         return []
@@ -380,16 +395,6 @@ class _Forward(TangentCalls):
         change = gast.Call(func=gast.Attribute(value=name(self.tangent[items]), attr=method, ctx=gast.Load()), args=args, keywords=[])
         out.append(gast.Expr(value=change))
         return out
-
-
-def _may_be(expr):
-    """The names whose value `expr` may be, view or hold: an operator makes a new value, a call
-    may return any of its operands."""
-    if isinstance(expr, gast.Name):
-        return {expr.id}
-    if isinstance(expr, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Constant)):
-        return set()
-    return set().union(set(), *(_may_be(child) for child in gast.iter_child_nodes(expr)))
 
 
 def _assigned(statements):
