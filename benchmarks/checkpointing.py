@@ -16,8 +16,6 @@ time of a gradient call, and the largest difference from the gradient without
 checkpointing (relative to its largest entry). `--quick` runs 2,000 steps.
 """
 
-import argparse
-import json
 import statistics
 import sys
 import time
@@ -27,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import command  # noqa: E402
 import workloads  # noqa: E402
 from run import peak_memory  # noqa: E402
 
@@ -132,14 +131,7 @@ def report(results):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--json", type=Path, default=None)
-    options = parser.parse_args(argv)
-    results = run(options.quick)
-    print(report(results))
-    if options.json is not None:
-        options.json.write_text(json.dumps(results, indent=2) + "\n")
+    command.main(__doc__, run, report, argv)
 
 
 if __name__ == "__main__":

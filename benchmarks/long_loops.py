@@ -16,8 +16,6 @@ calls interleaved; each result is checked against central differences of the gra
 once, at the shortest length.
 """
 
-import argparse
-import json
 import statistics
 import sys
 import time
@@ -25,8 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-import ssad
-from ssad.testing import numerical_gradient
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import command  # noqa: E402
+
+import ssad  # noqa: E402
+from ssad.testing import numerical_gradient  # noqa: E402
 
 
 def euler(y, k, dt, steps):
@@ -114,15 +116,8 @@ def report(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--json", type=Path, default=None)
-    options = parser.parse_args(argv)
-    rows = run(options.quick)
-    print(report(rows))
-    if options.json is not None:
-        options.json.write_text(json.dumps(rows, indent=2) + "\n")
+    command.main(__doc__, run, report, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
