@@ -6,8 +6,9 @@ at the caller's line.
   caller's values never change, whether or not the argument is in `wrt`, in both modes and
   at second order (the gradient was 3.0 and then 4.0 on the same call, and `d["b"]` changed).
 - `y[k] += v` on a list or dict changes the item in place in Python; where something else
-  holds that item (the same array twice in the list, a name read afterwards) it is
-  refused, never lowered as a new value (the gradient was 3.0 for 8.0).
+  holds that item (the same array twice in the list, a name read afterwards, the list or
+  dict `y` was copied from by `list(xs)`, `dict(d)`, `xs[:]` or a comprehension) it is
+  refused, never lowered as a new value (the gradient was 3.0 for 8.0, and 0.6 for 1.2).
 - Named fields of linear algebra results in forward mode (`slogdet(A).logabsdet` raised
   AttributeError).
 - `det` at an exactly singular matrix: its derivative is the adjugate (LinAlgError before).
@@ -194,6 +195,91 @@ def adds_to_a_dict_entry_held_twice(x, d):
     return np.sum(d["a"] * d["b"])
 
 
+def adds_to_an_item_of_a_list_copied_by_list(x, w):
+    xs = [w * 1.0, w * 2.0]
+    ys = list(xs)
+    ys[0] += x
+    return np.sum(xs[0] * w)
+
+
+def adds_to_an_item_of_a_slice_in_a_loop(x, w):
+    xs = [w * 1.0, w * 2.0]
+    ys = xs[:]
+    for k in range(2):
+        ys[k] *= x
+    return np.sum(xs[1])
+
+
+def adds_to_an_entry_of_a_dict_copied_by_dict(x, w):
+    d = {"a": w * 1.0}
+    e = dict(d)
+    e["a"] += x
+    return np.sum(d["a"] * w)
+
+
+def adds_to_an_entry_of_a_merged_dict(x, w):
+    d = {"a": w * 1.0}
+    e = {**d, "b": 2.0}
+    e["a"] += x
+    return np.sum(d["a"] * w)
+
+
+def adds_to_an_item_of_a_comprehension(x, w):
+    xs = [w * 1.0, w * 2.0]
+    ys = [v for v in xs]
+    ys[0] += x
+    return np.sum(xs[0] * w)
+
+
+def adds_to_an_item_of_a_display_of_items(x, w):
+    xs = [w * 1.0, w * 2.0]
+    ys = [xs[1], xs[0]]
+    ys[1] -= x
+    return np.sum(xs[0] * w)
+
+
+def adds_to_an_item_of_a_concatenation(x, w):
+    xs = [w * 1.0, w * 2.0]
+    ys = xs + [w]
+    ys[0] += x
+    return np.sum(xs[0] * w)
+
+
+def adds_to_an_item_held_by_a_dict_of_the_list(x, w):
+    xs = [w * 1.0]
+    outer = {"p": xs}
+    ys = list(xs)
+    ys[0] += x
+    return np.sum(outer["p"][0] * w)
+
+
+def adds_to_an_item_the_list_holds_again_deeper(x, w):
+    a = w * 1.0
+    ys = [a, [a]]
+    ys[0] += x
+    return np.sum(ys[1][0] * w)
+
+
+HELD_OUTSIDE = [np.array([1.0, 2.0])]
+
+
+def adds_to_an_item_of_a_global_list(x, w):
+    ys = list(HELD_OUTSIDE)
+    ys[0] += x  # Python would change the module's array, at each call
+    return np.sum(ys[0] * w)
+
+
+def adds_to_an_item_a_nested_function_reads(x, w):
+    xs = [w * 1.0, w * 2.0]
+
+    def first():
+        return np.sum(xs[0])
+
+    ys = list(xs)
+    ys[0] += x
+    return first() * 2.0
+
+
 def shared():
     w = np.array([1.0, 2.0])
     return w
@@ -205,6 +291,19 @@ REFUSED_ITEM_CHANGES = [
     (adds_to_an_item_another_name_reads, shared, "xs[0] += x", "`a` holds that item too"),
     (adds_to_a_dict_entry_held_twice, lambda: dict.fromkeys("ab", shared()), 'd["a"] += x',
      "`d` holds that array at another place"),
+    # a new container of the same items, whose source is read afterwards (each gave the
+    # gradient of the lowering, `ys[0] = ys[0] + x`, which leaves `xs[0]` as it was)
+    (adds_to_an_item_of_a_list_copied_by_list, shared, "ys[0] += x", "`xs` holds that item too"),
+    (adds_to_an_item_of_a_slice_in_a_loop, shared, "ys[k] *= x", "`xs` holds that item too"),
+    (adds_to_an_entry_of_a_dict_copied_by_dict, shared, 'e["a"] += x', "`d` holds that item too"),
+    (adds_to_an_entry_of_a_merged_dict, shared, 'e["a"] += x', "`d` holds that item too"),
+    (adds_to_an_item_of_a_comprehension, shared, "ys[0] += x", "`xs` holds that item too"),
+    (adds_to_an_item_of_a_display_of_items, shared, "ys[1] -= x", "`xs` holds that item too"),
+    (adds_to_an_item_of_a_concatenation, shared, "ys[0] += x", "`xs` holds that item too"),
+    (adds_to_an_item_held_by_a_dict_of_the_list, shared, "ys[0] += x", "`outer` holds that item too"),
+    (adds_to_an_item_the_list_holds_again_deeper, shared, "ys[0] += x", "`ys` holds that array at another place"),
+    (adds_to_an_item_of_a_global_list, shared, "ys[0] += x", "`HELD_OUTSIDE` holds that item too"),
+    (adds_to_an_item_a_nested_function_reads, shared, "ys[0] += x", "`xs` holds that item too"),
 ]
 
 
@@ -220,6 +319,7 @@ def test_an_item_changed_in_place_and_held_elsewhere_is_refused_at_its_line(f, m
             call()
         assert caught.value.filename == __file__ and caught.value.lineno == line_of(f, text), name
         assert reason in caught.value.message and "for a new value" in caught.value.message
+    np.testing.assert_array_equal(HELD_OUTSIDE[0], [1.0, 2.0])
 
 
 def test_an_item_of_distinct_arrays_changed_in_place_is_exact():
@@ -230,6 +330,25 @@ def test_an_item_of_distinct_arrays_changed_in_place_is_exact():
     assert expected == pytest.approx(3.0)
     assert ssad.grad(adds_to_a_list_item_held_twice)(X0, made()) == pytest.approx(expected)
     assert ssad.jvp(adds_to_a_list_item_held_twice, (X0, made()), (1.0, None))[1] == pytest.approx(expected)
+
+
+def adds_to_an_item_of_a_copied_list_whose_source_is_not_read_again(x, w):
+    xs = [w * 1.0, w * 2.0]
+    ys = list(xs)
+    ys[0] += x
+    acc = [np.zeros(2), 0.0]
+    acc[0] += ys[0] * x
+    acc[1] += x
+    return np.sum(ys[0] * acc[0]) + acc[1]
+
+
+def test_an_item_changed_in_place_that_nothing_else_reads_is_exact():
+    f = adds_to_an_item_of_a_copied_list_whose_source_is_not_read_again
+    expected = numerical_gradient(lambda x: f(x, shared()), X0)
+    assert ssad.grad(f)(X0, shared()) == pytest.approx(expected)
+    assert ssad.jvp(f, (X0, shared()), (1.0, None))[1] == pytest.approx(expected)
+    second = numerical_gradient(lambda x: ssad.grad(f)(x, shared()), X0)
+    assert ssad.hessian(f)(X0, shared()) == pytest.approx(second, rel=1e-6)
 
 
 def test_an_array_made_by_numpy_gets_no_check_of_its_items():

@@ -214,6 +214,13 @@ def writes_in_place(x, w):
     return np.sum(y * y) + np.sum(y[::2])
 
 
+def adds_into_elements(x, a):
+    y = x * a  # not known to be an array where it is lowered: `y[i] += v` is checked where it runs
+    for i in range(3):
+        y[i] += x[i] * x[i + 1]
+    return np.sum(y * y)
+
+
 def scalar_loop_that_breaks(x, a):
     for _ in range(20):
         if x > 5.0:
@@ -225,7 +232,8 @@ def scalar_loop_that_breaks(x, a):
 @pytest.mark.parametrize("function, args", [
     (writes_in_place, (np.array([0.3, -0.5, 0.8, 0.1]), 0.9)),
     (scalar_loop_that_breaks, (0.4, 1.3)),
-], ids=["writes_in_place", "scalar_loop_that_breaks"])
+    (adds_into_elements, (np.array([0.3, -0.5, 0.8, 0.1]), 0.9)),
+], ids=["writes_in_place", "scalar_loop_that_breaks", "adds_into_elements"])
 def test_in_place_writes_and_a_loop_that_breaks_compile(function, args):
     compiled = ssad.grad(function, wrt=(0, 1), compile="strict")(*args)
     _close(compiled, ssad.grad(function, wrt=(0, 1))(*args), 1e-12)

@@ -11,7 +11,11 @@ instead. The two agree unless something else holds that item and reads it afterw
   code runs, since what `y` holds is known only then;
 - another name (`a` of `xs = [a, w]`, `t = xs[0]` read before): refused where it is read
   afterwards, by the guard `rebound_by_augmented`, which passes for a number (`+=` of a
-  number rebinds, as the lowering does).
+  number rebinds, as the lowering does);
+- another container or record that holds the item too and is read afterwards (`xs` of
+  `ys = list(xs)`, `dict(d)`, `{**d}`, `xs[:]`, `[a for a in xs]`, `copy.copy(xs)`, or one
+  holding `xs`): whichever name it is, every local read afterwards is looked into where the
+  code runs, by `item_held_elsewhere`.
 
 A `y` known to be a NumPy array (assigned once, from a NumPy function that makes one)
 needs neither: writes into it are checked as every write is (`aliasing`).
@@ -20,7 +24,7 @@ needs neither: writes into it are checked as every write is (`aliasing`).
 import gast
 import numpy as np
 
-from ..runtime.refusals import changed_item_held_once, item_held_by, rebound_by_augmented
+from ..runtime.item_guards import changed_item_held_once, item_held_by, item_held_elsewhere, rebound_by_augmented
 from .builders import walk
 from .builders import name as _name
 from .sharing import AUGMENTED
@@ -57,9 +61,11 @@ class ItemChangeLowering:
         holders = sorted(users[n] for n in self.sharing.groups.get(item.id, ())
                          if n in users and n != item.id and n not in container_names)
         later = [u for u in holders if u != user_name and self.read_later(u)]
+        guarded = {user_name, *later}
         for source in sorted(self.sharing.copied_by_method(container)):
             user = users.get(source)
             if user is not None and user != user_name and self.current.get(user) == source and self.read_later(user):
+                guarded.add(user)
                 self.emit_guard(item_held_by, [_name(item.id), _name(source)], (
                     f"`{written}` changes the item of `{user_name}` in place where it is an array or a list (as "
                     f"`{op}=` does), and `{user_name}` is a `.copy()` of `{user}`, a dict or a list holding that "
@@ -73,6 +79,34 @@ class ItemChangeLowering:
                 f"lowering (a new value stored in `{user_name}`) would not show the change; {fix} "
                 f"(`{later[0]}` then keeps its own), or change `{later[0]}` by its own name"
             ), statement)
+        holders = self._later_holders(guarded | {users.get(n) for n in container_names})
+        if holders:
+            names = gast.Constant(value=" ".join(label for label, _ in holders), kind=None)
+            self.emit_guard(item_held_elsewhere, [_name(container), _name(item.id), names] + [
+                _name(ssa) for _, ssa in holders], (
+                f"`{written}` changes the item of `{user_name}` in place where it is an array or a list (as "
+                f"`{op}=` does), and `{{holder}}` holds that item too (or is it, or a view of it) and may see "
+                f"the change afterwards (read afterwards, captured by a function made earlier, or defined "
+                f"outside the function), where ssad's lowering (a new value stored in `{user_name}`) would "
+                f"not show it; {fix}, or copy the item first"
+            ), statement)
+
+    def _later_holders(self, skipped):
+        """What may hold an item `y[k] += v` changes and see the change afterwards, as (its
+        name in the user's code, its name in the lowered code): the locals read afterwards
+        (other than those in `skipped`), the values a function made earlier captured, and the
+        lists, dicts, tuples and records the function reads from outside it (a global list,
+        a closure's dict)."""
+        users = {ssa: user for user, ssa in self.current.items()}
+        holders = {ssa: user for user, ssa in sorted(self.current.items())
+                   if user not in skipped and ssa in self.defined and ssa not in self.numbers and self.read_later(user)}
+        for ssa in sorted(self.captured):
+            if users.get(ssa) not in skipped and ssa not in self.numbers:
+                holders.setdefault(ssa, users.get(ssa, ssa))
+        for free, value in sorted(self.namespace.values.items()):
+            if free not in self.current and free not in self.defined and _may_hold_items(value):
+                holders.setdefault(free, free)
+        return [(user, ssa) for ssa, user in holders.items()]
 
     def check_items_of_copies(self, user_name, statement, written):
         """Before a change in place of `user_name` (`w[0] = v`, `w += v`, `w.append(v)`) where it
@@ -110,6 +144,15 @@ class ItemChangeLowering:
                 return (isinstance(value, gast.Call) and self.is_static(value.func)
                         and _makes_array(self.resolve_static(value.func)))
         return False
+
+
+def _may_hold_items(value):
+    """Whether `value`, read from outside a function, is a container that may hold an array
+    or a list (a list, dict or tuple, or a dataclass record; a module, a function and a
+    number hold none that `+=` could change)."""
+    import dataclasses
+
+    return isinstance(value, (list, dict, tuple)) or (dataclasses.is_dataclass(value) and not isinstance(value, type))
 
 
 def _makes_array(function):

@@ -22,7 +22,8 @@ from ..runtime import broadcast_like, iterated, owned, seed, size, stop_gradient
 from ..runtime.refusals import keys_unchanged
 from ..runtime.scatter import copy_adjoint
 from ..runtime.receivers import not_walked
-from ..runtime.refusals import changed_item_held_once, item_held_by, list_changed
+from ..runtime.item_guards import changed_item_held_once, item_held_by, item_held_elsewhere
+from ..runtime.refusals import list_changed
 from ..runtime.structure import add_adjoint, owned_argument, zeros_like_value
 from .lower import array_of
 from .parts import HELPERS as PART_HELPERS
@@ -103,6 +104,13 @@ def _changed_item_held_once(container, item, message, filename, lineno, col):
 def _item_held_by(item, holder, message, filename, lineno, col):
     if isinstance(holder, types.Array):  # a copy of an array holds none of its arrays
         return lambda item, holder, message, filename, lineno, col: None
+    return None
+
+
+@overload(item_held_elsewhere)
+def _item_held_elsewhere(container, item, names, *holders_and_place):
+    if isinstance(container, types.Array) or isinstance(item, (types.Number, types.Boolean)):
+        return lambda container, item, names, *holders_and_place: None  # written as NumPy does
     return None
 
 
@@ -327,6 +335,7 @@ def _keys_unchanged(walked, target, index, message, filename, lineno, col):
 # the helpers above: generated code that reads one of these from its namespace can be compiled
 HELPERS = (
     seed, zeros_like_value, size, stop_gradient, owned, owned_argument, changed_item_held_once, item_held_by,
+    item_held_elsewhere,
     broadcast_like,
     unbroadcast, copy_adjoint, iterated, add_adjoint, matmul_left_adjoint, matmul_right_adjoint, dot_left_adjoint,
     dot_right_adjoint, _trace_adjoint, array_of, _unpack_like, _through_cast, _is_complex, _abs_adjoint, keys_unchanged,

@@ -52,10 +52,10 @@ from ..runtime.pullbacks import (
     third_order_error,
 )
 from ..runtime.receivers import not_walked, numpy_member
+from ..runtime.item_guards import changed_item_held_once, item_held_by, item_held_elsewhere, rebound_by_augmented
 from ..runtime.refusals import (
-    changed_item_held_once, check_assertion, discrete_only, held_list_kept, index_only, item_held_by, keeps_length,
-    keys_unchanged, list_changed, not_a_view_of,
-    not_changed_in_place, rebound_by_augmented, rule_adjoints, unchanged_by_call, walk_unchanged,
+    check_assertion, discrete_only, held_list_kept, index_only, keeps_length, keys_unchanged, list_changed,
+    not_a_view_of, not_changed_in_place, rule_adjoints, unchanged_by_call, walk_unchanged,
 )
 from ..runtime.structure import (
     add_adjoint, add_attr, attribute_part, field_position, field_tangent, is_zero_number, owned_argument,
@@ -71,7 +71,7 @@ nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where i
 nondifferentiable(index_only, pure=False)  # a part of an index built as a value (`np.s_[:, k]`): a test that raises
 nondifferentiable(unchanged_by_call, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
-nondifferentiable(changed_item_held_once, item_held_by, pure=False)  # the same, where `y[k] += v` changes an item
+nondifferentiable(changed_item_held_once, item_held_by, item_held_elsewhere, pure=False)  # the same, where `y[k] += v` changes an item
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
 nondifferentiable(walk_unchanged, keys_unchanged, held_list_kept, pure=False)  # the same, where a loop changes what it walks
 nondifferentiable(not_changed_in_place, pure=False)  # the same, where a method's value is used

@@ -70,3 +70,11 @@ def located(message):
     """A `SourceError` saying `message` at the user's line that the generated code running
     now stands for (see `caller_location`): how a rule refuses a call when it runs."""
     return SourceError(message, *caller_location())
+
+
+def source_line(filename, lineno):
+    """The text of line `lineno` of the file `filename`, for an error about it (None where
+    either is not known)."""
+    import linecache
+
+    return linecache.getline(filename, lineno) if filename and lineno else None

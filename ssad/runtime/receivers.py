@@ -19,7 +19,7 @@ import types
 import numpy as np
 
 from ..errors import MissingRuleError
-from .locations import caller_location
+from .locations import caller_location, source_line
 from .structure import is_other_array
 
 ARRAY = "array"  # the parameter holds a NumPy value or a number: NumPy's members and operators
@@ -74,7 +74,7 @@ def numpy_member(receiver, member, text, filename, lineno, col):
         f"`{text}` uses `{member}` of {owner}, which ssad took for NumPy's `ndarray.{member}`: where the gradient "
         f"is made it cannot tell what this value holds (an attribute, an item of a container or a call's result). "
         f"Pass the object to the function as an argument, which ssad looks at{through}",
-        filename, lineno, col, _source_line(filename, lineno),
+        filename, lineno, col, source_line(filename, lineno),
     )
 
 
@@ -96,9 +96,3 @@ def not_walked(value):
             "ssad looks at",
             *caller_location(),
         )
-
-
-def _source_line(filename, lineno):
-    import linecache
-
-    return linecache.getline(filename, lineno) if filename and lineno else None

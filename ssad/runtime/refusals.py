@@ -17,7 +17,8 @@ import types
 import numpy as np
 
 from ..errors import MissingRuleError, SourceError, UnsupportedSyntaxError
-from .locations import caller_location
+from .item_guards import changed_item_held_once, item_held_by, item_held_elsewhere, rebound_by_augmented
+from .locations import caller_location, source_line
 
 
 class NoDerivative:
@@ -94,72 +95,7 @@ def unchanged_by_call(value, message, filename, lineno, col):
     which ssad's lowering (`v = v / s`) would not show. Raises for an array (or a list,
     which `+=` extends in place)."""
     if isinstance(value, (np.ndarray, list)):
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
-
-
-def rebound_by_augmented(value, message, filename, lineno, col):
-    """Before `t += v` where `t` may share an array that another name reads afterwards
-    (`t = y[2]`, `t = min(items, key=abs)`): a number, or another value `+=` cannot change,
-    is rebound, which is ssad's lowering (`t = t + v`); an array, a list or any other
-    value would be changed in place. Raises for those. An object of the user's class whose
-    in-place methods are its own (or absent) passes: `+=` calls them, and ssad refuses a
-    method that changes `self` (or an array it holds) where it differentiates one."""
-    if not isinstance(value, (numbers.Number, np.generic, tuple, str, bytes, frozenset, type(None))) and not (
-            _own_in_place(type(value))):
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
-
-
-_IN_PLACE_METHODS = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
-                     "__imatmul__", "__ilshift__", "__irshift__", "__ior__", "__iand__", "__ixor__")
-
-
-def _own_in_place(kind):
-    """Whether every in-place method of the class `kind` is a Python function or absent (and
-    `kind` is no container or array of Python's or NumPy's, whose `+=` writes in place)."""
-    if issubclass(kind, (np.ndarray, list, dict, set, bytearray)) or hasattr(kind, "__array_function__"):
-        return False  # an array (NumPy's, or another library's) or a container
-    return all(isinstance(getattr(kind, m, None), (types.FunctionType, type(None))) for m in _IN_PLACE_METHODS)
-
-
-def changed_item_held_once(container, item, message, filename, lineno, col):
-    """Before `y[k] += v` on a container `y` that is not an array: `item`, which `y[k]` held,
-    is changed in place by Python's `+=` where it is an array or a list. Raises when `y`
-    holds it at another place too, or a view of its memory, which would see the change
-    ssad's lowering (a new value at `y[k]`) does not show. A number, or an array `y`, passes."""
-    count = sum(1 if other is item else 2 for other in _holding(container, item))  # a view counts twice
-    if count > 1:
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
-
-
-def item_held_by(item, holder, message, filename, lineno, col):
-    """Before `y[k] += v` where `y` may be `holder.copy()`: `item`, which `y[k]` held, is changed
-    in place by Python's `+=` where it is an array or a list. Raises when `holder` (a dict, list
-    or tuple, whose copy holds its items) holds it too, or a view of its memory; an array
-    `holder` passes (its copy holds no array of its)."""
-    if any(True for _ in _holding(holder, item)):
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
-
-
-def _holding(container, item):
-    """The entries of the dict, list or tuple `container` that are `item` or a view of its
-    memory, where `item` is an array or a list (which `+=` changes in place); none for an
-    array `container` or a container of another kind (what it holds is not known)."""
-    if isinstance(container, np.ndarray) or not isinstance(item, (np.ndarray, list)):
-        return
-    held = container.values() if isinstance(container, dict) else container
-    if not isinstance(held, (list, tuple, type({}.values()))):
-        return
-    memory = _memory_of(item)
-    for other in held:
-        if other is item or (isinstance(other, np.ndarray) and memory is not None and _memory_of(other) is memory):
-            yield other
-
-
-def _memory_of(value):
-    """The array owning the memory of the array `value` (itself, or what it is a view of)."""
-    if not isinstance(value, np.ndarray):
-        return None
-    return value if value.base is None else value.base
+        raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
 
 
 def not_a_view_of(value, array, message, filename, lineno, col):
@@ -167,7 +103,7 @@ def not_a_view_of(value, array, message, filename, lineno, col):
     of it (a row, a slice), which the first write would change before it is stored.
     Raises for one; a number or a copy passes."""
     if isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array):
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+        raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
 
 
 def walk_unchanged(walked, position, backwards, target, index, message, filename, lineno, col):
@@ -184,7 +120,7 @@ def walk_unchanged(walked, position, backwards, target, index, message, filename
     except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError):
         return  # an index the write itself refuses (or an empty list): Python raises there
     if reaches:
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+        raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
 
 
 def held_list_kept(walked, target, message, filename, lineno, col):
@@ -194,7 +130,7 @@ def held_list_kept(walked, target, message, filename, lineno, col):
     whose length ssad follows only under the name that holds it."""
     items = walked.values() if isinstance(walked, dict) else walked if isinstance(walked, (list, tuple)) else ()
     if isinstance(target, list) and any(item is target for item in items):
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+        raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
 
 
 def keys_unchanged(walked, target, index, message, filename, lineno, col):
@@ -207,7 +143,7 @@ def keys_unchanged(walked, target, index, message, filename, lineno, col):
         except TypeError:
             return  # an unhashable key: the write itself raises
         if adds:
-            raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+            raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
 
 
 def _reaches_unread(walked, position, backwards, target, index):
@@ -284,7 +220,7 @@ def not_changed_in_place(receiver, method, message, filename, lineno, col):
     those that change it in place, which ssad would read as a call that changes nothing. An
     object of the user's (`optimizer.update(grads, state)`) passes."""
     if any(isinstance(receiver, kind) and method in methods for kind, methods in _CHANGES_IN_PLACE):
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+        raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
 
 
 def keeps_length(items, index, value, message, filename, lineno, col):
@@ -293,7 +229,7 @@ def keeps_length(items, index, value, message, filename, lineno, col):
     if not isinstance(items, list) or not isinstance(index, slice) or not hasattr(value, "__len__"):
         return
     if len(range(len(items))[index]) != len(value):
-        raise UnsupportedSyntaxError(message, filename, lineno, col, _source_line(filename, lineno))
+        raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
 
 
 def index_only(value, text, filename, lineno, col):
@@ -307,7 +243,7 @@ def index_only(value, text, filename, lineno, col):
             f"{type(value).__name__}, not an index (an integer, a slice, None, or an integer or boolean "
             "array); ssad differentiates these only as indices: build a value with NumPy functions instead "
             "(np.stack, np.concatenate, np.asarray)",
-            filename, lineno, col, _source_line(filename, lineno),
+            filename, lineno, col, source_line(filename, lineno),
         )
     return value
 
@@ -320,12 +256,6 @@ def _is_index(value):
     if isinstance(value, (tuple, list)):
         return all(_is_index(v) for v in value)
     return False
-
-
-def _source_line(filename, lineno):
-    import linecache
-
-    return linecache.getline(filename, lineno) if filename and lineno else None
 
 
 def discrete_only(value, message, filename, lineno, col, line):
@@ -385,10 +315,10 @@ def list_changed(receiver, method, text, filename, lineno, col):
         f"`{text}` calls the method `{method}` of a {kind} (yours), which ssad would take for a list's `{method}`: "
         f"calling a method for its side effect is not supported (a method cannot change `self`); have it "
         f"return a new {kind} and assign it (`obj = obj.{method}(...)`), or keep the values in a list",
-        filename, lineno, col, _source_line(filename, lineno))
+        filename, lineno, col, source_line(filename, lineno))
 
 
 # the checks above that raise or do nothing, which generated code calls for their effect
 GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, rebound_by_augmented,
           unchanged_by_call, not_changed_in_place, keeps_length, discrete_only, changed_item_held_once, item_held_by,
-          list_changed)
+          item_held_elsewhere, list_changed)

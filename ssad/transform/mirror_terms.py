@@ -137,6 +137,8 @@ class Terms:
         return self.by_id[term]
 
     def constant(self, term):
+        if term is None:  # a bound a slice leaves out (`xs[:]`)
+            return None
         parts = self.parts(term)
         if parts[0] == "const" and parts[1] == "int":
             return int(parts[2])
