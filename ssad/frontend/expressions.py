@@ -7,6 +7,7 @@ boolean operators and conditional expressions as branches, comprehensions as loo
 """
 
 import builtins
+import functools
 import itertools
 
 import gast
@@ -165,6 +166,8 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
             return self.atom(gast.Subscript(value=items, slice=backwards, ctx=gast.Load()), name_hint)
         if self.makes_a_dict(expr):
             return self.comprehension(dict_as_comprehension(expr, self.namer), name_hint)
+        if self.is_reduce(expr):
+            return self.reduction(expr, name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
 
     def held(self, simple):
@@ -238,7 +241,12 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
         """Whether `expr` is a `map(f, xs, ...)` or `filter(f, xs)` that `atom` lowers as a comprehension."""
         return (self.is_builtin_call(expr, "map") and len(expr.args) >= 2) or (
             self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords) or self.makes_a_dict(expr) or (
-            self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords)
+            self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords) or self.is_reduce(expr)
+
+    def is_reduce(self, expr):
+        """`functools.reduce(f, xs)` or `(f, xs, start)`, which `atom` lowers as its loop."""
+        return (isinstance(expr, gast.Call) and self.is_static(expr.func) and len(expr.args) in (2, 3)
+                and not expr.keywords and self.resolve_static(expr.func) is functools.reduce)
 
     def makes_a_dict(self, expr):
         """`dict(zip(ks, vs))`, which `atom` lowers as a dict comprehension."""
