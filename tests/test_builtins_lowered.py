@@ -309,3 +309,24 @@ def test_functools_reduce_matches_autograd():
     np.testing.assert_allclose(ssad.grad(matrices_reduced_by_dot)(x), autograd.grad(matrices_autograd)(x), rtol=1e-12)
     np.testing.assert_allclose(ssad.hessian(matrices_reduced_by_dot)(x), autograd.hessian(matrices_autograd)(x),
                                rtol=1e-10, atol=1e-12)
+
+
+def first_item_times_sum(x):
+    return next(iter(x)) * np.sum(x)
+
+
+def first_square_of_a_generator(x):
+    return next(iter(v * v for v in x)) + x[1]
+
+
+def first_value_of_a_dict(x):
+    params = {"w": x[:2] * 2.0, "b": x[2:]}
+    w = next(iter(params.values()))
+    return np.sum(w**2) + np.sum(params["b"] * w[0])
+
+
+@pytest.mark.parametrize("f", [first_item_times_sum, first_square_of_a_generator, first_value_of_a_dict],
+                         ids=lambda f: f.__name__)
+def test_next_of_iter_is_the_first_item_at_every_order(f):
+    # was refused ("no adjoint rule for next"); now `list(xs)[0]`
+    check_every_order(f, np.array([0.5, -1.2, 0.8]), np.array([0.3, 1.0, -0.7]))

@@ -168,6 +168,9 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
             return self.comprehension(dict_as_comprehension(expr, self.namer), name_hint)
         if self.is_reduce(expr):
             return self.reduction(expr, name_hint)
+        if self.is_first_item(expr):  # `next(iter(xs))`: the first item, as `list(xs)[0]` reads it
+            listed = gast.Call(func=self.builtin("list"), args=[expr.args[0].args[0]], keywords=[])
+            return self.atom(gast.Subscript(value=listed, slice=gast.Constant(value=0, kind=None), ctx=gast.Load()), name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
 
     def held(self, simple):
@@ -241,12 +244,18 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
         """Whether `expr` is a `map(f, xs, ...)` or `filter(f, xs)` that `atom` lowers as a comprehension."""
         return (self.is_builtin_call(expr, "map") and len(expr.args) >= 2) or (
             self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords) or self.makes_a_dict(expr) or (
-            self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords) or self.is_reduce(expr)
+            self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords) or self.is_reduce(expr) or (
+            self.is_first_item(expr))
 
     def is_reduce(self, expr):
         """`functools.reduce(f, xs)` or `(f, xs, start)`, which `atom` lowers as its loop."""
         return (isinstance(expr, gast.Call) and self.is_static(expr.func) and len(expr.args) in (2, 3)
                 and not expr.keywords and self.resolve_static(expr.func) is functools.reduce)
+
+    def is_first_item(self, expr):
+        """`next(iter(xs))`, which `atom` lowers as `list(xs)[0]`."""
+        return (self.is_builtin_call(expr, "next") and len(expr.args) == 1 and not expr.keywords
+                and self.is_builtin_call(expr.args[0], "iter") and len(expr.args[0].args) == 1 and not expr.args[0].keywords)
 
     def makes_a_dict(self, expr):
         """`dict(zip(ks, vs))`, which `atom` lowers as a dict comprehension."""
