@@ -9,6 +9,7 @@ functions it calls; `expression_sharers` does it for nested source expressions.
 `sharing.Sharing` keeps the groups of names that may share memory.
 """
 
+import copy
 import inspect
 import weakref
 
@@ -101,6 +102,8 @@ def viewed_operands(value, is_local, is_static, resolve=None):
         return every(operands) if resolve is not None else []
     name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
     callee = resolve(func) if resolve is not None else None
+    if callee is copy.deepcopy:
+        return []  # a new value all through (an immutable one it returns as it is)
     if callee is None or is_library(callee):
         if name in VIEW_OF_ANY or (name == "meshgrid" and not copies(value)):
             return every(operands)

@@ -12,6 +12,7 @@ function). A sequence's tangent
 is a sequence of the same type with one tangent per item; a dict's is a dict.
 """
 
+import copy
 import functools
 
 import numpy as np
@@ -398,3 +399,13 @@ def fields_at_tangent(tangents, y, record, names):
 
 
 nondifferentiable(refuse_derived_fields, zero_fields)  # a check that refuses an input; zeros
+
+
+@adjoint(copy.deepcopy)
+def deepcopy_adjoint(dy, y, x, memo=None):
+    return (dy,)  # a copy: its adjoint is its value's, held in the same structure
+
+
+@tangent(copy.deepcopy)
+def deepcopy_tangent(tangents, y, x, memo=None):
+    return copy.deepcopy(zeros_like_value(x) if tangents[0] is None else tangents[0])

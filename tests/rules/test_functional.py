@@ -1,6 +1,7 @@
 """Rules for function values, checked through whole gradients (their outputs are functions)."""
 
 import collections
+import copy
 import dataclasses
 import functools
 
@@ -24,7 +25,8 @@ CHECKED_ELSEWHERE = [functools.partial, concat, repeated, repeats_summed, list, 
                      iterated, merged, zipped, dict.get, sorted, dict,  # these six: test_dicts_sorted_and_iteration_rules
                      made_partial_adjoint, made_partial_tangent,  # below, and test_recursive_closures_and_partials
                      joined, REGISTRY.adjoint_rule(joined), dict_derivative,
-                     replaced, fields_at]  # below, and test_records_and_lists
+                     replaced, fields_at,  # below, and test_records_and_lists
+                     copy.deepcopy]  # test_python_surface
 
 
 def scaled_by_partial(x, w):
