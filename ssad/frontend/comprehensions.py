@@ -78,6 +78,7 @@ class ComprehensionLowering:
             for node in walk(generator.target):
                 if isinstance(node, gast.Name):
                     renames[node.id] = self.namer.fresh(node.id)
+                    self.spelled[renames[node.id]] = node.id
         rename = _Rename(renames)
         origin = self.origin
         if isinstance(expr, gast.DictComp):
