@@ -366,6 +366,7 @@ EXTRA_SAMPLES = [
     Sample(replaced, (_Pair(_A, _B), ("a",), (_C,)), id="replaced", dy=_Pair(2.0 * _C, _B)),
     Sample(fields_at, (_Pair(_A, _B), ("b",)), id="fields_at", dy=(_C[:, :2],)),
     Sample(copy.deepcopy, ({"a": _A, "b": [_B]},), id="copy.deepcopy", dy={"a": _C, "b": [2.0 * _B]}),
+    Sample(copy.copy, ({"a": _A, "b": [_B]},), id="copy.copy", dy={"a": _C, "b": [2.0 * _B]}),
     Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {}, None)),
     Sample(unspent, ((_A, [_B, _C]),), id="unspent", dy=(_C, [2.0 * _B, _A])),
     Sample(einsum_of, ("ij,ik->jk", [_A, _B]), id="einsum_of"),

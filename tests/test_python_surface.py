@@ -367,9 +367,47 @@ def deep_copy_of_params(x):
     return np.sum(state["w"] * params["w"]) + state["b"][0] * params["b"][1] * params["b"][0]
 
 
-@pytest.mark.parametrize("f", [deep_copy_written, deep_copy_of_params], ids=lambda f: f.__name__)
+def shallow_copy_of_an_array_written(x):
+    y = copy.copy(x)
+    y[0] = 3.0 * y[1]
+    y *= x
+    return np.sum(y * x)
+
+
+def shallow_copy_of_a_list_grown(x):
+    xs = [x * 1.0, np.sin(x)]
+    ys = copy.copy(xs)
+    ys[0] = ys[0] * x
+    ys.append(x * 3.0)
+    return np.sum(ys[0] * ys[2]) + np.sum(xs[0]) * len(xs)
+
+
+def shallow_copy_of_a_dict(x):
+    d = {"a": x * 2.0, "b": np.cos(x)}
+    e = copy.copy(d)
+    e["a"] = e["a"] * e["b"]
+    return np.sum(e["a"]) + np.sum(d["a"] ** 2)
+
+
+def shallow_copy_item_changed_in_place(x):
+    xs = [x * 1.0, np.sin(x)]
+    ys = copy.copy(xs)
+    ys[0] += x  # changes xs[0] too, which is read below
+    return np.sum(xs[0] * x)
+
+
+@pytest.mark.parametrize("f", [deep_copy_written, deep_copy_of_params, shallow_copy_of_an_array_written,
+                               shallow_copy_of_a_list_grown, shallow_copy_of_a_dict], ids=lambda f: f.__name__)
 def test_copy_deepcopy_is_a_new_value_with_its_input_s_derivative(f):
     # was refused ("a function made at run time"); the copy is written in place, the input is not
     x = np.array([0.5, -1.2, 0.8])
     check_grads(f, (x,), order=2)
     np.testing.assert_allclose(ssad.grad(f)(x), numerical_gradient(f, x.copy()), rtol=1e-6, atol=1e-8)
+
+
+def test_an_item_of_a_shallow_copy_changed_in_place_is_refused_where_the_original_is_read():
+    # the copy holds the original's arrays: `ys[0] += x` changes `xs[0]`, which the lowering would not show
+    with pytest.raises(ssad.UnsupportedSyntaxError) as caught:
+        ssad.grad(shallow_copy_item_changed_in_place)(np.array([0.5, -1.2]))
+    assert "`xs` holds that item too" in caught.value.message
+    assert caught.value.lineno == shallow_copy_item_changed_in_place.__code__.co_firstlineno + 3

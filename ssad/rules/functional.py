@@ -409,3 +409,13 @@ def deepcopy_adjoint(dy, y, x, memo=None):
 @tangent(copy.deepcopy)
 def deepcopy_tangent(tangents, y, x, memo=None):
     return copy.deepcopy(zeros_like_value(x) if tangents[0] is None else tangents[0])
+
+
+@adjoint(copy.copy)
+def copy_adjoint_rule(dy, y, x):
+    return (dy,)  # a new container of the same items: its adjoint is its value's
+
+
+@tangent(copy.copy)
+def copy_tangent(tangents, y, x):
+    return copy.copy(zeros_like_value(x) if tangents[0] is None else tangents[0])

@@ -26,7 +26,7 @@ CHECKED_ELSEWHERE = [functools.partial, concat, repeated, repeats_summed, list, 
                      made_partial_adjoint, made_partial_tangent,  # below, and test_recursive_closures_and_partials
                      joined, REGISTRY.adjoint_rule(joined), dict_derivative,
                      replaced, fields_at,  # below, and test_records_and_lists
-                     copy.deepcopy]  # test_python_surface
+                     copy.deepcopy, copy.copy]  # test_python_surface
 
 
 def scaled_by_partial(x, w):
