@@ -10,7 +10,6 @@ what that code returns to the structure of the inputs.
 """
 
 import functools
-import inspect
 import threading
 import weakref
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from .analysis.row_reads import row_read_parameters
 from .backend.driver import Variants, argument_class, argument_facts, compiled
 from .backend.sparse_rows import sparse_entry
 from .errors import SsadError
-from .frontend import anf, fence, parse
+from .frontend import anf, parse
 from .frontend.arguments import entry_function
 from .registry import REGISTRY
 from .runtime import seed, unspent
@@ -30,6 +29,7 @@ from .runtime.closures import Closure, gradient_closure
 from .runtime.handles import GRAD, VALUE_AND_GRAD, VJP
 from .runtime.reads import keep, kept, values_read
 from .runtime.rows import gradient_fitter
+from .wrt import _argument_getter, normalize_wrt  # noqa: F401  (display and matrices read them here)
 from .runtime.structure import fit_gradient
 from .stand_ins import as_function
 
@@ -72,58 +72,6 @@ def differentiable(f, api, how=None):
             f"or C function, register a rule with @ssad.adjoint (and @ssad.tangent for forward mode)."
         )
     return function
-
-
-# ----- wrt -----
-
-
-def normalize_wrt(f, wrt):
-    """(names, is_tuple) for `wrt`: an int, a parameter name, or a tuple of them."""
-    if f.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) and REGISTRY.adjoint_rule(f) is None:
-        fence.check(parse.parse_function(f))  # reports `**kwargs` where it stands
-    positional, keyword_only = parameters(f)
-    is_tuple = isinstance(wrt, (tuple, list))
-    items = list(wrt) if is_tuple else [wrt]
-    if not items:
-        raise SsadError("wrt is empty: name at least one parameter to differentiate")
-    names = []
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise SsadError(f"wrt must be a parameter index or name, or a tuple of them; got {item!r}")
-        if isinstance(item, int):
-            if not -len(positional) <= item < len(positional):
-                raise SsadError(
-                    f"wrt={item} is out of range: {f.__qualname__} has {len(positional)} positional "
-                    f"parameter{'' if len(positional) == 1 else 's'} ({', '.join(positional)})"
-                )
-            names.append(positional[item])
-        else:
-            if item not in positional and item not in keyword_only and item != varargs(f):
-                raise SsadError(
-                    f"wrt={item!r} is not a parameter of {f.__qualname__}; its parameters are "
-                    f"{', '.join(positional + keyword_only)}"
-                )
-            names.append(item)
-    if len(set(names)) != len(names):
-        raise SsadError(f"wrt names a parameter twice: {wrt!r}")
-    return tuple(names), is_tuple
-
-
-def _argument_getter(f, name, position):
-    """A fast accessor for one parameter's value from (args, kwargs)."""
-    signature = inspect.signature(f)
-    parameter = signature.parameters[name]
-    if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-        count = len(parameters(f)[0])
-        return lambda args, kwargs: tuple(args[count:])
-    default = parameter.default
-
-    def get(args, kwargs):
-        if position is not None and position < len(args):
-            return args[position]
-        return kwargs.get(name, default)
-
-    return get
 
 
 # ----- public functions -----

@@ -13,7 +13,7 @@ import numpy as np
 from .api import Compile, _native_mode, differentiable
 from .backend.driver import Variants, argument_facts, compiled
 from .errors import SsadError
-from .runtime.callables import parameters, tangent_parameter
+from .runtime.callables import parameters, tangent_parameter, varargs
 from .runtime.defaults import dict_derivative
 from .runtime.handles import JVP
 from .runtime.refusals import defined
@@ -46,7 +46,8 @@ def _jvp_entry(f, primals, tangents):
     if len(primals) != len(tangents):
         raise SsadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents")
     positional, _ = parameters(f)
-    if len(primals) > len(positional):
+    rest = varargs(f)
+    if len(primals) > len(positional) and rest is None:
         raise SsadError(f"{f.__qualname__} takes {len(positional)} positional arguments, got {len(primals)}")
     wrt = tuple(n for n, t in zip(positional, tangents, strict=False) if t is not None)
     scalars = argument_facts(positional, primals)
@@ -54,6 +55,10 @@ def _jvp_entry(f, primals, tangents):
         tangent_parameter(n): _fitted(p, t) for n, p, t in zip(positional, primals, tangents, strict=False)
         if t is not None
     }
+    spread = list(zip(primals[len(positional):], tangents[len(positional):], strict=True))
+    if any(t is not None for _, t in spread):  # `def f(*xs)`: the tangent of xs, a tuple, zeros for None
+        wrt += (rest,)
+        keywords[tangent_parameter(rest)] = tuple(zeros_like_value(p) if t is None else _fitted(p, t) for p, t in spread)
     return compiled(f, wrt, JVP, True, scalars), keywords
 
 

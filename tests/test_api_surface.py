@@ -487,6 +487,50 @@ def test_vjp_wrt_star_args_and_functions_with_rules():
     close(ssad.vjp(np.multiply, a, b, wrt=1)[1](np.ones(2)), a)
 
 
+def scaled_rest(a, *rest):
+    return a * np.sum(rest[0]) + np.sin(rest[1])
+
+
+def test_jvp_of_star_args_takes_a_tangent_per_argument():
+    # the arguments past the named parameters go to `*xs`, whose tangent is a tuple (zeros for None);
+    # before, "collect takes 0 positional arguments, got 2"
+    a, b = np.array([1.0, 2.0]), np.array([0.5, -1.5])
+    value, tangent = ssad.jvp(collect, (a, b), (V[:2], None))
+    assert value == pytest.approx(collect(a, b))
+    close(tangent, V[:2] @ b)
+    w = np.array([0.3, -0.2])
+    d_a, d_b = ssad.vjp(collect, a, b, wrt="xs")[1](1.0)
+    close(ssad.jvp(collect, (a, b), (V[:2], w))[1], d_a @ V[:2] + d_b @ w)
+    args = (0.5, a, 0.3)
+    for tangents in ((1.0, None, None), (None, V[:2], None), (None, None, 1.0), (1.0, V[:2], -2.0)):
+        expected = sum(directional(lambda u, k=k: scaled_rest(*args[:k], u, *args[k + 1:]), args[k], t)
+                       for k, t in enumerate(tangents) if t is not None)
+        assert ssad.jvp(scaled_rest, args, tangents)[1] == pytest.approx(float(expected), rel=RTOL)
+
+
+def passes_on(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@passes_on
+def decorated(x, y):
+    return np.sum(x * y)
+
+
+def test_a_wrt_past_the_named_parameters_says_how_to_name_the_rest():
+    with pytest.raises(ssad.SsadError, match=r"0 positional parameters \(\); the rest are `\*xs`: differentiate "
+                                             r"them with wrt='xs'"):
+        ssad.grad(collect)(X, X)
+    # a decorator's wrapper passes on `*args, **kwargs`: the way out is the function it wraps
+    with pytest.raises(ssad.SsadError, match=r"as a decorator's wrapper does.*`f.__wrapped__`"):
+        ssad.grad(decorated)(X, V)
+    close(ssad.grad(decorated.__wrapped__)(X, V), V)
+
+
 def indexed(x, i, n, scale):
     total = 0.0
     for k in range(n):

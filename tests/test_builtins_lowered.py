@@ -3,11 +3,15 @@
 functions (`np.float64(x)`, `complex(re, im)`) in differentiated code: exact in both
 modes and at second order, checked against central differences."""
 
+import functools
+
 import numpy as np
 import pytest
 
 import ssad
 from ssad.testing import numerical_gradient
+
+from .conftest import check_every_order
 
 
 def positive_sum(x):
@@ -261,3 +265,68 @@ def test_map_of_two_lists_and_list_positions_at_every_order(f):
     second = numerical_gradient(lambda u: float(np.dot(grad_f(u), v)), x.copy())
     np.testing.assert_allclose(ssad.hvp(f)(x.copy(), v), second, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ssad.grad(lambda u: np.dot(grad_f(u), v))(x.copy()), second, rtol=1e-5, atol=1e-6)
+
+
+def summed_squares_by_reduce(x):
+    return functools.reduce(lambda a, b: a + b * b, [x[0], x[1], x[2]], 0.0)
+
+
+def reduced_without_a_start(x):
+    return functools.reduce(lambda a, b: a * b + np.sin(b), [x[0], x[1] * 2.0, x[2]])
+
+
+def matrices_reduced_by_dot(x):
+    a = np.outer(x, x) * 0.3 + np.eye(3)
+    return np.sum(functools.reduce(np.dot, [a, np.diag(x), a]))
+
+
+def reduce_capturing_a_scale(x):
+    scale = np.sum(x) * 0.5
+    return functools.reduce(lambda acc, v: acc + scale * v**3, x, 1.0)
+
+
+def rows_reduced(x):
+    rows = np.reshape(x, (3, 1)) * np.array([[1.0, -0.5]])
+    return np.sum(functools.reduce(lambda a, r: a * 0.5 + np.tanh(r), rows))
+
+
+@pytest.mark.parametrize("f", [summed_squares_by_reduce, reduced_without_a_start, matrices_reduced_by_dot,
+                               reduce_capturing_a_scale, rows_reduced], ids=lambda f: f.__name__)
+def test_functools_reduce_is_its_loop_at_every_order(f):
+    # was refused ("no adjoint rule for functools.reduce"); now the loop it runs
+    check_every_order(f, np.array([0.5, -1.2, 0.8]), np.array([0.3, 1.0, -0.7]))
+
+
+def test_functools_reduce_matches_autograd():
+    import autograd
+    import autograd.numpy as anp
+
+    def matrices_autograd(x):
+        a = anp.outer(x, x) * 0.3 + anp.eye(3)
+        return anp.sum(functools.reduce(anp.dot, [a, anp.diag(x), a]))
+
+    x = np.array([0.5, -1.2, 0.8])
+    np.testing.assert_allclose(ssad.grad(matrices_reduced_by_dot)(x), autograd.grad(matrices_autograd)(x), rtol=1e-12)
+    np.testing.assert_allclose(ssad.hessian(matrices_reduced_by_dot)(x), autograd.hessian(matrices_autograd)(x),
+                               rtol=1e-10, atol=1e-12)
+
+
+def first_item_times_sum(x):
+    return next(iter(x)) * np.sum(x)
+
+
+def first_square_of_a_generator(x):
+    return next(iter(v * v for v in x)) + x[1]
+
+
+def first_value_of_a_dict(x):
+    params = {"w": x[:2] * 2.0, "b": x[2:]}
+    w = next(iter(params.values()))
+    return np.sum(w**2) + np.sum(params["b"] * w[0])
+
+
+@pytest.mark.parametrize("f", [first_item_times_sum, first_square_of_a_generator, first_value_of_a_dict],
+                         ids=lambda f: f.__name__)
+def test_next_of_iter_is_the_first_item_at_every_order(f):
+    # was refused ("no adjoint rule for next"); now `list(xs)[0]`
+    check_every_order(f, np.array([0.5, -1.2, 0.8]), np.array([0.3, 1.0, -0.7]))

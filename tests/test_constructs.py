@@ -599,6 +599,25 @@ def lambda_over_a_loop_variable(x):
     return np.sum(functions[0](x))
 
 
+@refused("lambda v", "the lambda reads `i`, which is assigned again later; ssad captures values when the function is "
+                    "made, Python reads them when it is called: bind the value as a default (`i=i`)")
+def lambda_over_a_comprehension_variable(x):
+    functions = [lambda v: v * i for i in range(3)]  # <- here  # noqa: B023
+    return np.sum(functions[0](x))
+
+
+def bound_as_a_default(x):
+    functions = [lambda v, i=i: v * i for i in range(3)]
+    return np.sum(sum(f(x) for f in functions))
+
+
+def test_the_way_out_of_a_late_binding_lambda_is_exact():
+    # the comprehension's variable was named by its renamed form (`i_1`); the default it suggests works
+    x = np.array([0.5, -1.0])
+    np.testing.assert_allclose(ssad.grad(bound_as_a_default)(x), [3.0, 3.0])
+    np.testing.assert_allclose(ssad.jvp(bound_as_a_default, (x,), (np.array([1.0, 2.0]),))[1], 9.0)
+
+
 @refused("def g", "the nested function g reads `k`")
 def nested_def_over_a_reassigned_variable(x):
     k = 2.0

@@ -41,6 +41,7 @@ from ssad.runtime.pullbacks import call_forward_packed, method_forward_packed, p
 from ssad.rules.objects import operator_forward_packed  # noqa: E402
 from ssad.runtime.closures import joined  # noqa: E402
 from ssad.runtime.defaults import dict_derivative  # noqa: E402
+from ssad.runtime.replace import fields_at, replaced  # noqa: E402
 from ssad.runtime.structure import zeros_like_value  # noqa: E402
 from ssad.runtime.partials import made_partial_adjoint, made_partial_tangent  # noqa: E402
 from ssad.runtime.refusals import rule_adjoints  # noqa: E402
@@ -224,7 +225,6 @@ NOT_PROTOCOL_SAFE = {
     np.histogram_bin_edges: "NumPy computes the edges from the array's minimum and maximum",
     diagonal_fill: "`np.fill_diagonal`'s values are repeated with np.resize, which computes a dask array",
     list_adjoint: "splits the adjoint of a list given to a NumPy function into NumPy items, which computes a dask array",
-    record_tangent: "its adjoint is a dict of the fields' adjoints, which this check does not take apart",
     np.kron: _UNSUPPORTED,
     np.sort: _UNSUPPORTED,
     np.array: "builds a NumPy array, which computes its dask items",
@@ -363,6 +363,10 @@ EXTRA_SAMPLES = [
     Sample(attribute_part, (types.SimpleNamespace(w=_A, c=_B), "w"), id="attribute_part", dy=_C),
     Sample(field_tangent, (types.SimpleNamespace(w=_A, c=_B), "w"), id="field_tangent", dy=_C),
     Sample(record_tangent, (_Pair(_A, _B), {"a": _C}), id="record_tangent", dy=_Pair(_C, _B)),
+    Sample(replaced, (_Pair(_A, _B), ("a",), (_C,)), id="replaced", dy=_Pair(2.0 * _C, _B)),
+    Sample(fields_at, (_Pair(_A, _B), ("b",)), id="fields_at", dy=(_C[:, :2],)),
+    Sample(copy.deepcopy, ({"a": _A, "b": [_B]},), id="copy.deepcopy", dy={"a": _C, "b": [2.0 * _B]}),
+    Sample(copy.copy, ({"a": _A, "b": [_B]},), id="copy.copy", dy={"a": _C, "b": [2.0 * _B]}),
     Sample(functools.partial, (np.multiply, _A), id="partial", dy=((_C,), {}, None)),
     Sample(unspent, ((_A, [_B, _C]),), id="unspent", dy=(_C, [2.0 * _B, _A])),
     Sample(einsum_of, ("ij,ik->jk", [_A, _B]), id="einsum_of"),
@@ -385,8 +389,8 @@ def _to_dask(value):
         return da.from_array(value.copy(), chunks=tuple(max(1, (n + 1) // 2) for n in value.shape))
     if isinstance(value, list):
         return [_to_dask(v) for v in value]
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(_to_dask(v) for v in value)
+    if isinstance(value, tuple):
+        return type(value)(*[_to_dask(v) for v in value]) if hasattr(value, "_fields") else tuple(_to_dask(v) for v in value)
     if isinstance(value, dict):
         return {k: _to_dask(v) for k, v in value.items()}
     if isinstance(value, types.SimpleNamespace):

@@ -2,8 +2,10 @@
 differentiated function, generators its helpers yield from, lambdas told apart by their
 columns, writes into an argument array, `dict(a=...)`, `{**d, 'k': v}`, `dict.get`,
 `sorted`, `for` over a dict, `f(*args)` into named parameters, `zip(*rows)`, `**kwargs`
-parameters and `f(**options)`. Each is checked against central finite differences in
+parameters, `f(**options)` and `copy.deepcopy`. Each is checked against central finite differences in
 reverse and forward mode and at second order (`check_grads(..., order=2)`)."""
+
+import copy
 
 import numpy as np
 import pytest
@@ -349,3 +351,63 @@ def test_nested_grad_of_closures_has_no_perturbation_confusion():
     assert ssad.jvp(perturbation_confusion, (1.0,), (1.0,))[1] == pytest.approx(1.0, rel=1e-12)
     check_grads(inner_closure_over_an_active_value, (0.7, 1.3))
     check_grads(inner_closure_over_an_active_value, (0.7, 1.3), order=2)
+
+
+def deep_copy_written(x):
+    y = copy.deepcopy(x)
+    y[0] = y[0] * 3.0
+    return np.sum(y * x) + np.sum(y**2)
+
+
+def deep_copy_of_params(x):
+    params = {"w": x * 2.0, "b": [x[0], x[1]]}
+    state = copy.deepcopy(params)
+    state["w"] *= 0.5
+    state["b"] = [state["b"][0] + 1.0, state["b"][1]]
+    return np.sum(state["w"] * params["w"]) + state["b"][0] * params["b"][1] * params["b"][0]
+
+
+def shallow_copy_of_an_array_written(x):
+    y = copy.copy(x)
+    y[0] = 3.0 * y[1]
+    y *= x
+    return np.sum(y * x)
+
+
+def shallow_copy_of_a_list_grown(x):
+    xs = [x * 1.0, np.sin(x)]
+    ys = copy.copy(xs)
+    ys[0] = ys[0] * x
+    ys.append(x * 3.0)
+    return np.sum(ys[0] * ys[2]) + np.sum(xs[0]) * len(xs)
+
+
+def shallow_copy_of_a_dict(x):
+    d = {"a": x * 2.0, "b": np.cos(x)}
+    e = copy.copy(d)
+    e["a"] = e["a"] * e["b"]
+    return np.sum(e["a"]) + np.sum(d["a"] ** 2)
+
+
+def shallow_copy_item_changed_in_place(x):
+    xs = [x * 1.0, np.sin(x)]
+    ys = copy.copy(xs)
+    ys[0] += x  # changes xs[0] too, which is read below
+    return np.sum(xs[0] * x)
+
+
+@pytest.mark.parametrize("f", [deep_copy_written, deep_copy_of_params, shallow_copy_of_an_array_written,
+                               shallow_copy_of_a_list_grown, shallow_copy_of_a_dict], ids=lambda f: f.__name__)
+def test_copy_deepcopy_is_a_new_value_with_its_input_s_derivative(f):
+    # was refused ("a function made at run time"); the copy is written in place, the input is not
+    x = np.array([0.5, -1.2, 0.8])
+    check_grads(f, (x,), order=2)
+    np.testing.assert_allclose(ssad.grad(f)(x), numerical_gradient(f, x.copy()), rtol=1e-6, atol=1e-8)
+
+
+def test_an_item_of_a_shallow_copy_changed_in_place_is_refused_where_the_original_is_read():
+    # the copy holds the original's arrays: `ys[0] += x` changes `xs[0]`, which the lowering would not show
+    with pytest.raises(ssad.UnsupportedSyntaxError) as caught:
+        ssad.grad(shallow_copy_item_changed_in_place)(np.array([0.5, -1.2]))
+    assert "`xs` holds that item too" in caught.value.message
+    assert caught.value.lineno == shallow_copy_item_changed_in_place.__code__.co_firstlineno + 3

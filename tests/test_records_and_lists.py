@@ -4,6 +4,7 @@ comprehension, then given to a NumPy function: each differentiated in both modes
 second order against central differences, or refused with a message naming the line."""
 
 import collections
+import dataclasses
 import functools
 import typing
 from dataclasses import dataclass, field
@@ -13,6 +14,8 @@ import pytest
 
 import ssad
 from ssad.testing import numerical_gradient
+
+from .conftest import check_every_order as check_against_differences
 
 W = np.array([0.4, -0.7, 1.2, 0.3, -0.5, 0.9])
 
@@ -338,3 +341,74 @@ def test_a_field_that_is_no_number_is_none_in_every_derivative_of_the_gradient()
         for product in (ssad.hvp(cubed_named)(p, direction), ssad.jvp(ssad.grad(cubed_named), (p,), (direction,))[1]):
             np.testing.assert_allclose(product.w, 6 * w * v)
             assert getattr(product, label) is None
+
+
+@dataclass
+class ScaledWeights:
+    w: np.ndarray
+    b: float
+    label: str = "layer"
+
+
+@dataclass
+class WithPostInit:
+    w: np.ndarray
+    total: float = 0.0
+
+    def __post_init__(self):
+        self.total = float(np.sum(self.w))
+
+
+ScaledPair = collections.namedtuple("ScaledPair", ["w", "b"])
+
+
+def replaced_bias(p, x):
+    q = dataclasses.replace(p, b=p.b * 2.0 + np.sum(x))
+    return np.sum(q.w * x) * q.b + q.b**2
+
+
+def replaced_in_a_namedtuple(p, x):
+    q = p._replace(w=p.w * x)
+    return np.sum(q.w**2) * q.b
+
+
+def replaced_inside(x):
+    p = ScaledWeights(x * 1.0, 0.5)
+    q = dataclasses.replace(p, w=np.sin(p.w), b=p.b * np.sum(x))
+    return np.sum(q.w * p.w) + q.b**2
+
+
+GRAD_REPLACED_BIAS = ssad.grad(replaced_bias, wrt=1)
+
+
+def weighted_gradient_through_replace(x):
+    return np.sum(GRAD_REPLACED_BIAS(ScaledWeights(np.array([0.3, 0.8]), 0.7), x) * np.array([1.0, -2.0]))
+
+
+def replaced_post_init(p, x):
+    return dataclasses.replace(p, w=x * 2.0).total
+
+
+def test_dataclasses_replace_and_namedtuple_replace_at_every_order():
+    # both were refused ("no adjoint rule for dataclasses.replace", "a function made at run time")
+    x, w, v = np.array([0.5, -1.0]), np.array([0.3, 0.8]), np.array([1.0, -0.5])
+    p = ScaledWeights(w, 0.7)
+    d_p = ssad.grad(replaced_bias)(p, x)
+    np.testing.assert_allclose(d_p.w, numerical_gradient(lambda u: replaced_bias(ScaledWeights(u, 0.7), x), w.copy()), rtol=1e-6)
+    assert d_p.b == pytest.approx(numerical_gradient(lambda u: replaced_bias(ScaledWeights(w, float(u[0])), x), np.array([0.7]))[0])
+    assert d_p.label is None
+    tangent = ssad.jvp(replaced_bias, (p, x), (ScaledWeights(v, 1.0, "layer"), None))[1]
+    assert tangent == pytest.approx(float(d_p.w @ v + d_p.b), rel=1e-9)
+    q = ScaledPair(w, 0.7)
+    d_q = ssad.grad(replaced_in_a_namedtuple)(q, x)
+    np.testing.assert_allclose(d_q.w, numerical_gradient(lambda u: replaced_in_a_namedtuple(ScaledPair(u, 0.7), x), w.copy()),
+                               rtol=1e-6)
+    check_against_differences(replaced_inside, x, v)
+    check_against_differences(lambda u: replaced_bias(p, u), x, v)
+    np.testing.assert_allclose(ssad.grad(weighted_gradient_through_replace)(x),
+                               numerical_gradient(weighted_gradient_through_replace, x.copy()), rtol=1e-5, atol=1e-7)
+
+
+def test_replace_of_a_dataclass_with_a_post_init_is_refused():
+    with pytest.raises(ssad.SsadError, match=r"`dataclasses.replace` of a WithPostInit .*`__post_init__`"):
+        ssad.grad(replaced_post_init, wrt=1)(WithPostInit(np.array([1.0, 2.0])), np.array([0.5, -1.0]))

@@ -142,6 +142,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         self.maybe_numbers = set()
         self.views = set()  # names holding a view of an array (`y = x.T`, `x[1:]`): arrays
         self.captured = {}  # a name a nested function or lambda captured -> what to say of it (see closures)
+        self.spelled = {}  # a comprehension's variable, renamed -> the name the user wrote
         # names holding a new list, tuple or dict whose items may be shared (`args = list(xs)`):
         # changing the container itself changes nothing the caller holds
         self.new_containers = set()

@@ -61,8 +61,10 @@ class ClosureLowering:
             if captured_name != name and captured_name not in members and self.assigned_later(captured_name):
                 raise self.parsed.unsupported(
                     node,
-                    f"{_label(node, name)} reads `{captured_name}`, which is assigned again later; ssad "
-                    "captures values when the function is made: pass the value as an argument instead",
+                    f"{_label(node, name)} reads `{self.spelled.get(captured_name, captured_name)}`, which is "
+                    "assigned again later; ssad captures values when the function is made, Python reads them when "
+                    f"it is called: bind the value as a default (`{self.spelled.get(captured_name, captured_name)}="
+                    f"{self.spelled.get(captured_name, captured_name)}`) or pass it as an argument",
                 )
         computed_defaults, default_values = self.computed_defaults(node.args)
         template_name = self.namer.fresh(f"{name}_template")  # unique in this generated module

@@ -1,4 +1,5 @@
-"""Stage 3, A-normal form: comprehensions, and `map`, `filter` and `dict(zip(...))` read as them.
+"""Stage 3, A-normal form: comprehensions, and `map`, `filter` and `dict(zip(...))` read as them;
+`functools.reduce` read as its loop.
 
 `[f(v) for v in xs if c]` becomes a loop that appends to a new list (a dict comprehension
 assigns keys), whose variables get fresh names. Methods of the lowering (see `anf` and
@@ -77,6 +78,7 @@ class ComprehensionLowering:
             for node in walk(generator.target):
                 if isinstance(node, gast.Name):
                     renames[node.id] = self.namer.fresh(node.id)
+                    self.spelled[renames[node.id]] = node.id
         rename = _Rename(renames)
         origin = self.origin
         if isinstance(expr, gast.DictComp):
@@ -105,3 +107,28 @@ class ComprehensionLowering:
             known.pop(name, None)
         del self.current[name]
         return _name(name)
+
+    def reduction(self, expr, name_hint):
+        """`functools.reduce(f, xs, start)` as the loop it runs, its statements lowered as the
+        user's would be: `fn = f`, `acc = start`, `for item in xs: acc = fn(acc, item)`; without
+        `start`, the first item starts it (`items = list(xs)`, `acc = items[0]`, then `items[1:]`)."""
+        function, accumulated, item = (self.namer.fresh(n) for n in ("function", name_hint or "reduced", "item"))
+        origin = self.origin
+        statements = [gast.Assign(targets=[_store(function)], value=expr.args[0], type_comment=None)]
+        if len(expr.args) == 3:
+            start, items = expr.args[2], expr.args[1]
+        else:
+            whole = self.namer.fresh("items")
+            listed = _call(_name(self.namespace.bind("list", list)), expr.args[1])
+            statements.append(gast.Assign(targets=[_store(whole)], value=listed, type_comment=None))
+            start = gast.Subscript(value=_name(whole), slice=gast.Constant(value=0, kind=None), ctx=gast.Load())
+            rest = gast.Slice(lower=gast.Constant(value=1, kind=None), upper=None, step=None)
+            items = gast.Subscript(value=_name(whole), slice=rest, ctx=gast.Load())
+        step = gast.Assign(targets=[_store(accumulated)], value=_call(_name(function), _name(accumulated), _name(item)),
+                           type_comment=None)
+        statements.append(gast.Assign(targets=[_store(accumulated)], value=start, type_comment=None))
+        statements.append(gast.For(target=_store(item), iter=items, body=[gast.copy_location(step, origin)], orelse=[],
+                                   type_comment=None))
+        self.block([gast.copy_location(s, origin) for s in statements])
+        self.origin = origin
+        return self.load(accumulated)

@@ -7,6 +7,8 @@ boolean operators and conditional expressions as branches, comprehensions as loo
 """
 
 import builtins
+import dataclasses
+import functools
 import itertools
 
 import gast
@@ -16,6 +18,7 @@ from .builders import call as _call, clone, constant_key, walk
 from .builders import name as _name
 from .namespace import named_object
 from ..runtime import concat, repeated, zipped
+from ..runtime.replace import replaced
 from .comprehensions import ComprehensionLowering, dict_as_comprehension, filter_as_comprehension, map_as_comprehension
 from .joins import JoinLowering
 from .spreads import SpreadLowering
@@ -165,6 +168,17 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
             return self.atom(gast.Subscript(value=items, slice=backwards, ctx=gast.Load()), name_hint)
         if self.makes_a_dict(expr):
             return self.comprehension(dict_as_comprehension(expr, self.namer), name_hint)
+        if self.is_reduce(expr):
+            return self.reduction(expr, name_hint)
+        if self.is_replace(expr):  # `dataclasses.replace(p, b=v)`, `p._replace(b=v)`: one operation with rules
+            record = expr.func.value if isinstance(expr.func, gast.Attribute) and expr.func.attr == "_replace" else expr.args[0]
+            names = gast.Tuple(elts=[gast.Constant(value=k.arg, kind=None) for k in expr.keywords], ctx=gast.Load())
+            values = gast.Tuple(elts=[k.value for k in expr.keywords], ctx=gast.Load())
+            helper = _name(self.namespace.bind("replaced", replaced))
+            return self.atom(gast.Call(func=helper, args=[record, names, values], keywords=[]), name_hint)
+        if self.is_first_item(expr):  # `next(iter(xs))`: the first item, as `list(xs)[0]` reads it
+            listed = gast.Call(func=self.builtin("list"), args=[expr.args[0].args[0]], keywords=[])
+            return self.atom(gast.Subscript(value=listed, slice=gast.Constant(value=0, kind=None), ctx=gast.Load()), name_hint)
         return self.atom_of_simple(self.simple(expr), name_hint)
 
     def held(self, simple):
@@ -238,7 +252,26 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
         """Whether `expr` is a `map(f, xs, ...)` or `filter(f, xs)` that `atom` lowers as a comprehension."""
         return (self.is_builtin_call(expr, "map") and len(expr.args) >= 2) or (
             self.is_builtin_call(expr, "filter") and len(expr.args) == 2 and not expr.keywords) or self.makes_a_dict(expr) or (
-            self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords)
+            self.is_builtin_call(expr, "reversed") and len(expr.args) == 1 and not expr.keywords) or self.is_reduce(expr) or (
+            self.is_first_item(expr) or self.is_replace(expr))
+
+    def is_reduce(self, expr):
+        """`functools.reduce(f, xs)` or `(f, xs, start)`, which `atom` lowers as its loop."""
+        return (isinstance(expr, gast.Call) and self.is_static(expr.func) and len(expr.args) in (2, 3)
+                and not expr.keywords and self.resolve_static(expr.func) is functools.reduce)
+
+    def is_replace(self, expr):
+        """`dataclasses.replace(p, b=v)` or `p._replace(b=v)` with named keywords, which `atom` lowers to `replaced`."""
+        if not (isinstance(expr, gast.Call) and expr.keywords and all(k.arg is not None for k in expr.keywords)):
+            return False
+        if isinstance(expr.func, gast.Attribute) and expr.func.attr == "_replace" and not self.is_static(expr.func):
+            return not expr.args
+        return len(expr.args) == 1 and self.is_static(expr.func) and self.resolve_static(expr.func) is dataclasses.replace
+
+    def is_first_item(self, expr):
+        """`next(iter(xs))`, which `atom` lowers as `list(xs)[0]`."""
+        return (self.is_builtin_call(expr, "next") and len(expr.args) == 1 and not expr.keywords
+                and self.is_builtin_call(expr.args[0], "iter") and len(expr.args[0].args) == 1 and not expr.args[0].keywords)
 
     def makes_a_dict(self, expr):
         """`dict(zip(ks, vs))`, which `atom` lowers as a dict comprehension."""

@@ -67,7 +67,8 @@ class LazyLowering:
         for user_name in _read_when_run(value):
             if user_name in self.current and self.assigned_later(user_name):
                 raise self.parsed.unsupported(
-                    value, f"{what} reads `{user_name}`, which is assigned again later; {advice}")
+                    value, f"{what} reads `{self.spelled.get(user_name, user_name)}`, which is assigned again later; "
+                           f"{advice}")
         held = sorted({n.id for n in walk(value) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
                        and n.id in self.current} - _bound_inside(value))
         self.hold_for_later(value, [self.current[n] for n in held], f"{what} reads", advice)

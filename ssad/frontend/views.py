@@ -9,6 +9,7 @@ functions it calls; `expression_sharers` does it for nested source expressions.
 `sharing.Sharing` keeps the groups of names that may share memory.
 """
 
+import copy
 import inspect
 import weakref
 
@@ -53,8 +54,9 @@ def shares_attribute(attr):
 CONTAINER_READS = {"values", "items", "get", "setdefault"}
 VIEW_OF_ANY = {"broadcast_arrays", "einsum"}  # `np.einsum("ij->ji", a)` is a view of a
 # Builtins that build a new container of the operands' items (which may be shared); `merged`
-# is `{**d, **e}` as ssad lowers it.
-NEW_CONTAINERS = (list, tuple, dict, sorted, merged)
+# is `{**d, **e}` as ssad lowers it. `copy.copy` is one too: a new list, dict or record whose
+# items are the operand's (of an array, a new array, which holding its operand only overstates).
+NEW_CONTAINERS = (list, tuple, dict, sorted, merged, copy.copy)
 # Builtins that build new values (numbers, strings, ranges) rather than hand back an
 # operand or its parts, as `list(z)` (the rows of z), `max(rows, key=f)` and `next(it)` do.
 FRESH_BUILTINS = {
@@ -101,6 +103,8 @@ def viewed_operands(value, is_local, is_static, resolve=None):
         return every(operands) if resolve is not None else []
     name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
     callee = resolve(func) if resolve is not None else None
+    if callee is copy.deepcopy or callee is copy.copy:
+        return []  # a new value (the items `copy.copy` shares are held, as `list(xs)`'s are)
     if callee is None or is_library(callee):
         if name in VIEW_OF_ANY or (name == "meshgrid" and not copies(value)):
             return every(operands)

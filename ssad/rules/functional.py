@@ -12,6 +12,7 @@ function). A sequence's tangent
 is a sequence of the same type with one tangent per item; a dict's is a dict.
 """
 
+import copy
 import functools
 
 import numpy as np
@@ -22,6 +23,7 @@ from ..runtime.closures import joined
 from ..runtime.defaults import dict_derivative
 from ..runtime.partials import made_partial_adjoint, made_partial_tangent
 from ..runtime.receivers import not_walked
+from ..runtime.replace import fields_at, refuse_derived_fields, replaced, zero_fields
 from ..runtime.structure import is_other_array, zeros_like_value
 
 
@@ -367,3 +369,53 @@ def _value_tangents(t, d):
     if isinstance(t, dict):
         return [t.get(key) for key in d]
     return [t] * len(d)
+
+
+
+@adjoint(replaced)
+def replaced_adjoint(dy, y, record, names, values):
+    refuse_derived_fields(record)
+    dy = zeros_like_value(y) if dy is None else dy
+    return (replaced(dy, names, zero_fields(record, names)), None, fields_at(dy, names))
+
+
+@tangent(replaced)
+def replaced_tangent(tangents, y, record, names, values):
+    refuse_derived_fields(record)
+    t_record = zeros_like_value(record) if tangents[0] is None else tangents[0]
+    t_values = tangents[2] if isinstance(tangents[2], tuple) else zero_fields(record, names)
+    return replaced(t_record, names, t_values)
+
+
+@adjoint(fields_at)
+def fields_at_adjoint(dy, y, record, names):
+    d_fields = zero_fields(record, names) if dy is None else dy
+    return (replaced(zeros_like_value(record), names, d_fields), None)
+
+
+@tangent(fields_at)
+def fields_at_tangent(tangents, y, record, names):
+    return zero_fields(record, names) if tangents[0] is None else fields_at(tangents[0], names)
+
+
+nondifferentiable(refuse_derived_fields, zero_fields)  # a check that refuses an input; zeros
+
+
+@adjoint(copy.deepcopy)
+def deepcopy_adjoint(dy, y, x, memo=None):
+    return (dy,)  # a copy: its adjoint is its value's, held in the same structure
+
+
+@tangent(copy.deepcopy)
+def deepcopy_tangent(tangents, y, x, memo=None):
+    return copy.deepcopy(zeros_like_value(x) if tangents[0] is None else tangents[0])
+
+
+@adjoint(copy.copy)
+def copy_adjoint_rule(dy, y, x):
+    return (dy,)  # a new container of the same items: its adjoint is its value's
+
+
+@tangent(copy.copy)
+def copy_tangent(tangents, y, x):
+    return copy.copy(zeros_like_value(x) if tangents[0] is None else tangents[0])

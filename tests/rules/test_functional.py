@@ -1,14 +1,19 @@
 """Rules for function values, checked through whole gradients (their outputs are functions)."""
 
+import collections
+import copy
+import dataclasses
 import functools
 
 import numpy as np
+import pytest
 
 import ssad
 from ssad.registry import REGISTRY
 from ssad.runtime import concat, iterated, merged, repeated, repeats_summed, zipped
 from ssad.runtime.closures import joined
 from ssad.runtime.defaults import dict_derivative
+from ssad.runtime.replace import fields_at, replaced
 from ssad.runtime.structure import zeros_like_value
 from ssad.runtime.partials import made_partial_adjoint, made_partial_tangent
 from ssad.testing import assert_close
@@ -19,7 +24,9 @@ CASES = []
 CHECKED_ELSEWHERE = [functools.partial, concat, repeated, repeats_summed, list, tuple, dict.items, dict.values,
                      iterated, merged, zipped, dict.get, sorted, dict,  # these six: test_dicts_sorted_and_iteration_rules
                      made_partial_adjoint, made_partial_tangent,  # below, and test_recursive_closures_and_partials
-                     joined, REGISTRY.adjoint_rule(joined), dict_derivative]
+                     joined, REGISTRY.adjoint_rule(joined), dict_derivative,
+                     replaced, fields_at,  # below, and test_records_and_lists
+                     copy.deepcopy, copy.copy]  # test_python_surface
 
 
 def scaled_by_partial(x, w):
@@ -397,3 +404,39 @@ def test_dicts_sorted_and_iteration_rules():
     # a dict walked by a `for` loop: its keys carry no gradient, so its adjoint is zero
     (d_keys,) = REGISTRY.adjoint_rule(iterated)(["w", "b"], ["w", "b"], {"w": 1.0, "b": 2.0})
     assert d_keys == {"w": 0.0, "b": 0.0}
+
+
+@dataclasses.dataclass
+class _Fields:
+    w: np.ndarray
+    b: float
+    tag: str = "t"
+
+
+_FieldPair = collections.namedtuple("_FieldPair", ["w", "b"])
+
+
+def _record_pairing(a, b):
+    if isinstance(a, tuple) and not hasattr(a, "_fields"):
+        return _dict_pairing(a, b)
+    return sum(_dict_pairing(getattr(a, f), getattr(b, f)) for f in ("w", "b"))
+
+
+def test_replaced_and_fields_at_are_linear_and_each_others_transposes():
+    # dataclasses.replace(p, b=v) and p._replace(w=v) (runtime/replace.py): <adjoint(dy), t> == <dy, tangent(t)>
+    rng = np.random.default_rng(4)
+    for make, names in ((lambda w, b: _Fields(w, b), ("b",)), (lambda w, b: _FieldPair(w, b), ("w",))):
+        record = make(rng.standard_normal(3), 0.4)
+        values = (rng.standard_normal(3),) if names == ("w",) else (1.7,)
+        y = replaced(record, names, values)
+        t_record, t_values = make(rng.standard_normal(3), -0.8), (rng.standard_normal(3),) if names == ("w",) else (0.6,)
+        dy = make(rng.standard_normal(3), 2.5)
+        t_y = REGISTRY.tangent_rule(replaced)((t_record, None, t_values), y, record, names, values)
+        d_record, _, d_values = REGISTRY.adjoint_rule(replaced)(dy, y, record, names, values)
+        left = _record_pairing(d_record, t_record) + _dict_pairing(d_values, t_values)
+        assert left == pytest.approx(_record_pairing(dy, t_y), rel=1e-12)
+        # fields_at reads back what replaced set: its rules are the transposes of each other too
+        t_fields = REGISTRY.tangent_rule(fields_at)((t_record, None), fields_at(record, names), record, names)
+        (d_from_fields, _) = REGISTRY.adjoint_rule(fields_at)(d_values, fields_at(record, names), record, names)
+        assert _record_pairing(d_from_fields, t_record) == pytest.approx(_dict_pairing(d_values, t_fields), rel=1e-12)
+        assert getattr(t_y, names[0]) is t_values[0]  # the named field's tangent is the value's
