@@ -6,6 +6,7 @@ under the name that holds it; a change another name would see is refused, never 
 zero or partial gradient (each function below gave one before: `[0, 0]` for `[2, 0]`).
 """
 
+import inspect
 import re
 from dataclasses import dataclass
 
@@ -252,3 +253,86 @@ def test_a_field_read_out_of_an_object_shares_its_array():
     np.testing.assert_allclose(ssad.jvp(writes_into_a_copy_of_a_field, (x,), (t,))[1], expected @ t, rtol=1e-6)
     second = numerical_gradient(lambda v: float(gradient(v) @ t), x)
     np.testing.assert_allclose(ssad.jvp(gradient, (x,), (t,))[1], second, rtol=1e-5, atol=1e-6)
+
+
+# ----- an array reached through a list made of another list's items -----
+# `xs + ys`, `xs * n`, `zip(xs, ys)` and a comprehension of tuples hold the very arrays of `xs`:
+# a change in place of one, reached through the new list, is a change of `xs`'s item (each
+# gave the gradient of `p = p * x`, which leaves `xs[0]` as it was: 0.6 for 0.27).
+
+
+def scales_an_item_of_a_concatenation(x):
+    xs = [x * 1.0, x * 2.0]
+    ys = xs + [x * 3.0]
+    p = ys[0]
+    p *= x
+    return np.sum(xs[0] * x)
+
+
+def scales_an_item_of_a_repetition(x):
+    xs = [x * 1.0, x * 2.0]
+    ys = xs * 2
+    p = ys[3]
+    p *= x
+    return np.sum(xs[1] * x)
+
+
+def writes_into_an_item_of_a_zip(x):
+    xs = [x * 1.0, x * 2.0]
+    vs = list(zip(xs, [x * 3.0, x * 4.0], strict=True))
+    p = vs[0][0]
+    p[0] = x[1] * 5.0
+    return np.sum(xs[0] * x)
+
+
+def scales_an_item_of_a_comprehension_of_pairs(x):
+    xs = [x * 1.0, x * 2.0]
+    pairs = [(a, 1.0) for a in xs]
+    p = pairs[0][0]
+    p *= x
+    return np.sum(xs[0] * x)
+
+
+REACHED_THROUGH_A_NEW_LIST = [
+    (scales_an_item_of_a_concatenation, "p *= x"),
+    (scales_an_item_of_a_repetition, "p *= x"),
+    (writes_into_an_item_of_a_zip, "p[0] = x[1] * 5.0"),
+    (scales_an_item_of_a_comprehension_of_pairs, "p *= x"),
+]
+
+
+@pytest.mark.parametrize("f, text", REACHED_THROUGH_A_NEW_LIST, ids=[f.__name__ for f, _ in REACHED_THROUGH_A_NEW_LIST])
+def test_an_array_changed_through_a_list_of_another_lists_items_is_refused_at_its_line(f, text):
+    x = np.array([0.3, -0.7])
+    assert np.any(np.abs(numerical_gradient(f, x)) > 0.1)
+    for call in (lambda: ssad.grad(f)(x), lambda: ssad.jvp(f, (x,), (np.ones(2),))):
+        with pytest.raises(ssad.UnsupportedSyntaxError) as caught:
+            call()
+        assert "would change an array that `xs` shares" in caught.value.message
+        lines, first = inspect.getsourcelines(f)
+        assert caught.value.lineno == first + next(k for k, line in enumerate(lines) if text in line)
+
+
+def replaces_items_of_new_lists(x):
+    xs = [x * 1.0, x * 2.0]
+    ys = xs + [x * 3.0]
+    ys[0] = ys[0] * x  # a new value at the new list's place: `xs[0]` is left as it is
+    zs = xs * 2
+    zs.append(x * x)
+    total = 0.0
+    for a, b in zip(xs, ys, strict=False):
+        total = total + np.sum(a * b)
+    pairs = [(a, k) for k, a in enumerate(zs)]
+    return total + np.sum(ys[0] * xs[0]) + np.sum(pairs[4][0]) + pairs[3][1] * np.sum(zs[2])
+
+
+def test_new_lists_of_another_lists_items_are_differentiated_at_every_order():
+    x = np.array([0.3, -0.7])
+    np.testing.assert_allclose(ssad.grad(replaces_items_of_new_lists)(x),
+                               numerical_gradient(replaces_items_of_new_lists, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(replaces_items_of_new_lists, (x,), (np.ones(2),))[1],
+                               numerical_gradient(replaces_items_of_new_lists, x) @ np.ones(2), rtol=1e-6)
+    v = np.array([1.0, -0.5])
+    gradient = ssad.grad(replaces_items_of_new_lists)
+    np.testing.assert_allclose(ssad.hessian(replaces_items_of_new_lists)(x) @ v,
+                               numerical_gradient(lambda z: gradient(z) @ v, x), rtol=1e-6, atol=1e-8)

@@ -302,17 +302,21 @@ class AliasingLowering(ItemChangeLowering):
         no item the user's code did not; a slice of an array is a view), or `list(xs)`,
         `tuple(xs)`, `sorted(xs)`, `dict(d)`, `{**d, **e}` (`merged(d, e)`) in the user's code,
         which hold the items of `xs` (the rows of an array), of `d` and `e`, and are never
-        those themselves."""
+        those themselves; so do `xs + ys`, `xs * n` and `zip(xs, ys)` (`concat`, `repeated`,
+        `zipped`), whose tuples hold the items of `xs` and `ys`."""
         if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice):
             source = value.value
             known = isinstance(source, gast.Name) and source.id in self.sequences and (
                 self.sharing.items_of(source.id) is not None or self.is_generated())
             return (source.id,) if known else ()
-        if (isinstance(value, gast.Call) and 1 <= len(value.args) <= 2
-                and all(isinstance(a, gast.Name) and a.id in self.defined for a in value.args)
+        if not isinstance(value, gast.Call):
+            return ()
+        operands = [*value.args, *(k.value for k in value.keywords)]
+        if (value.args and all(isinstance(a, gast.Constant) or (isinstance(a, gast.Name) and a.id in self.defined)
+                               for a in operands)
                 and not self.is_generated() and self.is_static(value.func)
                 and self.resolve_static(value.func) in NEW_CONTAINERS):
-            return tuple(a.id for a in value.args)
+            return tuple(a.id for a in operands if isinstance(a, gast.Name))  # `dict(d, k=v)` holds v too
         return ()
 
     def items_copied(self, copied):

@@ -84,6 +84,15 @@ class Sharing:
                 shared = [item] if item is not None else []  # `w = pair[0]`: the item itself
             else:
                 shared = sorted(set(shared) - set(containers) | set().union(*(self.items_of(c) for c in containers)))
+        elif isinstance(value, gast.Subscript) and views:
+            # an item of a value not known to hold any, which may be one that does (its group
+            # holds a container): it may be one of that container's items
+            around = set().union(*(self.groups.get(v, {v}) for v in views))
+            shared = sorted(set(shared).union(*(self.items_of(c) or () for c in around)))
+        if held is None and isinstance(value, gast.Subscript):
+            inner = [self.holds[s] for s in shared if s in self.holds]  # the item may be a container itself
+            if inner:
+                held = _copied(inner[0]) if len(inner) == 1 else set().union(*(set(h) for h in inner))
         self.holds.pop(name, None)
         if held is not None:
             self.holds[name] = held

@@ -15,7 +15,7 @@ import weakref
 
 import gast
 
-from ..runtime import merged
+from ..runtime import concat, merged, repeated, zipped
 from .builders import walk
 from .namespace import named_object
 from .outputs import is_library
@@ -53,10 +53,12 @@ def shares_attribute(attr):
 # walks the very lists and arrays `d` holds.
 CONTAINER_READS = {"values", "items", "get", "setdefault"}
 VIEW_OF_ANY = {"broadcast_arrays", "einsum"}  # `np.einsum("ij->ji", a)` is a view of a
-# Builtins that build a new container of the operands' items (which may be shared); `merged`
-# is `{**d, **e}` as ssad lowers it. `copy.copy` is one too: a new list, dict or record whose
-# items are the operand's (of an array, a new array, which holding its operand only overstates).
-NEW_CONTAINERS = (list, tuple, dict, sorted, merged, copy.copy)
+# Builtins that build a new container of the operands' items (which may be shared), and how
+# ssad lowers others: `merged` is `{**d, **e}`, `concat` is `xs + ys`, `repeated` is `xs * n`,
+# `zipped` is `zip(xs, ys)` (a list of tuples of their items). `copy.copy` is one too: a new
+# list, dict or record whose items are the operand's (of an array, a new array, which holding
+# its operand only overstates).
+NEW_CONTAINERS = (list, tuple, dict, sorted, merged, concat, repeated, zipped, copy.copy)
 # Builtins that build new values (numbers, strings, ranges) rather than hand back an
 # operand or its parts, as `list(z)` (the rows of z), `max(rows, key=f)` and `next(it)` do.
 FRESH_BUILTINS = {
