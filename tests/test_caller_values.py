@@ -240,7 +240,7 @@ def adds_to_an_item_of_a_display_of_items(x, w):
 
 def adds_to_an_item_of_a_concatenation(x, w):
     xs = [w * 1.0, w * 2.0]
-    ys = xs + [w]
+    ys = xs + [w * 3.0]
     ys[0] += x
     return np.sum(xs[0] * w)
 
