@@ -351,6 +351,30 @@ def test_an_item_changed_in_place_that_nothing_else_reads_is_exact():
     assert ssad.hessian(f)(X0, shared()) == pytest.approx(second, rel=1e-6)
 
 
+def accumulates_rows_into_a_dict(w, rows, params):
+    totals = {"a": np.zeros(2)}
+    for i in range(len(rows)):
+        totals["a"] += rows[i] * w
+        params["w"] += rows[i]
+    return np.sum(totals["a"] ** 2) + np.sum(params["w"] * w)
+
+
+def test_a_list_that_cannot_hold_the_changed_item_is_not_looked_into_at_each_pass():
+    # `rows` is read at each pass; looking through it there made the loop's cost grow with the
+    # square of its length (28 s for 4,000 rows, for 0.13 s)
+    source = ssad.show(accumulates_rows_into_a_dict).source
+    assert source.count("changed_item_held_once(") == 2  # the two items are checked where they change
+    held_elsewhere = [line for line in source.splitlines() if "item_held_elsewhere(" in line]
+    assert not any("rows" in line.split('"')[0] for line in held_elsewhere)
+
+    def made():
+        return [np.array([0.5, -1.0]), np.array([2.0, 0.25]), np.array([-0.3, 0.7])], {"w": np.array([0.1, 0.2])}
+
+    w = np.array([0.3, -0.7])
+    expected = numerical_gradient(lambda v: accumulates_rows_into_a_dict(v, *made()), w)
+    np.testing.assert_allclose(ssad.grad(accumulates_rows_into_a_dict)(w, *made()), expected, rtol=1e-6)
+
+
 def test_an_array_made_by_numpy_gets_no_check_of_its_items():
     def accumulates(x):
         y = np.zeros(3)

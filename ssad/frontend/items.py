@@ -79,7 +79,8 @@ class ItemChangeLowering:
                 f"lowering (a new value stored in `{user_name}`) would not show the change; {fix} "
                 f"(`{later[0]}` then keeps its own), or change `{later[0]}` by its own name"
             ), statement)
-        holders = self._later_holders(guarded | {users.get(n) for n in container_names})
+        holders = self._later_holders(guarded | {users.get(n) for n in container_names},
+                                      self._possible_holders(container, item.id))
         if holders:
             names = gast.Constant(value=" ".join(label for label, _ in holders), kind=None)
             self.emit_guard(item_held_elsewhere, [_name(container), _name(item.id), names] + [
@@ -91,20 +92,42 @@ class ItemChangeLowering:
                 f"not show it; {fix}, or copy the item first"
             ), statement)
 
-    def _later_holders(self, skipped):
+    def _possible_holders(self, container, item):
+        """The names that may hold `item`, read from `container`, or share its memory, as the
+        sharing analysis knows them (with those of the module where one of them holds a
+        value of the module's); None where it does not know what `container` holds: a value
+        of no known items that is not the caller's (a call's result, an item of an unknown
+        container), or a display holding a value of no local name. A caller's container is
+        copied before it is written into (`owned_argument`), so what holds its items is
+        what the function puts them into, which the analysis follows."""
+        held = self.sharing.holds.get(container)
+        callers = container in self.callers or container in self.sharing.owned
+        if (held is None and not callers) or (held is not None and None in held):
+            return None
+        possible = set(self.sharing.others(item)) | {item}
+        if possible & self.module_level:
+            possible |= set(self.namespace.values)
+        return possible
+
+    def _later_holders(self, skipped, possible):
         """What may hold an item `y[k] += v` changes and see the change afterwards, as (its
         name in the user's code, its name in the lowered code): the locals read afterwards
         (other than those in `skipped`), the values a function made earlier captured, and the
         lists, dicts, tuples and records the function reads from outside it (a global list,
-        a closure's dict)."""
+        a closure's dict); of those, where `possible` is known, the ones in it (a large list
+        read in the loop is not looked into at each pass unless it may hold the item)."""
+        def may(ssa):
+            return possible is None or ssa in possible
+
         users = {ssa: user for user, ssa in self.current.items()}
         holders = {ssa: user for user, ssa in sorted(self.current.items())
-                   if user not in skipped and ssa in self.defined and ssa not in self.numbers and self.read_later(user)}
+                   if user not in skipped and ssa in self.defined and ssa not in self.numbers and may(ssa)
+                   and self.read_later(user)}
         for ssa in sorted(self.captured):
-            if users.get(ssa) not in skipped and ssa not in self.numbers:
+            if users.get(ssa) not in skipped and ssa not in self.numbers and may(ssa):
                 holders.setdefault(ssa, users.get(ssa, ssa))
         for free, value in sorted(self.namespace.values.items()):
-            if free not in self.current and free not in self.defined and _may_hold_items(value):
+            if free not in self.current and free not in self.defined and _may_hold_items(value) and may(free):
                 holders.setdefault(free, free)
         return [(user, ssa) for ssa, user in holders.items()]
 

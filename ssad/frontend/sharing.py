@@ -10,6 +10,7 @@ would make the result depend on it, with a message that says how to write them i
 
 import gast
 
+from ..runtime.structure import owned_argument
 from .builders import walk
 from .views import viewed_operands
 
@@ -53,6 +54,7 @@ class Sharing:
         # name -> the names it may be a `.copy()` of, at some point: a dict's or a list's copy
         # holds the same items, an array's none (which one it is, is known where the code runs)
         self.copies = {}
+        self.owned = set()  # names of a copy of an argument (`p = owned_argument(p)`), holding what it held
 
     def record(self, name, value, is_local, is_static, resolve=None):
         """After `name = value`: remember the locals whose memory `value` may share.
@@ -68,6 +70,8 @@ class Sharing:
         if popped is not None and self.items_of(popped) is not None:
             views = views + [popped]  # `w = items.pop()`: an item of the list
         held = _display_items(value, is_local) if resolve is not None else None
+        owned = resolve is not None and isinstance(value, gast.Call) and is_static(value.func)
+        (self.owned.add if owned and resolve(value.func) is owned_argument else self.owned.discard)(name)
         self.second_names.pop(name, None)
         self.item_of.pop(name, None)
         if isinstance(value, gast.Name) and views:
@@ -239,11 +243,11 @@ def _popped_from(value):
 
 def _display_items(value, is_local):
     """The items of a list or tuple display by position (None where an item is not a local
-    name), a dict display's local values as a set; None for any other value."""
+    name), a dict display's values as a set; None for any other value."""
     if isinstance(value, (gast.Tuple, gast.List)):
         return [item.id if isinstance(item, gast.Name) and is_local(item.id) else None for item in value.elts]
-    if isinstance(value, gast.Dict):
-        return {item.id for item in value.values if isinstance(item, gast.Name) and is_local(item.id)}
+    if isinstance(value, gast.Dict):  # None for a value that is not a local name, as for a list
+        return {item.id if isinstance(item, gast.Name) and is_local(item.id) else None for item in value.values}
     return None
 
 
