@@ -105,6 +105,8 @@ class ItemChangeLowering:
         if (held is None and not callers) or (held is not None and None in held):
             return None
         possible = set(self.sharing.others(item)) | {item}
+        copies = self.sharing.copies  # `zs = ys.copy()` of a list holds its items, of an array none
+        possible |= {c for c, of in copies.items() if of & (possible | {container} | set(self.sharing.same_list(container)))}
         if possible & self.module_level:
             possible |= set(self.namespace.values)
         return possible
@@ -133,7 +135,8 @@ class ItemChangeLowering:
 
     def check_items_of_copies(self, user_name, statement, written):
         """Before a change in place of `user_name` (`w[0] = v`, `w += v`, `w.append(v)`) where it
-        may be an item of `p = x.copy()` and `x` is read afterwards: a dict's or a list's copy
+        may be an item of `p = x.copy()` and `x` is read afterwards (or of `x`, and `p` is read
+        afterwards): a dict's or a list's copy
         holds the same items, so the change is one of `x`'s too, which ssad would not show
         there; an array's copy holds none of its arrays. Which one `x` is, is known where the
         code runs: `item_held_by(w, x)` raises for the first."""
@@ -141,17 +144,22 @@ class ItemChangeLowering:
         if name is None or self.is_generated():
             return
         users = {ssa: user for user, ssa in self.current.items()}
-        for copy in self.sharing.others(name):
-            for source in sorted(self.sharing.copied_by_method(copy)):
-                user = users.get(source)
-                if user is None or user == user_name or self.current.get(user) != source or not self.read_later(user):
-                    continue
-                self.emit_guard(item_held_by, [_name(name), _name(source)], (
-                    f"`{written}` would change an item of `{users.get(copy, copy)}`, a `.copy()` of `{user}`, "
-                    f"and a dict's or a list's copy holds the same items: `{user}`, read afterwards, would see "
-                    f"the change, which ssad would not show there; copy the item first "
-                    f"(`{user_name} = {user_name}.copy()`)"
-                ), statement)
+        holders = self.sharing.others(name)
+        pairs = [(copy, source, "a `.copy()` of `{}`") for copy in holders
+                 for source in sorted(self.sharing.copied_by_method(copy))]
+        # and the other way round: `zs = ys.copy()` of a list `ys` holding `w` holds it too
+        pairs += [(source, copy, "copied to `{}` by `.copy()`") for source in holders
+                  for copy in sorted(self.sharing.copies) if source in self.sharing.copied_by_method(copy)]
+        for copy, source, how in pairs:
+            user = users.get(source)
+            if user is None or user == user_name or self.current.get(user) != source or not self.read_later(user):
+                continue
+            self.emit_guard(item_held_by, [_name(name), _name(source)], (
+                f"`{written}` would change an item of `{users.get(copy, copy)}`, {how.format(user)}, "
+                f"and a dict's or a list's copy holds the same items: `{user}`, read afterwards, would see "
+                f"the change, which ssad would not show there; copy the item first "
+                f"(`{user_name} = {user_name}.copy()`)"
+            ), statement)
 
     def _known_array(self, user_name):
         """Whether the local `user_name` surely holds a NumPy array: assigned once in the

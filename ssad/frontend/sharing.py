@@ -122,30 +122,43 @@ class Sharing:
             self.holds[container] = set(held) | {item}
 
     def snapshot(self):
-        """What each name may share and hold now, to come back to (see `join`)."""
+        """What each name may share and hold now, and whose second name it is, to come back
+        to (see `join`)."""
         return ({name: set(group) for name, group in self.groups.items()},
-                {name: _copied(held) for name, held in self.holds.items()})
+                {name: _copied(held) for name, held in self.holds.items()}, dict(self.second_names))
 
     def join(self, *states):
         """May-share after paths meet (the branches of an `if`, a loop's iterations): a name
         shares what it shares on any of the `states` (snapshots), and a container holds
-        what it holds on any."""
+        what it holds on any (and, where on some path it holds what is not known, None
+        besides). A second name on every path of the same name stays one; one on some
+        paths only (`zs = ys if c else [x]`) shares with that name from then on."""
         edges = {}
-        for groups, _ in states:
+        for groups, _, _ in states:
             for name, group in groups.items():
                 # A name rebound since it shared `name`'s memory stays in `name`'s group (see
                 # `_join`) but no longer shares it: it would join `name` to its new value.
                 edges.setdefault(name, set()).update(m for m in group if m == name or name in groups.get(m, ()))
         self.groups = edges
         holds = {}
-        for _, held in states:
+        for _, held, _ in states:
             for name, items in held.items():
                 holds.setdefault(name, []).append(items)
         self.holds = {
             name: _copied(options[0]) if len(options) == len(states) and all(o == options[0] for o in options)
-            else set().union(*(set(o) for o in options))
+            else set().union(*(set(o) for o in options), () if len(options) == len(states) else {None})
             for name, options in holds.items()
         }
+        sources = {}
+        for _, _, second in states:
+            for name in set().union(*(s for _, _, s in states)):
+                sources.setdefault(name, set()).add(second.get(name))
+        self.second_names = {}
+        for name, options in sources.items():
+            if len(options) == 1:
+                self.second_names[name] = next(iter(options))
+            else:
+                _join(self.groups, name, sorted(o for o in options if o is not None))
 
     def add(self, name, sources, item_read=False):
         """`name` may also share `sources` (and what shares theirs), besides what it shares.
@@ -191,9 +204,12 @@ class Sharing:
 
         known = set(self.groups) | set(self.holds) | set(self.second_names) | set(self.second_names.values())
         same = {n for n in known if root(n) == root(name)} | {name}
-        found = set(same)
-        for n in same:
-            found.update(self.others(n))
+        found, todo = set(same), set(same)
+        while todo:  # what shares with it, and the second names of those (`zs = choice`)
+            for n in todo:
+                found.update(self.others(n))
+            todo = {n for n in known if root(n) in found} - found
+            found |= todo
         return sorted(n for n in found - {name} if self.item_of.get(root(n)) not in same)
 
     def copied_by_method(self, name):
