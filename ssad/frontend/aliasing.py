@@ -12,7 +12,7 @@ import inspect
 import gast
 
 from .arguments import WritesIntoArguments
-from ..runtime.refusals import not_a_view_of, rebound_by_augmented, unchanged_by_call
+from ..runtime.refusals import items_unchanged_by_call, not_a_view_of, rebound_by_augmented, unchanged_by_call
 from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
@@ -218,15 +218,22 @@ class AliasingLowering(ItemChangeLowering):
                 continue
             callee = self.resolve_static(call.func)
             found = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
-            if found is None or not found.changed:
+            if found is None or not (found.changed or found.changed_items):
                 continue
             passed = list(zip(callee.__code__.co_varnames[: callee.__code__.co_argcount], call.args, strict=False))
             passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
             for parameter, arg in passed:
-                if parameter in found.changed and isinstance(arg, gast.Name):
-                    self._guard_if_read_later(callee, parameter, arg.id, found.changed[parameter], targets, call)
+                base = arg  # `helper(xs[0])`, `helper(state.w)`: the part is checked through the whole
+                while isinstance(base, (gast.Subscript, gast.Attribute, gast.Starred)):
+                    base = base.value
+                line = found.changed.get(parameter, found.changed_items.get(parameter))
+                if line is None or not isinstance(base, gast.Name):
+                    continue
+                # the argument itself (`v /= s`), or only what it holds (`t = v[0]; t *= s`)
+                test = unchanged_by_call if base is arg and parameter in found.changed else items_unchanged_by_call
+                self._guard_if_read_later(callee, parameter, base.id, line, targets, call, test)
 
-    def _guard_if_read_later(self, callee, parameter, user_name, line, targets, call):
+    def _guard_if_read_later(self, callee, parameter, user_name, line, targets, call, test):
         name = self.current.get(user_name)
         if name is None or name in self.numbers:
             return
@@ -237,12 +244,13 @@ class AliasingLowering(ItemChangeLowering):
             return
         label = callee.__name__
         message = (
-            f"{label} changes its argument `{user_name}`, an array, in place (the augmented assignment to "
-            f"its parameter `{parameter}` at line {line}), and `{later[0]}` is read afterwards, where ssad "
+            f"{label} changes its argument `{user_name}` (an array, or an array it holds) in place (the "
+            f"augmented assignment at line {line}, to its parameter `{parameter}` or a part of it), and "
+            f"`{later[0]}` is read afterwards, where ssad "
             f"would not see the change; in {label} assign a new array (`{parameter} = {parameter} * s` for "
             f"`{parameter} *= s`), or pass a copy (`{user_name}.copy()`)"
         )
-        self.emit_guard(unchanged_by_call, [_name(name)], message, call)
+        self.emit_guard(test, [_name(name)], message, call)
 
     def emit_guard(self, test, operands, message, node):
         """`test(*operands, message, file, line, column)`: a check the generated code runs

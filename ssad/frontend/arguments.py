@@ -72,6 +72,12 @@ def entry_function(f, lower):
     return entry
 
 
+def copies_arguments(function):
+    """Whether `function` is a twin (see `entry_function`): one that may copy the arguments
+    it writes into, rather than refuse to write into them."""
+    return _TWINS.get(function) is not None
+
+
 def _may_write_into_arguments(f):
     """A cheap first look: whether `f`'s code stores into a subscript or calls a method of a
     name that is not a module-level one (`items.append(v)` may change an argument,

@@ -25,6 +25,7 @@ import gast
 import numpy as np
 
 from ..runtime.item_guards import changed_item_held_once, item_held_by, item_held_elsewhere, rebound_by_augmented
+from .arguments import WritesIntoArguments, copies_arguments
 from .builders import walk
 from .builders import name as _name
 from .sharing import AUGMENTED
@@ -79,6 +80,7 @@ class ItemChangeLowering:
                 f"lowering (a new value stored in `{user_name}`) would not show the change; {fix} "
                 f"(`{later[0]}` then keeps its own), or change `{later[0]}` by its own name"
             ), statement)
+        self._check_callers_item(user_name, container, item.id, written, fix, statement)
         holders = self._later_holders(guarded | {users.get(n) for n in container_names},
                                       self._possible_holders(container, item.id))
         if holders:
@@ -91,6 +93,29 @@ class ItemChangeLowering:
                 f"outside the function), where ssad's lowering (a new value stored in `{user_name}`) would "
                 f"not show it; {fix}, or copy the item first"
             ), statement)
+
+    def _check_callers_item(self, user_name, container, item, written, fix, statement):
+        """`y[k] += v` where the item may be one the caller passed in (`y = xs.copy()`, `dict(d)`,
+        a parameter `xs`'s items): the caller holds it, and would see the change. A function
+        passed to the API copies those arguments first (`owned_argument`, see `arguments`); any
+        other function checks where the code runs that the item is none of theirs."""
+        related = {container, item, *self.sharing.same_list(container), *self.sharing.others(item),
+                   *self.sharing.copies.get(container, ()), *(self.sharing.holds.get(container) or ())}
+        parameters = set().union(*(self.roots.get(n, set()) for n in related
+                                   if n in self.callers and n not in self.sharing.owned))
+        if not parameters:
+            return
+        message = (
+            f"`{written}` changes the item of `{user_name}` in place where it is an array or a list (as "
+            f"`{written.split()[1][:-1]}=` does), and that item may be one of `{{holder}}`, which the caller "
+            f"passed in and would see changed, where ssad's lowering (a new value stored in `{user_name}`) "
+            f"would not show it; {fix}, or copy the item first"
+        )
+        if copies_arguments(self.parsed.function):
+            raise WritesIntoArguments(parameters, self.parsed.unsupported(statement, message))
+        names = sorted(parameters)
+        self.emit_guard(item_held_elsewhere, [_name(container), _name(item), gast.Constant(
+            value=" ".join(names), kind=None)] + [_name(n) for n in names], message, statement)
 
     def _possible_holders(self, container, item):
         """The names that may hold `item`, read from `container`, or share its memory, as the

@@ -19,6 +19,8 @@ from ..runtime import concat, merged, repeated, zipped
 from .builders import walk
 from .namespace import named_object
 from .outputs import is_library
+from .reach import base as _base, items as _items, may_resize as _may_resize, rebound_first as _rebound_first
+from .reach import shallow as _shallow, whole as _whole
 
 # Methods and NumPy functions whose result may be a view of (or be) their first operand.
 VIEW_METHODS = {
@@ -52,6 +54,7 @@ def shares_attribute(attr):
 # Methods of a dict whose result holds (or is) one of its values: `for v in d.values()`
 # walks the very lists and arrays `d` holds.
 CONTAINER_READS = {"values", "items", "get", "setdefault"}
+ITEM_READS = CONTAINER_READS | {"pop", "popitem"}  # and those whose result is one of its items
 VIEW_OF_ANY = {"broadcast_arrays", "einsum"}  # `np.einsum("ij->ji", a)` is a view of a
 # Builtins that build a new container of the operands' items (which may be shared), and how
 # ssad lowers others: `merged` is `{**d, **e}`, `concat` is `xs + ys`, `repeated` is `xs * n`,
@@ -160,14 +163,16 @@ class Effects:
     """What a function of the user's does to the arrays it is passed: `returned`, the
     parameters its result may share ("*" and "**" for `*args` and `**kwargs`); `changed`,
     each parameter it may change in place by an augmented assignment (`v /= s`: for an
-    array, a write into the caller's array) -> the line in its file that does; `written`,
+    array, a write into the caller's array) -> the line in its file that does; `changed_items`,
+    the same for an item of it, or a part (`t = v[0]; t *= s`); `written`,
     the same for any change in place (also `v[i] = e`, `v.append(e)`); `resized`, the same
     for a change that may make a list longer or shorter (`v.append(e)`, `del v[i]`,
     `v[1:] = e`, `v += e`: not `v /= s` or `v[i] = e`)."""
 
-    def __init__(self, returned, changed, written, resized=None):
+    def __init__(self, returned, changed, written, resized=None, changed_items=None):
         self.returned, self.changed, self.written = returned, changed, written
         self.resized = written if resized is None else resized
+        self.changed_items = {} if changed_items is None else changed_items
 
 
 _EFFECTS = weakref.WeakKeyDictionary()  # function -> (its free objects, its Effects)
@@ -207,14 +212,19 @@ def returned_views(function):
 
 def _analyse(parsed):
     """Flow-insensitive: which parameters each local may share, to a fixed point; then the
-    union over the values returned, and the augmented assignments to sharing names."""
+    union over the values returned, and the augmented assignments to sharing names. A
+    shallow copy of `p` (`y = p.copy()`) shares `p + "[]"`: a change of an item (`y[k] += v`,
+    `t = y.pop(); t *= s`) is one of `p`'s, of the copy itself (`y.append(v)`) none. A
+    parameter bound anew before anything mentions it (`a = a.copy()`) shares what that does."""
     node, namespace = parsed.node, parsed.namespace
     arguments = node.args
-    shares = {a.id: {a.id} for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    tokens = {a.id: a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
     if arguments.vararg is not None:
-        shares[arguments.vararg.id] = {"*"}
+        tokens[arguments.vararg.id] = "*"
     if arguments.kwarg is not None:
-        shares[arguments.kwarg.id] = {"**"}
+        tokens[arguments.kwarg.id] = "**"
+    rebound = _rebound_first(node, tokens)  # parameter -> the statement that binds it anew
+    shares = {name: set() if name in rebound else {token} for name, token in tokens.items()}
     assigned = {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
     def is_static(func):
@@ -225,9 +235,9 @@ def _analyse(parsed):
     def resolve(func):
         return named_object(func, namespace)
 
-    def of(expr):
+    def of(expr, lookup=lambda n: shares.get(n, ())):
         """The parameters `expr` may share."""
-        return expression_sharers(expr, lambda n: shares.get(n, ()), is_static, resolve)
+        return expression_sharers(expr, lookup, is_static, resolve, _items, _shallow)
 
     changed = True
     while changed:
@@ -236,81 +246,78 @@ def _analyse(parsed):
             pairs = []
             if isinstance(statement, (gast.Assign, gast.AnnAssign)) and statement.value is not None:
                 targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
-                pairs = [(t, statement.value) for t in targets]
+                pairs = [(t, statement.value, False) for t in targets]
             elif isinstance(statement, gast.For):
-                pairs = [(statement.target, statement.iter)]
+                pairs = [(statement.target, statement.iter, True)]  # what it walks: its items
             elif isinstance(statement, gast.NamedExpr):
-                pairs = [(statement.target, statement.value)]
-            for target, value in pairs:
-                found = of(value)
+                pairs = [(statement.target, statement.value, False)]
+            for target, value, walked in pairs:
+                anew = [name for name, first in rebound.items() if first is statement]
+                # the value that binds a parameter anew reads the parameter itself
+                found = of(value, lambda n, anew=anew: {tokens[n]} if n in anew else shares.get(n, ()))
+                found = _items(found) if walked else found
                 for stored in walk(target):
                     if isinstance(stored, gast.Name) and isinstance(stored.ctx, gast.Store) and found:
                         before = shares.setdefault(stored.id, set())
                         if not found <= before:
                             before |= found
                             changed = True
-    returned, changed = set(), {}
-    for statement in walk(node):
-        if isinstance(statement, gast.Return) and statement.value is not None:
-            returned |= of(statement.value)
-        elif isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name):
-            for parameter in shares.get(statement.target.id, ()):
-                changed.setdefault(parameter, statement)
-        elif isinstance(statement, gast.Call) and is_static(statement.func):
-            callee = resolve(statement.func)
-            inner = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
-            if inner is None or not inner.changed:
-                continue
-            passed = list(zip(_positional(callee), statement.args, strict=False))
-            passed += [(k.arg, k.value) for k in statement.keywords if k.arg is not None]
-            for parameter_name, arg in passed:
-                if parameter_name in inner.changed:
-                    for parameter in of(arg):
-                        changed.setdefault(parameter, inner.changed[parameter_name])
+    returned, changed, changed_items = set(), {}, {}
     written = {}  # any change in place: `v[i] = e`, `v.attr = e`, `v += e`, `v.append(e)`, `del v[i]`
     resized = {}  # a change that may make a list longer or shorter
+
+    def note(places, found, where):
+        for parameter in found:
+            places.setdefault(parameter, where)
+
     for statement in walk(node):
-        if isinstance(statement, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Delete)):
+        if isinstance(statement, gast.Return) and statement.value is not None:
+            returned |= _whole(of(statement.value))
+        elif isinstance(statement, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Delete)):
             targets = statement.targets if isinstance(statement, (gast.Assign, gast.Delete)) else [statement.target]
             for target in targets:
-                if isinstance(target, (gast.Subscript, gast.Attribute)) or isinstance(statement, gast.AugAssign):
-                    for parameter in of(target.value if isinstance(target, (gast.Subscript, gast.Attribute)) else target):
-                        written.setdefault(parameter, statement)
-                        if _may_resize(statement, target):
-                            resized.setdefault(parameter, statement)
+                if isinstance(target, (gast.Subscript, gast.Attribute)):
+                    found = _whole(of(target.value))  # a change of a shallow copy itself is none of `p`'s
+                    note(resized, found if _may_resize(statement, target) else (), statement)
+                    if isinstance(statement, gast.AugAssign) and not isinstance(getattr(target, "slice", None), gast.Slice):
+                        found |= _whole(of(target))  # `y[k] += v` may change the item `y[k]` itself in place
+                elif isinstance(statement, gast.AugAssign):
+                    found = of(target)
+                    note(changed, {t for t in found if t in tokens.values()}, statement)  # the parameter itself
+                    note(changed_items, {t[:-1] for t in found if t.endswith(".")}, statement)
+                    found = {t for t in found if t in tokens.values()} | {t[:-1] for t in found if t.endswith(".")}
+                    note(resized, found if _may_resize(statement, target) else (), statement)
+                else:
+                    continue
+                note(written, found, statement)
         elif (isinstance(statement, gast.Call) and isinstance(statement.func, gast.Attribute)
               and statement.func.attr in CHANGING_METHODS and not is_static(statement.func)):
-            for parameter in of(statement.func.value):
-                written.setdefault(parameter, statement)
-                if statement.func.attr in RESIZING_METHODS:
-                    resized.setdefault(parameter, statement)
+            found = _whole(of(statement.func.value))
+            note(written, found, statement)
+            note(resized, found if statement.func.attr in RESIZING_METHODS else (), statement)
         elif isinstance(statement, gast.Call) and is_static(statement.func):
             callee = resolve(statement.func)
             inner = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
             passed = list(zip(_positional(callee), statement.args, strict=False)) if inner is not None else []
             passed += [(k.arg, k.value) for k in statement.keywords if k.arg is not None] if inner is not None else []
             for parameter_name, arg in passed:
-                for parameter in of(arg) if parameter_name in inner.written else ():
-                    written.setdefault(parameter, inner.written[parameter_name])
-                    if parameter_name in inner.resized:
-                        resized.setdefault(parameter, inner.resized[parameter_name])
-    for parameter, where in changed.items():
+                found = of(arg)
+                itself = {t for t in found if t in tokens.values()}
+                held = {_base(t) for t in found if t.endswith(".")}
+                parts = {_base(t) for t in found if t not in itself}  # of a shallow copy: an item
+                for places, inner_places, given in (
+                        (changed, inner.changed, itself), (changed_items, inner.changed, held),
+                        (changed_items, inner.changed_items, itself | parts), (written, inner.written, itself | parts),
+                        (resized, inner.resized, itself)):
+                    if parameter_name in inner_places:
+                        note(places, given, inner_places[parameter_name])
+    for parameter, where in list(changed.items()) + list(changed_items.items()):
         written.setdefault(parameter, where)
 
     def lines(places):
         return {p: where if isinstance(where, int) else parsed.line_offset + where.lineno for p, where in places.items()}
 
-    return Effects(returned, lines(changed), lines(written), lines(resized))
-
-
-def _may_resize(statement, target):
-    """Whether `statement`, changing `target` in place, may make a list longer or shorter:
-    `v += e` and `v *= n` (a list's extend and repeat), `del v[i]`, `v[a:b] = e`."""
-    if isinstance(statement, gast.AugAssign):
-        return isinstance(statement.op, (gast.Add, gast.Mult))
-    if isinstance(statement, gast.Delete):
-        return isinstance(target, gast.Subscript)
-    return isinstance(target, gast.Subscript) and isinstance(target.slice, gast.Slice)
+    return Effects(returned, lines(changed), lines(written), lines(resized), lines(changed_items))
 
 
 # methods that change a list, dict or array in place (push: the Tape of generated code)
@@ -322,18 +329,31 @@ CHANGING_METHODS = {
 RESIZING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "resize", "push"}
 
 
-def expression_sharers(expr, lookup, is_static, resolve):
+def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None):
     """What the value of the source expression `expr` may share: the union of `lookup(n)`
     over the names `n` whose memory it may hand back, through views, containers and calls
-    (as `viewed_operands`, for nested expressions)."""
+    (as `viewed_operands`, for nested expressions). With `item` and `shallow` (each a map of
+    such sets), a part of a value (`y[k]`, `y.f`, `y.pop()`, what `for` walks) has
+    `item(of(y))`, and a shallow copy (`y.copy()`, `copy.copy(y)`) `shallow(of(y))`."""
+    item = item or (lambda found: found)
 
     def of(expr):
         if isinstance(expr, gast.Name):
             return set(lookup(expr.id))
-        if isinstance(expr, (gast.Subscript, gast.Starred, gast.NamedExpr)):
+        if isinstance(expr, (gast.Subscript, gast.Starred)):
+            return item(of(expr.value))
+        if isinstance(expr, gast.NamedExpr):
             return of(expr.value)
         if isinstance(expr, gast.Attribute):
-            return of(expr.value) if shares_attribute(expr.attr) else set()
+            return item(of(expr.value)) if shares_attribute(expr.attr) else set()
+        if shallow is not None and isinstance(expr, gast.Call):
+            func = expr.func
+            if isinstance(func, gast.Attribute) and not is_static(func) and func.attr in ITEM_READS:
+                return item(of(func.value))
+            if isinstance(func, gast.Attribute) and not is_static(func) and func.attr == "copy" and not expr.args:
+                return shallow(of(func.value))
+            if is_static(func) and resolve(func) is copy.copy and len(expr.args) == 1:
+                return shallow(of(expr.args[0]))
         if isinstance(expr, (gast.Tuple, gast.List, gast.Set)):
             return set().union(*(of(e) for e in expr.elts))
         if isinstance(expr, gast.Dict):

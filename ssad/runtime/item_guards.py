@@ -82,6 +82,20 @@ def item_held_elsewhere(container, item, names, *holders_and_place):
                                          source_line(filename, lineno))
 
 
+def holds_changeable(container):
+    """Whether the dict, tuple, list or dataclass record `container` holds, at any depth, an
+    array or a list (which `+=` changes in place)."""
+    seen, stack = set(), list(_held(container, None))
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (np.ndarray, list)):
+            return True
+        if id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(_held(value, None))
+    return False
+
+
 def _holding(container, item, outside=None, itself=False):
     """The values held by `container` (a dict, list, tuple or dataclass record, and those it
     holds in turn; with `itself`, `container` too) that are `item` or a view of its memory,

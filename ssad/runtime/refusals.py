@@ -17,7 +17,7 @@ import types
 import numpy as np
 
 from ..errors import MissingRuleError, SourceError, UnsupportedSyntaxError
-from .item_guards import changed_item_held_once, item_held_by, item_held_elsewhere, rebound_by_augmented
+from .item_guards import changed_item_held_once, holds_changeable, item_held_by, item_held_elsewhere, rebound_by_augmented
 from .locations import caller_location, source_line
 
 
@@ -93,8 +93,16 @@ def unchanged_by_call(value, message, filename, lineno, col):
     augmented assignment (`v /= s`), where the caller reads the argument `value` again:
     a number is rebound and nothing of the caller's changes, an array is written into,
     which ssad's lowering (`v = v / s`) would not show. Raises for an array (or a list,
-    which `+=` extends in place)."""
-    if isinstance(value, (np.ndarray, list)):
+    which `+=` extends in place), and for a dict, tuple or record holding one at any depth."""
+    if isinstance(value, (np.ndarray, list)) or holds_changeable(value):
+        raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
+
+
+def items_unchanged_by_call(value, message, filename, lineno, col):
+    """The same where the function changes only what its parameter holds (`t = v[0]; t *= s`),
+    or is passed a part of `value` (`helper(xs[0])`): raises for an array (whose rows and
+    slices are its memory), and for a list, dict, tuple or record holding an array or a list."""
+    if isinstance(value, np.ndarray) or holds_changeable(value):
         raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
 
 
@@ -320,5 +328,5 @@ def list_changed(receiver, method, text, filename, lineno, col):
 
 # the checks above that raise or do nothing, which generated code calls for their effect
 GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, rebound_by_augmented,
-          unchanged_by_call, not_changed_in_place, keeps_length, discrete_only, changed_item_held_once, item_held_by,
-          item_held_elsewhere, list_changed)
+          unchanged_by_call, items_unchanged_by_call, not_changed_in_place, keeps_length, discrete_only,
+          changed_item_held_once, item_held_by, item_held_elsewhere, list_changed)
