@@ -14,7 +14,6 @@ differentiated (what the list holds is checked where the code runs); only `ys[:]
 view of the caller's list as for an array, and the changes of `ys` itself are refused there.
 """
 
-import importlib.util
 import itertools
 
 import numpy as np
@@ -22,6 +21,8 @@ import pytest
 
 import ssad
 from ssad.testing import numerical_gradient
+
+from .program_matrix import load, outcome
 
 MAKERS = {
     "copy_method": "ys.copy()", "list": "list(ys)", "slice": "ys[:]", "copy_copy": "copy.copy(ys)",
@@ -71,38 +72,13 @@ def _source():
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    path = tmp_path_factory.mktemp("helper_items") / "helper_items_programs.py"
-    path.write_text(_source())
-    spec = importlib.util.spec_from_file_location("helper_items_programs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-X = np.array([0.3, 0.7])
-V = np.array([1.0, -0.5])
-
-
-def _outcome(f):
-    """'exact', or 'refused' with an `SsadError` at a line of the programs; anything else fails."""
-    try:
-        gradient = ssad.grad(f)
-        got = gradient(X)
-    except ssad.SsadError as error:
-        assert error.lineno is not None and error.filename.endswith("helper_items_programs.py"), str(error)
-        return "refused"
-    expected = numerical_gradient(f, X)
-    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(ssad.jvp(f, (X,), (V,))[1], expected @ V, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(ssad.jvp(gradient, (X,), (V,))[1], numerical_gradient(lambda z: gradient(z) @ V, X),
-                               rtol=1e-5, atol=1e-7)
-    return "exact"
+    return load(tmp_path_factory.mktemp("helper_items"), "helper_items_programs", _source())
 
 
 @pytest.mark.parametrize("kind", list(ITEMS))
 def test_a_helper_changing_a_list_it_copied(programs, kind):
-    outcomes = {case: _outcome(getattr(programs, f"{kind}__{case[0]}__{case[1]}")) for case in CASES}
-    exact = {case for case, outcome in outcomes.items() if outcome == "exact"}
+    outcomes = {case: outcome(getattr(programs, f"{kind}__{case[0]}__{case[1]}")) for case in CASES}
+    exact = {case for case, result in outcomes.items() if result == "exact"}
     # a change of the copy itself is none of the caller's
     assert {("copy_method", "replace_item"), ("copy_method", "append"), ("list", "append"),
             ("copy_copy", "replace_item")} <= exact
@@ -117,8 +93,8 @@ def test_a_helper_changing_a_list_it_copied(programs, kind):
 
 @pytest.mark.parametrize("kind", list(ITEMS))
 def test_a_helper_changing_a_dict_it_copied(programs, kind):
-    outcomes = {case: _outcome(getattr(programs, f"{kind}__{case[0]}__{case[1]}")) for case in DICT_CASES}
-    exact = {case for case, outcome in outcomes.items() if outcome == "exact"}
+    outcomes = {case: outcome(getattr(programs, f"{kind}__{case[0]}__{case[1]}")) for case in DICT_CASES}
+    exact = {case for case, result in outcomes.items() if result == "exact"}
     assert {("dict_copied", "replace_entry"), ("dict_spread", "replace_entry")} <= exact
     if kind == "numbers":
         assert {(maker, "add_to_entry") for maker in DICT_MAKERS if maker != "dict_name"} <= exact

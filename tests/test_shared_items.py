@@ -11,14 +11,11 @@ programs of a list gave a wrong derivative and one crashed, and 12 of the 110 of
 wrong one and two crashed.
 """
 
-import importlib.util
 import itertools
 
-import numpy as np
 import pytest
 
-import ssad
-from ssad.testing import numerical_gradient
+from .program_matrix import load, outcome
 
 MAKERS = {
     "name": "ys", "ifexp": "ys if x[0] > 0 else [x, x]", "next_iter": "next(iter([ys]))", "item": "[ys][0]",
@@ -72,37 +69,12 @@ def _source():
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    path = tmp_path_factory.mktemp("shared_items") / "shared_items_programs.py"
-    path.write_text(_source())
-    spec = importlib.util.spec_from_file_location("shared_items_programs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-X = np.array([0.3, 0.7])
-V = np.array([1.0, -0.5])
-
-
-def _outcome(f):
-    """'exact', or 'refused' with an `SsadError` at a line of `f`; anything else fails."""
-    try:
-        gradient = ssad.grad(f)
-        got = gradient(X)
-    except ssad.SsadError as error:
-        assert error.lineno is not None and error.filename.endswith("shared_items_programs.py"), str(error)
-        return "refused"
-    expected = numerical_gradient(f, X)
-    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(ssad.jvp(f, (X,), (V,))[1], expected @ V, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(ssad.jvp(gradient, (X,), (V,))[1], numerical_gradient(lambda z: gradient(z) @ V, X),
-                               rtol=1e-5, atol=1e-7)
-    return "exact"
+    return load(tmp_path_factory.mktemp("shared_items"), "shared_items_programs", _source())
 
 
 def test_each_program_is_exact_or_refused_at_its_line(programs):
-    outcomes = {case: _outcome(getattr(programs, f"{case[0]}__{case[1]}")) for case in CASES}
-    exact = {case for case, outcome in outcomes.items() if outcome == "exact"}
+    outcomes = {case: outcome(getattr(programs, f"{case[0]}__{case[1]}")) for case in CASES}
+    exact = {case for case, result in outcomes.items() if result == "exact"}
     # what Python and the lowering agree on is differentiated, not refused
     assert {("list", "replace_item"), ("list", "append"), ("slice", "pop"), ("copy_copy", "insert"),
             ("tuple", "extend"), ("comprehension", "add_a_list")} <= exact
@@ -110,8 +82,8 @@ def test_each_program_is_exact_or_refused_at_its_line(programs):
 
 
 def test_each_program_of_a_dict_is_exact_or_refused_at_its_line(programs):
-    outcomes = {case: _outcome(getattr(programs, f"{case[0]}__{case[1]}")) for case in DICT_CASES}
-    exact = {case for case, outcome in outcomes.items() if outcome == "exact"}
+    outcomes = {case: outcome(getattr(programs, f"{case[0]}__{case[1]}")) for case in DICT_CASES}
+    exact = {case for case, result in outcomes.items() if result == "exact"}
     assert {("dict_copied", "replace_entry"), ("dict_spread", "new_key"), ("dict_copy_copy", "pop"),
             ("dict_comprehension", "delete")} <= exact
     assert len(exact) >= 30, len(exact)
