@@ -202,25 +202,18 @@ class AliasingLowering(ItemChangeLowering):
                 raise self.parsed.unsupported(statement, _captured_message(f"`{written}`", user_name, self.captured[held]))
 
     def check_calls_keep_arguments(self, statement):
-        """`y = helper(z)` (a call anywhere) where `helper` changes its parameter by an augmented
-        assignment (`v /= s`) and `z` (or a name sharing it) is read afterwards. For a number Python
+        """`y = helper(z)` where `helper` changes its parameter by an augmented assignment
+        (`v /= s`) and `z` (or a name sharing it) is read afterwards. For a number Python
         rebinds `v`; for an array it writes into the caller's `z`, which ssad's lowering
         (`v = v / s`) would not show. Which one `z` holds is known when the code runs:
         `unchanged_by_call(z, ...)` before the call raises for an array. (A call whose
         result is unused, `helper(z)`, is refused by the activity analysis where `z`
         carries gradients.)"""
         self.check_calls_keep_walks(statement)
-        if isinstance(statement, (gast.Assign, gast.AnnAssign, gast.AugAssign, gast.Return, gast.Expr)):
-            evaluated = statement.value
-        elif isinstance(statement, (gast.If, gast.While)):
-            evaluated = statement.test
-        else:
-            evaluated = statement.iter if isinstance(statement, gast.For) else None
-        if self.is_generated() or evaluated is None:
+        if self.is_generated() or not isinstance(statement, (gast.Assign, gast.AnnAssign)) or statement.value is None:
             return
-        targets = set() if isinstance(statement, (gast.If, gast.While)) else {
-            n.id for n in gast.walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        for call in gast.walk(evaluated):
+        targets = {n.id for n in gast.walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        for call in gast.walk(statement.value):
             if not isinstance(call, gast.Call) or not self.is_static(call.func):
                 continue
             callee = self.resolve_static(call.func)
@@ -238,19 +231,15 @@ class AliasingLowering(ItemChangeLowering):
                     continue
                 # the argument itself (`v /= s`), or only what it holds (`t = v[0]; t *= s`)
                 test = unchanged_by_call if base is arg and parameter in found.changed else items_unchanged_by_call
-                self._guard_if_read_later(callee, parameter, base.id, line, targets, call, test, evaluated)
+                self._guard_if_read_later(callee, parameter, base.id, line, targets, call, test)
 
-    def _guard_if_read_later(self, callee, parameter, user_name, line, targets, call, test, evaluated):
+    def _guard_if_read_later(self, callee, parameter, user_name, line, targets, call, test):
         name = self.current.get(user_name)
         if name is None or name in self.numbers:
             return
         users = {ssa: user for user, ssa in self.current.items()}
         readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
-        def reads(node, user):
-            return sum(1 for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == user)
-        # read afterwards, or elsewhere in the same statement (`return helper(z) + z[0]`)
-        later = [u for u in readers if (u != user_name or u not in targets)
-                 and (self.read_later(u) or reads(evaluated, u) > reads(call, u))]
+        later = [u for u in readers if (u != user_name or u not in targets) and self.read_later(u)]
         if not later:
             return
         label = callee.__name__
