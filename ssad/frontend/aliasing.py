@@ -223,15 +223,12 @@ class AliasingLowering(ItemChangeLowering):
             passed = list(zip(callee.__code__.co_varnames[: callee.__code__.co_argcount], call.args, strict=False))
             passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
             for parameter, arg in passed:
-                base = arg  # `helper(xs[0])`, `helper(state.w)`: the part is checked through the whole
-                while isinstance(base, (gast.Subscript, gast.Attribute, gast.Starred)):
-                    base = base.value
                 line = found.changed.get(parameter, found.changed_items.get(parameter))
-                if line is None or not isinstance(base, gast.Name):
+                if line is None or not isinstance(arg, gast.Name):
                     continue
                 # the argument itself (`v /= s`), or only what it holds (`t = v[0]; t *= s`)
-                test = unchanged_by_call if base is arg and parameter in found.changed else items_unchanged_by_call
-                self._guard_if_read_later(callee, parameter, base.id, line, targets, call, test)
+                test = unchanged_by_call if parameter in found.changed else items_unchanged_by_call
+                self._guard_if_read_later(callee, parameter, arg.id, line, targets, call, test)
 
     def _guard_if_read_later(self, callee, parameter, user_name, line, targets, call, test):
         name = self.current.get(user_name)
