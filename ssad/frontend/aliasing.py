@@ -7,21 +7,20 @@ keeps them exact only when no other name that is read afterwards shares that obj
 `arguments`). `AliasingLowering` is the part of the lowering that checks this.
 """
 
-import inspect
 
 import gast
 
 from .arguments import WritesIntoArguments
-from ..runtime.refusals import items_unchanged_by_call, not_a_view_of, rebound_by_augmented, unchanged_by_call
+from ..runtime.refusals import not_a_view_of, rebound_by_augmented
 from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
 from .items import ItemChangeLowering
-from .outputs import is_library
+from .passing import CallArgumentChecks
 from .views import NEW_CONTAINERS, VIEW_METHODS, effects, viewed_operands, views_first
 
 
-class AliasingLowering(ItemChangeLowering):
+class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
     """Mixin of `anf._Lowering`: the checks of writes into shared arrays and lists."""
 
     def share_item(self, stored, source, position):
@@ -201,54 +200,6 @@ class AliasingLowering(ItemChangeLowering):
             if held in self.captured:
                 raise self.parsed.unsupported(statement, _captured_message(f"`{written}`", user_name, self.captured[held]))
 
-    def check_calls_keep_arguments(self, statement):
-        """`y = helper(z)` where `helper` changes its parameter by an augmented assignment
-        (`v /= s`) and `z` (or a name sharing it) is read afterwards. For a number Python
-        rebinds `v`; for an array it writes into the caller's `z`, which ssad's lowering
-        (`v = v / s`) would not show. Which one `z` holds is known when the code runs:
-        `unchanged_by_call(z, ...)` before the call raises for an array. (A call whose
-        result is unused, `helper(z)`, is refused by the activity analysis where `z`
-        carries gradients.)"""
-        self.check_calls_keep_walks(statement)
-        if self.is_generated() or not isinstance(statement, (gast.Assign, gast.AnnAssign)) or statement.value is None:
-            return
-        targets = {n.id for n in gast.walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        for call in gast.walk(statement.value):
-            if not isinstance(call, gast.Call) or not self.is_static(call.func):
-                continue
-            callee = self.resolve_static(call.func)
-            found = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
-            if found is None or not (found.changed or found.changed_items):
-                continue
-            passed = list(zip(callee.__code__.co_varnames[: callee.__code__.co_argcount], call.args, strict=False))
-            passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
-            for parameter, arg in passed:
-                line = found.changed.get(parameter, found.changed_items.get(parameter))
-                if line is None or not isinstance(arg, gast.Name):
-                    continue
-                # the argument itself (`v /= s`), or only what it holds (`t = v[0]; t *= s`)
-                test = unchanged_by_call if parameter in found.changed else items_unchanged_by_call
-                self._guard_if_read_later(callee, parameter, arg.id, line, targets, call, test)
-
-    def _guard_if_read_later(self, callee, parameter, user_name, line, targets, call, test):
-        name = self.current.get(user_name)
-        if name is None or name in self.numbers:
-            return
-        users = {ssa: user for user, ssa in self.current.items()}
-        readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
-        later = [u for u in readers if (u != user_name or u not in targets) and self.read_later(u)]
-        if not later:
-            return
-        label = callee.__name__
-        message = (
-            f"{label} changes its argument `{user_name}` (an array, or an array it holds) in place (the "
-            f"augmented assignment at line {line}, to its parameter `{parameter}` or a part of it), and "
-            f"`{later[0]}` is read afterwards, where ssad "
-            f"would not see the change; in {label} assign a new array (`{parameter} = {parameter} * s` for "
-            f"`{parameter} *= s`), or pass a copy (`{user_name}.copy()`)"
-        )
-        self.emit_guard(test, [_name(name)], message, call)
-
     def emit_guard(self, test, operands, message, node):
         """`test(*operands, message, file, line, column)`: a check the generated code runs
         where the user's `node` runs, raising `UnsupportedSyntaxError` with `message` there."""
@@ -334,9 +285,11 @@ class AliasingLowering(ItemChangeLowering):
         return held
 
     def read_later(self, user_name):
-        """Whether `user_name` is read after the current statement (or again by an enclosing loop)."""
+        """Whether `user_name` is read after the current statement (or again by an enclosing loop,
+        or by the statement holding the comprehension the current statement comes from)."""
         return any(reads_name(statement, user_name) for statement in self.statements_after()) or any(
-            read_by_next_iteration(loop, user_name) for loop in self.loops)
+            read_by_next_iteration(loop, user_name) for loop in self.loops) or any(
+            user_name in self.read_in_rest.get(id(statements[position]), ()) for statements, position in self.context)
 
     def statements_after(self):
         """The statements after the current one in its block and in each enclosing block."""

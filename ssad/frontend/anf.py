@@ -149,6 +149,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         # names that may hold an array or list defined outside the function (`buf = G[0]`)
         self.module_level = set()
         self.callers = set()  # names that may hold an array the caller passed in
+        self.guarded_arguments, self.read_in_rest = {}, {}  # see passing
         self.roots = {}  # each of them -> the parameters whose arrays it may hold
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
         # how many items a tuple or list holds, which keys a dict: `f(*args)`, `f(**options)` (see spreads)
@@ -172,6 +173,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
 
     def lower_function(self, statements):
         self.block(statements)
+        self.check_arguments_guarded()
         last = self.out[-1] if self.out else None
         if not isinstance(last, gast.Return):
             raise AssertionError("jumps lowering guarantees a final return")

@@ -6,6 +6,8 @@ A name may hold a parameter `p` itself or a part of its memory (the token `p`), 
 reaches `p` for the first two; an item read from any of them is something `p` holds.
 """
 
+import copy
+
 import gast
 
 from .builders import walk
@@ -27,18 +29,29 @@ def whole(found):  # the parameters whose memory a change of `found` itself reac
     return {base(t) for t in found if not t.endswith("[]")}
 
 
-def rebound_first(node, tokens):
-    """The parameters `node` binds anew (`a = a.copy()`, one name) at its top level, in a
-    statement before which nothing mentions them -> that statement."""
-    rebound, mentioned = {}, set()
-    for statement in node.body:
+def split_rebound(node, tokens):
+    """A copy of the function `node` in which a parameter bound anew by a statement at its
+    top level (`a = a.copy()`, one name) is another name from that statement on: there it
+    holds what the new value holds, whatever came before. Not for a parameter a nested
+    function or lambda mentions (it may run after the statement)."""
+    nested = [n for n in walk(node) if n is not node and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))]
+    captured = {n.id for f in nested for n in walk(f) if isinstance(n, gast.Name)}
+    split, renamed = {}, None
+    for position, statement in enumerate(node.body):
         if (isinstance(statement, (gast.Assign, gast.AnnAssign)) and statement.value is not None
                 and len(getattr(statement, "targets", [None])) == 1):
             target = statement.targets[0] if isinstance(statement, gast.Assign) else statement.target
-            if isinstance(target, gast.Name) and target.id in tokens and target.id not in mentioned:
-                rebound[target.id] = statement
-        mentioned |= {n.id for n in walk(statement) if isinstance(n, gast.Name)}
-    return rebound
+            if isinstance(target, gast.Name) and target.id in tokens and target.id not in captured | set(split):
+                renamed = renamed or copy.deepcopy(node)
+                split[target.id] = target.id + SPLIT
+                for later in renamed.body[position:]:
+                    for n in walk(later):
+                        if isinstance(n, gast.Name) and n.id == target.id and (later is not renamed.body[position] or n.ctx.__class__ is gast.Store):
+                            n.id = split[target.id]
+    return renamed or node
+
+
+SPLIT = "'"  # not in any Python name
 
 
 def may_resize(statement, target):

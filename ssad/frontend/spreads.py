@@ -48,7 +48,7 @@ class SpreadLowering:
         spread into its items (`f(*args)` as `f(args[0], args[1])`), so each binds to a
         named parameter and carries its own gradient."""
         if not isinstance(argument, gast.Starred):
-            return [self.atom(argument)]
+            return [self.guard_argument(argument, self.atom(argument))]
         items = self.atom(argument.value)
         count = self.lengths.get(items.id) if isinstance(items, gast.Name) else None
         if count is None:
@@ -60,7 +60,7 @@ class SpreadLowering:
         """The keywords `keyword` passes: `**options` of a dict whose keys are known is spread
         into them (`f(**options)` as `f(a=options['a'])`)."""
         if keyword.arg is not None:
-            return [gast.keyword(arg=keyword.arg, value=self.atom(keyword.value))]
+            return [gast.keyword(arg=keyword.arg, value=self.guard_argument(keyword.value, self.atom(keyword.value)))]
         options = self.atom(keyword.value)
         keys = self.keys.get(options.id) if isinstance(options, gast.Name) else None
         own = self.parsed.node.args.kwarg

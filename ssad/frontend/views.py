@@ -19,7 +19,7 @@ from ..runtime import concat, merged, repeated, zipped
 from .builders import walk
 from .namespace import named_object
 from .outputs import is_library
-from .reach import base as _base, items as _items, may_resize as _may_resize, rebound_first as _rebound_first
+from .reach import base as _base, items as _items, may_resize as _may_resize, split_rebound as _split_rebound
 from .reach import shallow as _shallow, whole as _whole
 
 # Methods and NumPy functions whose result may be a view of (or be) their first operand.
@@ -215,7 +215,7 @@ def _analyse(parsed):
     union over the values returned, and the augmented assignments to sharing names. A
     shallow copy of `p` (`y = p.copy()`) shares `p + "[]"`: a change of an item (`y[k] += v`,
     `t = y.pop(); t *= s`) is one of `p`'s, of the copy itself (`y.append(v)`) none. A
-    parameter bound anew before anything mentions it (`a = a.copy()`) shares what that does."""
+    parameter bound anew at the top level (`a = a.copy()`) is another name from there on."""
     node, namespace = parsed.node, parsed.namespace
     arguments = node.args
     tokens = {a.id: a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
@@ -223,8 +223,8 @@ def _analyse(parsed):
         tokens[arguments.vararg.id] = "*"
     if arguments.kwarg is not None:
         tokens[arguments.kwarg.id] = "**"
-    rebound = _rebound_first(node, tokens)  # parameter -> the statement that binds it anew
-    shares = {name: set() if name in rebound else {token} for name, token in tokens.items()}
+    node = _split_rebound(node, tokens)
+    shares = {name: {token} for name, token in tokens.items()}
     assigned = {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
     def is_static(func):
@@ -252,9 +252,7 @@ def _analyse(parsed):
             elif isinstance(statement, gast.NamedExpr):
                 pairs = [(statement.target, statement.value, False)]
             for target, value, walked in pairs:
-                anew = [name for name, first in rebound.items() if first is statement]
-                # the value that binds a parameter anew reads the parameter itself
-                found = of(value, lambda n, anew=anew: {tokens[n]} if n in anew else shares.get(n, ()))
+                found = of(value)
                 found = _items(found) if walked else found
                 for stored in walk(target):
                     if isinstance(stored, gast.Name) and isinstance(stored.ctx, gast.Store) and found:
