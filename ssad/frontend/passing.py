@@ -15,7 +15,7 @@ import gast
 from ..runtime.refusals import items_unchanged_by_call, unchanged_by_call
 from .builders import clone, walk
 from .outputs import is_library
-from .views import effects
+from .views import effects, expression_sharers
 
 _REPEATED = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.Lambda)
 
@@ -61,22 +61,6 @@ def read_outside(nodes, inside):
             if isinstance(n, gast.Name) and id(n) not in skipped and not isinstance(n.ctx, gast.Store)}
 
 
-def passed_base(arg):
-    """The name whose value, or part of it, `arg` passes: `z`, `z[0]`, `z.w[k][1:]`, `z[i + 1]`
-    (indices of names and constants only), or None."""
-    node = arg
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        if isinstance(node, gast.Subscript) and not _plain_index(node.slice):
-            return None
-        node = node.value
-    return node.id if isinstance(node, gast.Name) else None
-
-
-def _plain_index(index):
-    return all(isinstance(n, (gast.Name, gast.Constant, gast.Slice, gast.Tuple, gast.BinOp, gast.UnaryOp, gast.Load,
-                              gast.operator, gast.unaryop)) for n in walk(index))
-
-
 class CallArgumentChecks:
     """Mixin of `anf._Lowering` (through `aliasing.AliasingLowering`): the checks of
     arguments a function of the user's changes in place. `guarded_arguments` maps the id
@@ -84,9 +68,10 @@ class CallArgumentChecks:
     to the names it reads outside its comprehensions."""
 
     def check_calls_keep_arguments(self, statement):
-        """`helper(z)` or `helper(z[0])`, anywhere in a statement, where `helper` changes its
-        parameter by an augmented assignment (`v /= s`, or `t = v[0]; t *= s`) and `z` (or a
-        name sharing it) is read afterwards (see `passing`). For a number Python rebinds `v`;
+        """`helper(z)`, `helper(z[0])` (any value that may be `z`, a part or a view of it),
+        anywhere in a statement, where `helper` changes its parameter by an augmented
+        assignment (`v /= s`, or `t = v[0]; t *= s`) and `z` (or a name sharing it) is read
+        afterwards (see `passing`). For a number Python rebinds `v`;
         for an array it writes into the caller's, which ssad's lowering (`v = v / s`) would not
         show. Which one the argument holds is known when the code runs: `unchanged_by_call`
         on the value passed, where it is passed, raises for an array (see `guard_argument`).
@@ -110,8 +95,10 @@ class CallArgumentChecks:
             passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
             for parameter, arg in passed:
                 line = found.changed.get(parameter, found.changed_items.get(parameter))
-                base = passed_base(arg)
-                if line is None or base is None:
+                # the names whose value, a part of it or a view of it the argument may be:
+                # `z`, `z[0]`, `z.w[k]`, `z[0] if c else w`, `list(z)`, `np.ravel(z)`, `first(z)`
+                bases = expression_sharers(arg, lambda n: {n}, self.is_static, self.resolve_static) if line else ()
+                if not bases:
                     continue
                 # the value passed itself (`v /= s`), or only what it holds (`t = v[0]; t *= s`)
                 test = unchanged_by_call if parameter in found.changed else items_unchanged_by_call
@@ -122,24 +109,28 @@ class CallArgumentChecks:
                 again = isinstance(statement, gast.While)
                 def in_statement(user, call=call, again=again):
                     return again or reads(region, user) > reads([call], user)
-                self._guard_if_read_later(callee, parameter, base, line, targets, call, test, in_statement, arg)
+                self._guard_if_read_later(callee, parameter, sorted(bases), line, targets, call, test, in_statement, arg)
 
-    def _guard_if_read_later(self, callee, parameter, user_name, line, targets, call, test, in_statement, arg):
-        name = self.current.get(user_name)
-        if name is None or name in self.numbers:
-            return
+    def _guard_if_read_later(self, callee, parameter, bases, line, targets, call, test, in_statement, arg):
         users = {ssa: user for user, ssa in self.current.items()}
-        readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
-        later = [u for u in readers if (u != user_name or u not in targets) and (self.read_later(u) or in_statement(u))]
+        later = []
+        for user_name in bases:
+            name = self.current.get(user_name)
+            if name is None or name in self.numbers:
+                continue
+            readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
+            later += [u for u in readers
+                      if (u != user_name or u not in targets) and (self.read_later(u) or in_statement(u))]
         if not later:
             return
         label, arg_text = callee.__name__, self.spelled_as_written(arg)
+        copied = f"`{arg_text}.copy()`" if isinstance(arg, (gast.Name, gast.Subscript, gast.Attribute)) else "a copy"
         message = (
             f"{label} changes its argument `{arg_text}` (an array, or an array it holds) in place (the "
             f"augmented assignment at line {line}, to its parameter `{parameter}` or a part of it), and "
             f"`{later[0]}` is read afterwards, where ssad "
             f"would not see the change; in {label} assign a new array (`{parameter} = {parameter} * s` for "
-            f"`{parameter} *= s`), or pass a copy (`{arg_text}.copy()`)"
+            f"`{parameter} *= s`), or pass a copy ({copied})"
         )
         self.guarded_arguments[id(arg)] = [test, message, call, False]
 
