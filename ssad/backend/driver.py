@@ -16,7 +16,8 @@ import weakref
 import numpy as np
 
 from ..registry import REGISTRY
-from ..runtime import handles
+from ..frontend.passing import changed_parameters
+from ..runtime import handles, passed
 from ..runtime.callables import parameters
 from ..runtime.reads import keep, kept, values_read
 from ..runtime.receivers import OBJECT, is_object
@@ -186,3 +187,4 @@ def code_for(f, args, kwargs=None):
 
 
 handles.install(compiled, under_way)
+passed.install(changed_parameters)

@@ -149,7 +149,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         # names that may hold an array or list defined outside the function (`buf = G[0]`)
         self.module_level = set()
         self.callers = set()  # names that may hold an array the caller passed in
-        self.guarded_arguments, self.read_in_rest = {}, {}  # see passing
+        self.guarded_arguments, self.guarded_calls, self.read_in_rest = {}, {}, {}  # see passing
         self.roots = {}  # each of them -> the parameters whose arrays it may hold
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
         # how many items a tuple or list holds, which keys a dict: `f(*args)`, `f(**options)` (see spreads)

@@ -332,11 +332,11 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
                     expr, "`d.pop(key, default)` is not supported (its undo cannot tell whether the key was there); "
                     "test `key in d` and call `d.pop(key)`"
                 )
-            return gast.Call(
-                func=self.callee(expr.func),
-                args=[atom for a in expr.args for atom in self.arguments(a)],
-                keywords=[keyword for k in expr.keywords for keyword in self.keywords(k)],
-            )
+            func = self.callee(expr.func)
+            args = [atom for a in expr.args for atom in self.arguments(a)]
+            keywords = [keyword for k in expr.keywords for keyword in self.keywords(k)]
+            self.guard_call(expr, func, args, keywords)
+            return gast.Call(func=func, args=args, keywords=keywords)
         if isinstance(expr, gast.Attribute):
             return gast.Attribute(value=self.atom(expr.value), attr=expr.attr, ctx=gast.Load())
         if isinstance(expr, gast.Subscript):

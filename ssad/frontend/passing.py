@@ -11,12 +11,18 @@ call inside a comprehension, a lambda or a `while` test.
 import inspect
 
 import gast
+import numpy as np
 
+from ..runtime.passed import keeps_arguments
 from ..runtime.refusals import items_unchanged_by_call, unchanged_by_call
 from .builders import clone, walk
+from .builders import name as _name
+from .expressions import reads_name
 from .outputs import is_library
 from .views import effects, expression_sharers
 
+# methods of the values Python and NumPy make, none of which is a function of the user's
+_VALUE_METHODS = frozenset(n for kind in (list, dict, set, str, tuple, np.ndarray) for n in dir(kind))
 _REPEATED = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.Lambda)
 
 
@@ -61,6 +67,20 @@ def read_outside(nodes, inside):
             if isinstance(n, gast.Name) and id(n) not in skipped and not isinstance(n.ctx, gast.Store)}
 
 
+def changed_parameters(function):
+    """{parameter: (line, whether it changes itself, else only what it holds)} of the
+    parameters the user's `function` changes by an augmented assignment (see
+    `runtime.passed`, where the compile driver installs it)."""
+    found = effects(function) if inspect.isfunction(function) and not is_library(function) else None
+    if found is None:
+        return {}
+    arguments = inspect.getfullargspec(function)
+    named = {"*": arguments.varargs, "**": arguments.varkw}
+    changes = {named.get(p, p): (line, False) for p, line in found.changed_items.items()}
+    changes.update({named.get(p, p): (line, True) for p, line in found.changed.items()})
+    return changes
+
+
 class CallArgumentChecks:
     """Mixin of `anf._Lowering` (through `aliasing.AliasingLowering`): the checks of
     arguments a function of the user's changes in place. `guarded_arguments` maps the id
@@ -71,12 +91,15 @@ class CallArgumentChecks:
         """`helper(z)`, `helper(z[0])` (any value that may be `z`, a part or a view of it),
         anywhere in a statement, where `helper` changes its parameter by an augmented
         assignment (`v /= s`, or `t = v[0]; t *= s`) and `z` (or a name sharing it) is read
-        afterwards (see `passing`). For a number Python rebinds `v`;
-        for an array it writes into the caller's, which ssad's lowering (`v = v / s`) would not
-        show. Which one the argument holds is known when the code runs: `unchanged_by_call`
-        on the value passed, where it is passed, raises for an array (see `guard_argument`).
-        (A call whose result is unused, `helper(z)`, is refused by the activity analysis
-        where `z` carries gradients.)"""
+        elsewhere (see `passing`). For a number Python rebinds `v`; for an array it writes
+        into the caller's. Where ssad differentiates the call, its lowering (`v = v / s`)
+        does not, and a read afterwards would not see the change; where nothing passed
+        carries a gradient, the function itself runs and does, and a value read before,
+        kept for the gradient, would change. Which one the argument holds is known when the
+        code runs: `unchanged_by_call` on the value passed, where it is passed, raises for an
+        array (see `guard_argument`). A call whose value is unused (`helper(z)`) runs the
+        function itself (the activity analysis refuses it where `z` carries gradients): only
+        a read before counts there."""
         self.check_calls_keep_walks(statement)
         parts = evaluated(statement)
         if self.is_generated() or parts is None:
@@ -86,32 +109,44 @@ class CallArgumentChecks:
             n.id for n in walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         for call, inside in calls(expressions):
             if not self.is_static(call.func):
+                if inside is None and not isinstance(statement, gast.While):
+                    self._guard_dynamic_call(call, region, statement, targets)
                 continue
             callee = self.resolve_static(call.func)
-            found = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
-            if found is None or not (found.changed or found.changed_items):
+            found = changed_parameters(callee)
+            if not found:
                 continue
-            passed = list(zip(callee.__code__.co_varnames[: callee.__code__.co_argcount], call.args, strict=False))
+            code = callee.__code__
+            positional = code.co_varnames[: code.co_argcount]
+            passed = list(zip(positional, call.args, strict=False))
+            rest = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if code.co_flags & inspect.CO_VARARGS else None
+            passed += [(rest, a) for a in call.args[len(positional):]] if rest is not None else []
             passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
             for parameter, arg in passed:
-                line = found.changed.get(parameter, found.changed_items.get(parameter))
+                line, whole = found.get(parameter, (None, False))
+                whole = whole or parameter == rest  # an item of `*rest` is the argument itself
                 # the names whose value, a part of it or a view of it the argument may be:
                 # `z`, `z[0]`, `z.w[k]`, `z[0] if c else w`, `list(z)`, `np.ravel(z)`, `first(z)`
                 bases = expression_sharers(arg, lambda n: {n}, self.is_static, self.resolve_static) if line else ()
                 if not bases:
                     continue
                 # the value passed itself (`v /= s`), or only what it holds (`t = v[0]; t *= s`)
-                test = unchanged_by_call if parameter in found.changed else items_unchanged_by_call
+                test = unchanged_by_call if whole else items_unchanged_by_call
                 if inside is not None:  # the loop the comprehension is lowered to checks it, and this
                     self.read_in_rest.setdefault(id(statement), set()).update(read_outside(region, inside))
                     continue
-                # in the same statement after the call, or anywhere in a `while` test, which runs again
+                # elsewhere in the statement, or anywhere in a `while` test, which runs again
                 again = isinstance(statement, gast.While)
+                alone = isinstance(statement, gast.Expr) and statement.value is call
                 def in_statement(user, call=call, again=again):
                     return again or reads(region, user) > reads([call], user)
-                self._guard_if_read_later(callee, parameter, sorted(bases), line, targets, call, test, in_statement, arg)
+                if alone:
+                    def in_statement(user):
+                        return False
+                self._guard_if_read_elsewhere(
+                    callee, parameter, sorted(bases), line, targets, call, test, in_statement, arg, alone)
 
-    def _guard_if_read_later(self, callee, parameter, bases, line, targets, call, test, in_statement, arg):
+    def _guard_if_read_elsewhere(self, callee, parameter, bases, line, targets, call, test, in_statement, arg, alone):
         users = {ssa: user for user, ssa in self.current.items()}
         later = []
         for user_name in bases:
@@ -119,8 +154,8 @@ class CallArgumentChecks:
             if name is None or name in self.numbers:
                 continue
             readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
-            later += [u for u in readers
-                      if (u != user_name or u not in targets) and (self.read_later(u) or in_statement(u))]
+            later += [u for u in readers if self.read_before(u) or (
+                not alone and (u != user_name or u not in targets) and (self.read_later(u) or in_statement(u)))]
         if not later:
             return
         label, arg_text = callee.__name__, self.spelled_as_written(arg)
@@ -128,11 +163,85 @@ class CallArgumentChecks:
         message = (
             f"{label} changes its argument `{arg_text}` (an array, or an array it holds) in place (the "
             f"augmented assignment at line {line}, to its parameter `{parameter}` or a part of it), and "
-            f"`{later[0]}` is read afterwards, where ssad "
-            f"would not see the change; in {label} assign a new array (`{parameter} = {parameter} * s` for "
+            f"`{later[0]}` is read elsewhere, where ssad would see the change where Python does not, or "
+            f"the other way round; in {label} assign a new array (`{parameter} = {parameter} * s` for "
             f"`{parameter} *= s`), or pass a copy ({copied})"
         )
         self.guarded_arguments[id(arg)] = [test, message, call, False]
+
+    def _guard_dynamic_call(self, call, region, statement, targets):
+        """A call through a function value (`g(z)`, `obj.scale(z)`), whose function is known
+        only when the code runs, passing a value that may share a name read elsewhere:
+        `keeps_arguments` checks it there (see `runtime.passed`)."""
+        func = call.func
+        if isinstance(func, gast.Attribute) and func.attr in _VALUE_METHODS:
+            return  # a method of a list, dict, array or string
+        if isinstance(func, gast.Name) and self._keeps_what_it_is_given(func.id):
+            return
+        alone = isinstance(statement, gast.Expr) and statement.value is call
+        users = {ssa: user for user, ssa in self.current.items()}
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            for user_name in expression_sharers(arg, lambda n: {n}, self.is_static, self.resolve_static):
+                name = self.current.get(user_name)
+                if name is None or name in self.numbers:
+                    continue
+                readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
+                # a parameter's value is the caller's, who may read it again (see `changed_parameters`)
+                if name in self.callers or any(self.read_before(u) or (not alone and (u != user_name or u not in targets) and (
+                        self.read_later(u) or reads(region, u) > reads([call], u))) for u in readers):
+                    self.guarded_calls[id(call)] = [self.spelled_as_written(call), False]
+                    return
+
+    def _keeps_what_it_is_given(self, user_name):
+        """Whether `user_name` is bound once in the function, to a nested `def` or a `lambda`
+        that changes nothing in place by an augmented assignment, itself or through a function
+        it calls by name (a call through a function value there is checked there)."""
+        node = self.parsed.node
+        bindings = [n for n in walk(node) if n is not node and (
+            isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == user_name
+            or isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)) and n.name == user_name)]
+        if len(bindings) != 1:
+            return False
+        made = bindings[0]
+        if isinstance(made, gast.Name):
+            made = next((a.value for a in walk(node) if isinstance(a, gast.Assign) and a.targets == [made]), None)
+        choices = [made]
+        while any(isinstance(c, (gast.IfExp, gast.BoolOp)) for c in choices):  # `np.tanh if smooth else np.abs`
+            choices = [part for c in choices for part in (
+                [c.body, c.orelse] if isinstance(c, gast.IfExp) else c.values if isinstance(c, gast.BoolOp) else [c])]
+        if choices and all(c is not None and self.is_static(c) for c in choices):
+            return not any(changed_parameters(self.resolve_static(c)) for c in choices)
+        if not isinstance(made, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            return False
+        return not any(isinstance(n, gast.AugAssign) or isinstance(n, gast.Call) and self.is_static(n.func)
+                       and changed_parameters(self.resolve_static(n.func)) for n in walk(made))
+
+    def guard_call(self, call, func, args, keywords):
+        """Where the call `call` is lowered to `func(*args, **keywords)`: the check
+        `_guard_dynamic_call` asked for."""
+        guard = self.guarded_calls.get(id(call))
+        if guard is None:
+            return
+        filename, lineno, col, _ = self.parsed.where(call)
+        constants = [gast.Constant(value=v, kind=None) for v in (guard[0], filename, lineno, col)]
+        # a method's receiver and name: the bound method is made where the call runs
+        called = [func.value, gast.Constant(value=func.attr, kind=None)] if isinstance(func, gast.Attribute) else [
+            func, gast.Constant(value=None, kind=None)]
+        check = gast.Call(func=_name(self.namespace.bind(keeps_arguments.__name__, keeps_arguments)),
+                          args=constants + called + list(args), keywords=list(keywords))
+        self.emit(gast.Expr(value=check))
+        guard[-1] = True
+
+    def read_before(self, user_name):
+        """Whether `user_name` is read before the current statement: in the statements before
+        it in each enclosing block, or in the header of an enclosing `if`, `while` or `for`."""
+        for depth, (statements, position) in enumerate(self.context):
+            if any(reads_name(statement, user_name) for statement in statements[:position]):
+                return True
+            header = evaluated(statements[position]) if depth < len(self.context) - 1 else None
+            if header is not None and any(reads_name(e, user_name) for e in header[0]):
+                return True
+        return False
 
     def guard_argument(self, argument, atom):
         """Where `argument` of a call is lowered to `atom`: the check `check_calls_keep_arguments`
@@ -150,6 +259,11 @@ class CallArgumentChecks:
         for _, message, call, emitted in self.guarded_arguments.values():
             if not emitted:
                 raise self.parsed.unsupported(call, message)
+        for text, emitted in self.guarded_calls.values():
+            if not emitted:
+                raise self.parsed.unsupported(
+                    self.parsed.node, f"ssad could not check the call `{text}` of a function value, which may change "
+                    "what it is passed in place; call the function by its name")
 
     def spelled_as_written(self, expr):
         """`expr` with a comprehension's variables as the user wrote them (see `spelled`)."""

@@ -1,0 +1,78 @@
+"""The check before a call through a function value (`g(z)`, `fn(xs[0])`, `obj.scale(z)`),
+whose function is known only when the code runs.
+
+A function of the user's that changes its parameter in place by an augmented assignment
+(`v *= s`) writes into the caller's array. Where the caller reads what it passes elsewhere,
+ssad would not agree with Python (see `frontend.passing`); for a call to a function named
+in the source the front end checks the argument where it is passed. Here the function is
+known only now: `keeps_arguments` asks the front end, through the hook the compile driver
+installs, which parameters the function changes, and raises for an array (or a container
+holding one) passed to one of them. It cannot tell which of them the caller reads again,
+so it refuses each.
+"""
+
+import functools
+import inspect
+
+import numpy as np
+
+from ..errors import UnsupportedSyntaxError
+from .callables import unwrapped
+from .closures import Closure
+from .item_guards import holds_changeable
+from .locations import source_line
+
+_hook = {}  # "changes": function -> {parameter: (line, whole)} (see `install`)
+
+
+def install(changes):
+    """`changes(function)`: the parameters the user's `function` changes in place, each with
+    the line and whether the parameter itself changes (else only what it holds), or {}."""
+    _hook["changes"] = changes
+
+
+def keeps_arguments(call_text, filename, lineno, col, function, method, *args, **kwargs):
+    """Before `function(*args, **kwargs)`, or `function.method(...)` where `method` is a
+    name (the source `call_text`, at `filename`:`lineno`): raise where the function changes
+    a parameter given an array, or a value holding one."""
+    changes = _hook.get("changes")
+    if method is not None:
+        function = getattr(function, method, None)
+    function, args, kwargs = _plain(function, args, kwargs)
+    found = changes(function) if changes is not None and inspect.isfunction(function) else None
+    if not found:
+        return
+    try:
+        bound = inspect.signature(function).bind_partial(*args, **kwargs)
+    except TypeError:  # the call itself raises it, as Python would
+        return
+    for parameter, (line, whole) in found.items():
+        if parameter not in bound.arguments:
+            continue
+        value = bound.arguments[parameter]
+        if isinstance(value, np.ndarray) or (whole and isinstance(value, list)) or holds_changeable(value):
+            label = getattr(function, "__name__", "the function").rsplit("_template", 1)[0]  # a closure's: its own
+            label = "the lambda" if label == "function" else label
+            raise UnsupportedSyntaxError(
+                f"`{call_text}` calls {label}, which changes its parameter `{parameter}` in place (the augmented "
+                f"assignment at line {line}), and passes it an array or a value holding one, which the code reads "
+                f"elsewhere: ssad would see the change where Python does not, or the other way round; in {label} "
+                f"assign a new array (`{parameter} = {parameter} * s` for `{parameter} *= s`), or pass a copy",
+                filename, lineno, col, source_line(filename, lineno))
+
+
+def _plain(function, args, kwargs):
+    """The Python function a call of `function` runs, with the arguments it gets."""
+    for _ in range(16):
+        function = unwrapped(function)
+        if isinstance(function, functools.partial):
+            function, args, kwargs = function.func, function.args + args, {**function.keywords, **kwargs}
+        elif inspect.ismethod(function):
+            function, args = function.__func__, (function.__self__,) + args
+        elif isinstance(function, Closure):
+            function, kwargs = function.template, {**kwargs, **function.captured}
+        elif not inspect.isfunction(function) and inspect.isfunction(vars(type(function)).get("__call__")):
+            function, args = vars(type(function))["__call__"], (function,) + args
+        else:
+            break
+    return function, args, kwargs
