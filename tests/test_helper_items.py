@@ -487,3 +487,25 @@ def through_a_name_given_numbers(x):
 def test_a_call_through_a_function_value_changing_a_number_is_differentiated():
     function = through_a_name_given_numbers
     np.testing.assert_allclose(ssad.grad(function)(X), numerical_gradient(function, X), rtol=1e-6, atol=1e-9)
+
+
+# ----- a parameter passed on as NumPy's output (`def h(a): np.multiply(a, 2.0, out=a)`)
+
+
+def doubles_into_itself(a):
+    np.multiply(a, 2.0, out=a)  # `a` a parameter: None passes as "no output", an array is written into
+    return np.sum(a)
+
+
+def passes_an_output(x):
+    z = x * 1.0
+    s = doubles_into_itself(z)
+    return s + np.sum(z * x)
+
+
+def test_an_array_given_as_the_output_through_a_parameter_is_refused_where_it_runs():
+    # ssad gave [1.9, -1.1, 4.3]: the output argument was taken for one that may be None
+    np.testing.assert_allclose(numerical_gradient(passes_an_output, X), [3.2, -0.8, 6.4], atol=1e-6)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=r"`a` in place \(its `out` argument\)") as refused:
+        ssad.grad(passes_an_output)(X)
+    assert refused.value.filename == __file__

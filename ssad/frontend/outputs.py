@@ -41,6 +41,21 @@ def check_no_output_argument(parsed, node, bound, call, callee):
         )
 
 
+def passed_on_outputs(call, callee, node):
+    """The parameters of the function `node` that `call` gives a NumPy or SciPy function
+    (`callee`), or a method (`callee` None), as its output (`def f(x, out=None): np.sin(x,
+    out=out)`): the fence lets them pass, as None; the lowering checks where the code runs
+    that one is (see `passing`)."""
+    if (callee is None and not isinstance(call.func, gast.Attribute)) or (
+            callee is not None and not is_library(callee, ("numpy", "scipy"))):
+        return []
+    outputs = [keyword.value for keyword in call.keywords if keyword.arg == "out"]
+    position = _positional_output(callee, call.args) if callee is not None else None
+    outputs += [call.args[position]] if position is not None else []
+    parameters = _parameter_names(node.args)
+    return [o.id for o in outputs if isinstance(o, gast.Name) and o.id in parameters]
+
+
 def _in_place_flag(callee, call, may_be_false):
     """The argument of `call` that lets a library function write into an operand in place:
     `copy=` of np.nan_to_num other than True (it then replaces NaN and infinities in the

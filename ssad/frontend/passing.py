@@ -13,12 +13,12 @@ import inspect
 import gast
 import numpy as np
 
-from ..runtime.passed import keeps_arguments
+from ..runtime.passed import keeps_arguments, output_is_none
 from ..runtime.refusals import items_unchanged_by_call, unchanged_by_call
 from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
-from .outputs import is_library
+from .outputs import is_library, passed_on_outputs
 from .views import effects, expression_sharers
 
 # methods of the values Python and NumPy make, none of which is a function of the user's
@@ -72,7 +72,7 @@ def changed_parameters(function):
     parameters the user's `function` changes by an augmented assignment (see
     `runtime.passed`, where the compile driver installs it)."""
     found = effects(function) if inspect.isfunction(function) and not is_library(function) else None
-    if found is None:
+    if found is None or not (found.changed or found.changed_items):
         return {}
     arguments = inspect.getfullargspec(function)
     named = {"*": arguments.varargs, "**": arguments.varkw}
@@ -108,6 +108,7 @@ class CallArgumentChecks:
         targets = set() if not isinstance(statement, (gast.Assign, gast.AnnAssign)) else {
             n.id for n in walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         for call, inside in calls(expressions):
+            self._guard_outputs(call)
             if not self.is_static(call.func):
                 if inside is None and not isinstance(statement, gast.While):
                     self._guard_dynamic_call(call, region, statement, targets)
@@ -231,6 +232,18 @@ class CallArgumentChecks:
                           args=constants + called + list(args), keywords=list(keywords))
         self.emit(gast.Expr(value=check))
         guard[-1] = True
+
+    def _guard_outputs(self, call):
+        """`np.sin(x, out=out)` with `out` a parameter: None passes (see `outputs`); an array
+        given there would be written into, which ssad cannot differentiate."""
+        callee = self.resolve_static(call.func) if self.is_static(call.func) else None
+        for user_name in passed_on_outputs(call, callee, self.parsed.node):
+            name = self.current.get(user_name)
+            if name is not None:
+                message = (f"`{gast.unparse(call.func)}` writes its result into `{user_name}` in place (its `out` "
+                           f"argument), which ssad cannot differentiate, where `{user_name}` is an array; assign the "
+                           f"result instead (`{user_name} = {gast.unparse(call.func)}(...)` without `out`)")
+                self.emit_guard(output_is_none, [_name(name)], message, call)
 
     def read_before(self, user_name):
         """Whether `user_name` is read before the current statement: in the statements before

@@ -61,6 +61,13 @@ def keeps_arguments(call_text, filename, lineno, col, function, method, *args, *
                 filename, lineno, col, source_line(filename, lineno))
 
 
+def output_is_none(value, message, filename, lineno, col):
+    """Before a NumPy call given a parameter of the function as its output (`np.sin(x,
+    out=out)`, `def f(x, out=None)`): None passes, an array would be written into."""
+    if value is not None:
+        raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
+
+
 def _plain(function, args, kwargs):
     """The Python function a call of `function` runs, with the arguments it gets."""
     for _ in range(16):
