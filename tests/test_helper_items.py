@@ -489,6 +489,146 @@ def test_a_call_through_a_function_value_changing_a_number_is_differentiated():
     np.testing.assert_allclose(ssad.grad(function)(X), numerical_gradient(function, X), rtol=1e-6, atol=1e-9)
 
 
+def doubles_in_a_while_test(x):
+    z = x * 1.0
+    g = doubles if x[0] > -10.0 else np.sum  # Python doubles z in each test
+    k = 0
+    while g(z[0:2]) < 50.0 and k < 3:
+        k += 1
+    return np.sum(z * x)
+
+
+def test_a_call_through_a_function_value_in_a_while_test_is_checked():
+    # the test of a `while` was not checked: ssad gave [5.1, -11.9, 2.2]; Python doubles
+    # z[0:2] in each of the 4 tests: sum(16 x[:2] * x[:2]) + x[2] ** 2
+    np.testing.assert_allclose(numerical_gradient(doubles_in_a_while_test, X), [9.6, -22.4, 2.2], rtol=1e-6)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="calls doubles") as refused:
+        ssad.grad(doubles_in_a_while_test)(X)
+    assert refused.value.filename == __file__
+
+
+# ----- one step removed: a function passing an element of its parameter to one that rebinds it
+
+
+def rebinds(a, b):
+    b /= 1.0 + np.sum(a * a)  # `b` a number: rebound; a row of the caller's matrix: written into
+    return np.sum(a) * b
+
+
+def passes_a_constant_element(x):
+    return rebinds(x, x[1])
+
+
+def passes_what_enumerate_walks(x):
+    t = 0.0
+    for i, v in enumerate(x):
+        t = t + rebinds(x, v) * (i + 1)
+    return t
+
+
+def passes_an_element_a_range_indexes(x):
+    t = 0.0
+    for i in range(len(x) - 1, 0, -1):
+        t = t + rebinds(x, x[i - 1])
+    return t
+
+
+def passes_what_for_walks(x):
+    t = 0.0
+    for v in reversed(x):
+        t = t + rebinds(x, v)
+    return t
+
+
+def passes_what_zip_walks(x):
+    t = 0.0
+    for v, w in zip(x, x * 2.0, strict=True):
+        t = t + rebinds(x, v) * w
+    return t
+
+
+def passes_a_slice(x):
+    return rebinds(x, x[1:])  # a view of the caller's array, for any array
+
+
+def passes_a_row_of_a_view(x):
+    return rebinds(x, x.reshape(len(x), 1)[0])  # a 1-D view of x: its `b /= ...` writes into x
+
+
+def passes_an_item_of_a_list(x):
+    return rebinds(x, [x, x][0])  # x itself
+
+
+K = slice(1, None)
+
+
+def passes_at_a_global_index(x):
+    ks = [K * 2 for K in range(2)]  # this K is the comprehension's own
+    return rebinds(x, x[K]) + ks[1]  # the global K: a slice
+
+
+def passes_what_it_is_told(x, k):
+    return rebinds(x, x[k])  # `k` may be a slice
+
+
+ELEMENT_PASSERS = [passes_a_constant_element, passes_what_enumerate_walks, passes_an_element_a_range_indexes,
+                   passes_what_for_walks, passes_what_zip_walks]
+PART_PASSERS = [passes_a_slice, passes_a_row_of_a_view, passes_an_item_of_a_list, passes_at_a_global_index]
+
+
+def reads_again(function):
+    def caller(x):
+        return function(x) + np.sum(np.sin(x) * x)  # reads x after the call
+
+    return caller
+
+
+def reads_again_by_name(x):
+    return passes_a_constant_element(x) + np.sum(np.sin(x) * x)
+
+
+@pytest.mark.parametrize("function", ELEMENT_PASSERS, ids=lambda f: f.__name__)
+def test_a_caller_of_a_function_passing_an_element_on_is_differentiated_for_a_vector(function):
+    # refused before, for any array: the element counted as anything the parameter holds
+    caller = reads_again(function)
+    np.testing.assert_allclose(ssad.grad(caller)(X), numerical_gradient(caller, X), rtol=1e-6, atol=1e-9)
+    _, tangent = ssad.jvp(caller, (X,), (np.array([0.5, -1.0, 2.0]),))
+    np.testing.assert_allclose(tangent, numerical_gradient(caller, X) @ [0.5, -1.0, 2.0], rtol=1e-6)
+    np.testing.assert_allclose(ssad.grad(reads_again_by_name)(X), numerical_gradient(reads_again_by_name, X),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("function", ELEMENT_PASSERS, ids=lambda f: f.__name__)
+def test_a_caller_of_a_function_passing_a_row_on_is_refused_for_a_matrix(function):
+    # a row of a 2-D array is a view: `b /= ...` writes into the caller's matrix
+    m = np.array([[0.3, -0.7], [1.1, 0.4]])
+    changed = m.copy()
+    function(changed)
+    assert not np.array_equal(changed, m)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="in place") as refused:
+        ssad.grad(reads_again(function))(m)
+    assert refused.value.filename == __file__
+
+
+@pytest.mark.parametrize("function", PART_PASSERS, ids=lambda f: f.__name__)
+def test_a_caller_of_a_function_passing_a_part_on_is_refused_for_a_vector(function):
+    changed = X.copy()
+    function(changed)
+    assert not np.array_equal(changed, X)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="in place") as refused:
+        ssad.grad(reads_again(function))(X)
+    assert refused.value.filename == __file__
+
+
+def test_a_caller_of_a_function_passing_an_element_at_an_index_it_is_given_is_refused():
+    def caller(x):
+        return passes_what_it_is_told(x, 1) + np.sum(np.sin(x) * x)
+
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="in place") as refused:
+        ssad.grad(caller)(X)
+    assert refused.value.filename == __file__
+
+
 # ----- a parameter passed on as NumPy's output (`def h(a): np.multiply(a, 2.0, out=a)`)
 
 

@@ -46,6 +46,31 @@ def test_parameter_shadowing_numpy_name():
     assert "np_1.sin(x)" in source or "xp.sin(x)" in source
 
 
+K = 0  # a global index, whose name a comprehension, a lambda and a nested function below take as their own
+
+
+def global_named_as_a_comprehension_variable(x):
+    ks = [K * 2.0 for K in range(2)]  # this K is the comprehension's; after it, the global
+    return x[K] * ks[1] * x[1]
+
+
+def global_named_as_a_lambda_parameter(x):
+    g = lambda K: K * 2.0  # noqa: E731
+    return x[K] * g(3.0) * x[1]
+
+
+def global_named_as_a_generator_variable(x):
+    return sum(x[K] * v for K, v in enumerate(x)) + x[K] * 3.0
+
+
+@pytest.mark.parametrize("f", [global_named_as_a_comprehension_variable, global_named_as_a_lambda_parameter,
+                               global_named_as_a_generator_variable], ids=lambda f: f.__name__)
+def test_a_global_named_as_a_variable_of_an_inner_scope(f):
+    # NameError before: a name bound in a comprehension or lambda was taken for a local of the function
+    x = rng.standard_normal(3)
+    assert_gradient_matches(f, (x,), 0, ssad.grad(f)(x))
+
+
 # ----- methods are primitives, never constants -----
 
 

@@ -142,6 +142,28 @@ def local_names(node):
     return names
 
 
+def scope_names(node):
+    """{"bound": ..., "read": ...}: the names the function `node` binds (its parameters, nested
+    `def`s and assignment targets) and reads in its own scope, not in a comprehension's,
+    lambda's or nested function's (a comprehension's first `in` runs in the function's)."""
+    bound, read = {arg.id for arg in _all_args(node.args)}, set()
+    todo = list(node.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.Name):
+            (read if isinstance(n.ctx, gast.Load) else bound).add(n.id)
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            bound.add(n.name)
+            todo.extend(n.decorator_list)
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):  # defaults run here
+            todo.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
+        elif isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            todo.append(n.generators[0].iter)
+        elif not isinstance(n, gast.ClassDef):
+            todo.extend(gast.iter_child_nodes(n))
+    return {"bound": bound, "read": read}
+
+
 def makes_a_list(expr):
     """Whether `expr` makes a list or tuple: a display, a list comprehension, `list(...)`, `tuple(...)`."""
     return isinstance(expr, (gast.List, gast.Tuple, gast.ListComp)) or (

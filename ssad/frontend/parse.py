@@ -22,7 +22,7 @@ from ..errors import SsadError, UnsupportedSyntaxError
 from ..registry import REGISTRY
 from ..runtime.locations import user_place
 from ..runtime.reads import names_read
-from .builders import clone, local_names, walk  # noqa: F401  (local_names: read from here by other stages)
+from .builders import clone, local_names, scope_names, walk  # noqa: F401  (local_names: read from here by other stages)
 from .closures import ORIGINS
 from .deletes import lower_deletes, without_deletes
 from .desugar import (lower_asserts, lower_formatted_strings, lower_imports, lower_index_expressions, lower_index_writes,
@@ -393,7 +393,8 @@ def resolve_free_names(f, node, imported=None):
                 pass
     namespace = {}
     bound = local_names(node)
-    for name in sorted(loaded_names(node) - bound):
+    own = scope_names(node)  # a name bound only in a comprehension or nested function is free in the function
+    for name in sorted((loaded_names(node) - bound) | (own["read"] - own["bound"])):
         if name in imported:
             namespace[name] = imported[name]
         elif name in closure:

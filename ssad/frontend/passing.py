@@ -14,7 +14,7 @@ import gast
 import numpy as np
 
 from ..runtime.passed import keeps_arguments, output_is_none
-from ..runtime.refusals import items_unchanged_by_call, unchanged_by_call
+from ..runtime.refusals import elements_unchanged_by_call, items_unchanged_by_call, unchanged_by_call
 from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
@@ -68,17 +68,23 @@ def read_outside(nodes, inside):
 
 
 def changed_parameters(function):
-    """{parameter: (line, whether it changes itself, else only what it holds)} of the
-    parameters the user's `function` changes by an augmented assignment (see
-    `runtime.passed`, where the compile driver installs it)."""
+    """{parameter: (line, what of it changes)} of the parameters the user's `function`
+    changes by an augmented assignment: "itself", "items" (what it holds, at any depth) or
+    "elements" (an element of it: `t = v[0]; t /= s`, nothing of the caller's for a 1-D
+    array of numbers) (see `runtime.passed`, where the compile driver installs it)."""
     found = effects(function) if inspect.isfunction(function) and not is_library(function) else None
-    if found is None or not (found.changed or found.changed_items):
+    if found is None or not (found.changed or found.changed_items or found.changed_elements):
         return {}
     arguments = inspect.getfullargspec(function)
     named = {"*": arguments.varargs, "**": arguments.varkw}
-    changes = {named.get(p, p): (line, False) for p, line in found.changed_items.items()}
-    changes.update({named.get(p, p): (line, True) for p, line in found.changed.items()})
+    changes = {}
+    for kind, places in (("elements", found.changed_elements), ("items", found.changed_items), ("itself", found.changed)):
+        changes.update({named.get(p, p): (line, kind) for p, line in places.items()})  # the widest last
     return changes
+
+
+# the check of a value passed to a parameter changed in place, by what of it changes
+UNCHANGED = {"itself": unchanged_by_call, "items": items_unchanged_by_call, "elements": elements_unchanged_by_call}
 
 
 class CallArgumentChecks:
@@ -108,12 +114,12 @@ class CallArgumentChecks:
         targets = set() if not isinstance(statement, (gast.Assign, gast.AnnAssign)) else {
             n.id for n in walk(statement) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         for call, inside in calls(expressions):
-            self._guard_outputs(call)
+            callee = self.resolve_static(call.func) if self.is_static(call.func) else None
+            self._guard_outputs(call, callee)
             if not self.is_static(call.func):
-                if inside is None and not isinstance(statement, gast.While):
+                if inside is None:
                     self._guard_dynamic_call(call, region, statement, targets)
                 continue
-            callee = self.resolve_static(call.func)
             found = changed_parameters(callee)
             if not found:
                 continue
@@ -124,47 +130,47 @@ class CallArgumentChecks:
             passed += [(rest, a) for a in call.args[len(positional):]] if rest is not None else []
             passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
             for parameter, arg in passed:
-                line, whole = found.get(parameter, (None, False))
-                whole = whole or parameter == rest  # an item of `*rest` is the argument itself
+                line, kind = found.get(parameter, (None, None))
+                kind = "itself" if parameter == rest else kind  # an item of `*rest` is the argument itself
                 # the names whose value, a part of it or a view of it the argument may be:
                 # `z`, `z[0]`, `z.w[k]`, `z[0] if c else w`, `list(z)`, `np.ravel(z)`, `first(z)`
                 bases = expression_sharers(arg, lambda n: {n}, self.is_static, self.resolve_static) if line else ()
                 if not bases:
                     continue
-                # the value passed itself (`v /= s`), or only what it holds (`t = v[0]; t *= s`)
-                test = unchanged_by_call if whole else items_unchanged_by_call
+                # the value passed itself (`v /= s`), what it holds (`t = v[1:]; t *= s`), an element
+                test = UNCHANGED[kind]
                 if inside is not None:  # the loop the comprehension is lowered to checks it, and this
                     self.read_in_rest.setdefault(id(statement), set()).update(read_outside(region, inside))
                     continue
-                # elsewhere in the statement, or anywhere in a `while` test, which runs again
-                again = isinstance(statement, gast.While)
-                alone = isinstance(statement, gast.Expr) and statement.value is call
-                def in_statement(user, call=call, again=again):
-                    return again or reads(region, user) > reads([call], user)
-                if alone:
-                    def in_statement(user):
-                        return False
-                self._guard_if_read_elsewhere(
-                    callee, parameter, sorted(bases), line, targets, call, test, in_statement, arg, alone)
+                later = [u for user_name in sorted(bases)
+                         for u in self._read_elsewhere(user_name, call, statement, region, targets)]
+                if later:
+                    self._guard_argument(callee, parameter, line, call, test, arg, later[0])
 
-    def _guard_if_read_elsewhere(self, callee, parameter, bases, line, targets, call, test, in_statement, arg, alone):
+    def _read_elsewhere(self, user_name, call, statement, region, targets):
+        """The names sharing the value of `user_name` (it first) that `statement`'s function
+        reads elsewhere than in `call`: before the statement; after it (not a target of the
+        statement itself: `z = helper(z)`); elsewhere in the statement (`region`: the code
+        that runs after the call's arguments within it); anywhere, for a `while` test, which
+        runs again. A call alone, `helper(z)`, counts only a read before."""
+        name = self.current.get(user_name)
+        if name is None or name in self.numbers:
+            return []
+        alone = isinstance(statement, gast.Expr) and statement.value is call
+        again = isinstance(statement, gast.While)
         users = {ssa: user for user, ssa in self.current.items()}
-        later = []
-        for user_name in bases:
-            name = self.current.get(user_name)
-            if name is None or name in self.numbers:
-                continue
-            readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
-            later += [u for u in readers if self.read_before(u) or (
-                not alone and (u != user_name or u not in targets) and (self.read_later(u) or in_statement(u)))]
-        if not later:
-            return
+        readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
+        return [u for u in readers if self.read_before(u) or (not alone and (u != user_name or u not in targets) and (
+            again or self.read_later(u) or reads(region, u) > reads([call], u)))]
+
+    def _guard_argument(self, callee, parameter, line, call, test, arg, reader):
+        """Ask for `test` on the value `arg` passes to `callee`'s `parameter` (see `guard_argument`)."""
         label, arg_text = callee.__name__, self.spelled_as_written(arg)
         copied = f"`{arg_text}.copy()`" if isinstance(arg, (gast.Name, gast.Subscript, gast.Attribute)) else "a copy"
         message = (
             f"{label} changes its argument `{arg_text}` (an array, or an array it holds) in place (the "
             f"augmented assignment at line {line}, to its parameter `{parameter}` or a part of it), and "
-            f"`{later[0]}` is read elsewhere, where ssad would see the change where Python does not, or "
+            f"`{reader}` is read elsewhere, where ssad would see the change where Python does not, or "
             f"the other way round; in {label} assign a new array (`{parameter} = {parameter} * s` for "
             f"`{parameter} *= s`), or pass a copy ({copied})"
         )
@@ -179,17 +185,12 @@ class CallArgumentChecks:
             return  # a method of a list, dict, array or string
         if isinstance(func, gast.Name) and self._keeps_what_it_is_given(func.id):
             return
-        alone = isinstance(statement, gast.Expr) and statement.value is call
-        users = {ssa: user for user, ssa in self.current.items()}
         for arg in [*call.args, *(k.value for k in call.keywords)]:
             for user_name in expression_sharers(arg, lambda n: {n}, self.is_static, self.resolve_static):
                 name = self.current.get(user_name)
-                if name is None or name in self.numbers:
-                    continue
-                readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
                 # a parameter's value is the caller's, who may read it again (see `changed_parameters`)
-                if name in self.callers or any(self.read_before(u) or (not alone and (u != user_name or u not in targets) and (
-                        self.read_later(u) or reads(region, u) > reads([call], u))) for u in readers):
+                if (name in self.callers and name not in self.numbers) or self._read_elsewhere(
+                        user_name, call, statement, region, targets):
                     self.guarded_calls[id(call)] = [self.spelled_as_written(call), False]
                     return
 
@@ -233,10 +234,10 @@ class CallArgumentChecks:
         self.emit(gast.Expr(value=check))
         guard[-1] = True
 
-    def _guard_outputs(self, call):
+    def _guard_outputs(self, call, callee):
         """`np.sin(x, out=out)` with `out` a parameter: None passes (see `outputs`); an array
-        given there would be written into, which ssad cannot differentiate."""
-        callee = self.resolve_static(call.func) if self.is_static(call.func) else None
+        given there would be written into, which ssad cannot differentiate (`callee`: the
+        function `call` names, or None)."""
         for user_name in passed_on_outputs(call, callee, self.parsed.node):
             name = self.current.get(user_name)
             if name is not None:

@@ -1,32 +1,78 @@
 """What a change through a name reaches of a function's parameters (see `views.effects`).
 
-A name may hold a parameter `p` itself or a part of its memory (the token `p`), something
-`p` holds (`p.`: an item at any depth, or a view of one: `t = p[0]`), or a shallow copy of
-`p` (`p[]`: `y = p.copy()`, a new container of `p`'s items). A change of the name itself
-reaches `p` for the first two; an item read from any of them is something `p` holds.
+A name may hold the parameter `p` itself, as it was passed (the token `p=`: `z = p`,
+`z = p if c else q`), a part of its memory (`p`: a view, `z = p.T`, or a container or value
+made from it), one element of `p` itself (`p:`: `t = p[2]`, `t = p[k]` with `k` surely an
+integer, `for t in p`), something `p` holds (`p.`: an item at any depth, or a view of one:
+`t = p[1:]`, `t = p.T[0]`), or a shallow copy of `p` (`p[]`: `y = p.copy()`, a new container
+of `p`'s items). A change of the name itself reaches `p` for all but the last; an item read
+from any of them is something `p` holds.
+
+An element of `p` itself is told apart for one case: a function that rebinds it (`t /= s`)
+changes nothing of the caller's when `p` is a 1-D array of numbers (its elements are
+numbers), and changes `p` for a 2-D array (its rows are views) or a list of lists.
 """
 
 import copy
 
 import gast
 
-from .builders import walk
+from .builders import scope_names, walk
 
 
-def base(token):  # `p`, `p.` (held in p), `p[]` (a shallow copy of p) -> `p`
-    return token[:-2] if token.endswith("[]") else token.rstrip(".")
+EXACT, ELEMENT, HELD, SHALLOW = "=", ":", ".", "[]"
+
+
+def base(token):  # `p=`, `p`, `p:`, `p.`, `p[]` -> `p`
+    if token.endswith(SHALLOW):
+        return token[: -len(SHALLOW)]
+    return token[:-1] if token[-1:] in (EXACT, ELEMENT, HELD) else token
+
+
+def exact(found):  # the parameters `found` may be, as passed
+    return {t[:-1] for t in found if t.endswith(EXACT)}
+
+
+def reached(found):  # the parameters `found` may be, or a part of the memory of (a view)
+    return {base(t) for t in found if t == base(t) or t.endswith(EXACT)}
+
+
+def memory(found):  # of a value made from `found` (a call's result, a container of it): not `p` itself
+    return {base(t) if t.endswith(EXACT) else t for t in found}
 
 
 def items(found):
-    return {base(t) + "." for t in found}
+    return {base(t) + HELD for t in found}
+
+
+def elements(found):  # `z[k]`, `for t in z`: an element of `p` itself, something `p` holds for the rest
+    return {base(t) + (ELEMENT if t.endswith(EXACT) else HELD) for t in found}
+
+
+def walked(target, iterated, of, called):
+    """[(target, what it may share)] for `for target in iterated`: an element of what it
+    walks (`of(expr)`: what `expr` may share; `called(f)`: the object the static function
+    expression `f` names, or None)."""
+    walker = called(iterated.func) if isinstance(iterated, gast.Call) else None
+    arguments = iterated.args if walker is not None else []
+    if any(isinstance(a, gast.Starred) for a in arguments) or any(k.arg not in ("start", "strict") for k in (
+            iterated.keywords if walker is not None else [])):
+        walker = None
+    if walker is enumerate and len(arguments) in (1, 2) and isinstance(target, gast.Tuple) and len(target.elts) == 2:
+        return [(target.elts[1], elements(of(arguments[0])))]  # the count: a new int
+    if walker is zip and isinstance(target, gast.Tuple) and len(target.elts) == len(arguments):
+        return [(t, elements(of(a))) for t, a in zip(target.elts, arguments, strict=True)]
+    if walker is reversed and len(arguments) == 1:
+        return [(target, elements(of(arguments[0])))]
+    return [(target, elements(of(iterated)))]
 
 
 def shallow(found):
-    return {base(t) + "[]" for t in found}
+    return {base(t) + SHALLOW for t in found}
 
 
 def whole(found):  # the parameters whose memory a change of `found` itself reaches
-    return {base(t) for t in found if not t.endswith("[]")}
+    return {base(t) for t in found if not t.endswith(SHALLOW)}
 
 
 def split_rebound(node, tokens):
@@ -64,3 +110,73 @@ def may_resize(statement, target):
     if isinstance(statement, gast.Delete):
         return isinstance(target, gast.Subscript)
     return isinstance(target, gast.Subscript) and isinstance(target.slice, gast.Slice)
+
+
+_INTEGER_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod, gast.LShift, gast.RShift,
+                gast.BitAnd, gast.BitOr, gast.BitXor)
+
+
+def surely_integer(expr, names, called):
+    """Whether `expr` is an `int` wherever it runs: a constant (not a bool: `z[True]` is a
+    view), a name of `names`, `len(...)`, `int(...)`, and arithmetic on those. `called(f)`:
+    the object the static function expression `f` names, or None."""
+    if isinstance(expr, gast.Constant):
+        return isinstance(expr.value, int) and not isinstance(expr.value, bool)
+    if isinstance(expr, gast.Name):
+        return expr.id in names
+    if isinstance(expr, gast.UnaryOp):
+        return isinstance(expr.op, (gast.USub, gast.UAdd, gast.Invert)) and surely_integer(expr.operand, names, called)
+    if isinstance(expr, gast.BinOp):
+        return isinstance(expr.op, _INTEGER_OPS) and all(surely_integer(e, names, called) for e in (expr.left, expr.right))
+    if isinstance(expr, gast.IfExp):
+        return all(surely_integer(e, names, called) for e in (expr.body, expr.orelse))
+    if isinstance(expr, gast.Call) and not expr.keywords and len(expr.args) == 1:
+        return called(expr.func) in (len, int) and not isinstance(expr.args[0], gast.Starred)
+    return False
+
+
+def integer_names(node, parameters, called):
+    """The local names of the function `node` that hold an `int` wherever they are bound:
+    each binding is `k = <int>`, `k += <int>`, `for k in range(...)`, or the count of
+    `for k, v in enumerate(...)` (in a comprehension too). Not a parameter, nor a name a
+    nested function takes as its own, declares global or nonlocal; and bound in the function's
+    own scope (a name bound only in a comprehension or a nested function is another name in
+    the function: a global, say)."""
+    bindings, excluded, local = {}, set(parameters), scope_names(node)["bound"]
+    for n in walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Param):
+            excluded.add(n.id)
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            excluded.update(n.names)
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            bindings.setdefault(n.id, [])
+    for n in walk(node):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
+            bindings[n.targets[0].id].append(n.value)
+        elif isinstance(n, (gast.AugAssign, gast.AnnAssign)) and isinstance(n.target, gast.Name) and n.value is not None:
+            bindings[n.target.id].append(n.value if isinstance(n, gast.AnnAssign) or isinstance(n.op, _INTEGER_OPS)
+                                         else None)
+            bindings[n.target.id].append(n.target)  # `k += 1`: k's value before counts too
+        elif isinstance(n, (gast.For, gast.comprehension)):
+            walked = called(n.iter.func) if isinstance(n.iter, gast.Call) else None
+            if walked is range and isinstance(n.target, gast.Name):
+                bindings[n.target.id].append(gast.Constant(value=0, kind=None))
+            elif walked is enumerate and isinstance(n.target, gast.Tuple) and len(n.target.elts) == 2:
+                count = n.target.elts[0]
+                if isinstance(count, gast.Name):
+                    bindings[count.id].append(gast.Constant(value=0, kind=None))
+    # every other binding (`a, k = ...`, `with ... as k`, a walked value) leaves a Store the above did not count
+    counted = {}
+    for n in walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            counted[n.id] = counted.get(n.id, 0) + 1
+    for name, values in bindings.items():
+        own = len([v for v in values if not (isinstance(v, gast.Name) and v.id == name)])
+        if own != counted[name]:
+            excluded.add(name)
+    names = {n for n in bindings if n not in excluded and n in local}
+    while True:  # the largest set whose every binding is an int given the set
+        kept = {n for n in names if all(v is not None and surely_integer(v, names, called) for v in bindings[n])}
+        if kept == names:
+            return names
+        names = kept

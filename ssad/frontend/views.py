@@ -19,6 +19,7 @@ from ..runtime import concat, merged, repeated, zipped
 from .builders import walk
 from .namespace import named_object
 from .outputs import is_library
+from .reach import ELEMENT, EXACT, HELD, elements, exact, integer_names, memory, reached, surely_integer, walked
 from .reach import base as _base, items as _items, may_resize as _may_resize, split_rebound as _split_rebound
 from .reach import shallow as _shallow, whole as _whole
 
@@ -164,15 +165,18 @@ class Effects:
     parameters its result may share ("*" and "**" for `*args` and `**kwargs`); `changed`,
     each parameter it may change in place by an augmented assignment (`v /= s`: for an
     array, a write into the caller's array) -> the line in its file that does; `changed_items`,
-    the same for an item of it, or a part (`t = v[0]; t *= s`); `written`,
+    the same for an item of it, or a part (`t = v[1:]; t *= s`); `changed_elements`, the
+    same for an element of the parameter itself (`t = v[0]; t *= s`: of a 1-D array of
+    numbers, nothing of the caller's; see `reach`); `written`,
     the same for any change in place (also `v[i] = e`, `v.append(e)`); `resized`, the same
     for a change that may make a list longer or shorter (`v.append(e)`, `del v[i]`,
     `v[1:] = e`, `v += e`: not `v /= s` or `v[i] = e`)."""
 
-    def __init__(self, returned, changed, written, resized=None, changed_items=None):
+    def __init__(self, returned, changed, written, resized=None, changed_items=None, changed_elements=None):
         self.returned, self.changed, self.written = returned, changed, written
         self.resized = written if resized is None else resized
         self.changed_items = {} if changed_items is None else changed_items
+        self.changed_elements = {} if changed_elements is None else changed_elements
 
 
 _EFFECTS = weakref.WeakKeyDictionary()  # function -> (its free objects, its Effects)
@@ -215,7 +219,9 @@ def _analyse(parsed):
     union over the values returned, and the augmented assignments to sharing names. A
     shallow copy of `p` (`y = p.copy()`) shares `p + "[]"`: a change of an item (`y[k] += v`,
     `t = y.pop(); t *= s`) is one of `p`'s, of the copy itself (`y.append(v)`) none. A
-    parameter bound anew at the top level (`a = a.copy()`) is another name from there on."""
+    parameter bound anew at the top level (`a = a.copy()`) is another name from there on.
+    An element of a parameter itself (`p[k]` with `k` surely an integer, what `for` walks)
+    is told apart from other parts (see `reach`)."""
     node, namespace = parsed.node, parsed.namespace
     arguments = node.args
     tokens = {a.id: a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
@@ -224,7 +230,7 @@ def _analyse(parsed):
     if arguments.kwarg is not None:
         tokens[arguments.kwarg.id] = "**"
     node = _split_rebound(node, tokens)
-    shares = {name: {token} for name, token in tokens.items()}
+    shares = {name: {token + EXACT} for name, token in tokens.items()}
     assigned = {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
     def is_static(func):
@@ -235,9 +241,17 @@ def _analyse(parsed):
     def resolve(func):
         return named_object(func, namespace)
 
+    def called(func):
+        return resolve(func) if is_static(func) else None
+
+    integers = integer_names(node, tokens, called)
+
+    def element(found, index):
+        return elements(found) if surely_integer(index, integers, called) else _items(found)
+
     def of(expr, lookup=lambda n: shares.get(n, ())):
         """The parameters `expr` may share."""
-        return expression_sharers(expr, lookup, is_static, resolve, _items, _shallow)
+        return expression_sharers(expr, lookup, is_static, resolve, _items, _shallow, element)
 
     changed = True
     while changed:
@@ -246,21 +260,19 @@ def _analyse(parsed):
             pairs = []
             if isinstance(statement, (gast.Assign, gast.AnnAssign)) and statement.value is not None:
                 targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
-                pairs = [(t, statement.value, False) for t in targets]
-            elif isinstance(statement, gast.For):
-                pairs = [(statement.target, statement.iter, True)]  # what it walks: its items
+                pairs = [(t, of(statement.value)) for t in targets]
+            elif isinstance(statement, (gast.For, gast.comprehension)):
+                pairs = walked(statement.target, statement.iter, of, called)
             elif isinstance(statement, gast.NamedExpr):
-                pairs = [(statement.target, statement.value, False)]
-            for target, value, walked in pairs:
-                found = of(value)
-                found = _items(found) if walked else found
+                pairs = [(statement.target, of(statement.value))]
+            for target, found in pairs:
                 for stored in walk(target):
                     if isinstance(stored, gast.Name) and isinstance(stored.ctx, gast.Store) and found:
                         before = shares.setdefault(stored.id, set())
                         if not found <= before:
                             before |= found
                             changed = True
-    returned, changed, changed_items = set(), {}, {}
+    returned, changed, changed_items, changed_elements = set(), {}, {}, {}
     written = {}  # any change in place: `v[i] = e`, `v.attr = e`, `v += e`, `v.append(e)`, `del v[i]`
     resized = {}  # a change that may make a list longer or shorter
 
@@ -281,9 +293,10 @@ def _analyse(parsed):
                         found |= _whole(of(target))  # `y[k] += v` may change the item `y[k]` itself in place
                 elif isinstance(statement, gast.AugAssign):
                     found = of(target)
-                    note(changed, {t for t in found if t in tokens.values()}, statement)  # the parameter itself
-                    note(changed_items, {t[:-1] for t in found if t.endswith(".")}, statement)
-                    found = {t for t in found if t in tokens.values()} | {t[:-1] for t in found if t.endswith(".")}
+                    note(changed, reached(found), statement)  # the parameter itself
+                    note(changed_items, {t[:-1] for t in found if t.endswith(HELD)}, statement)
+                    note(changed_elements, {t[:-1] for t in found if t.endswith(ELEMENT)}, statement)
+                    found = reached(found) | {t[:-1] for t in found if t.endswith((HELD, ELEMENT))}
                     note(resized, found if _may_resize(statement, target) else (), statement)
                 else:
                     continue
@@ -300,22 +313,26 @@ def _analyse(parsed):
             passed += [(k.arg, k.value) for k in statement.keywords if k.arg is not None] if inner is not None else []
             for parameter_name, arg in passed:
                 found = of(arg)
-                itself = {t for t in found if t in tokens.values()}
-                held = {_base(t) for t in found if t.endswith(".")}
-                parts = {_base(t) for t in found if t not in itself}  # of a shallow copy: an item
+                itself, as_passed = reached(found), exact(found)
+                held = {_base(t) for t in found if t.endswith(HELD)}
+                one = {_base(t) for t in found if t.endswith(ELEMENT)}
+                parts = {_base(t) for t in found} - itself  # an element, an item, of a shallow copy: an item
                 for places, inner_places, given in (
                         (changed, inner.changed, itself), (changed_items, inner.changed, held),
-                        (changed_items, inner.changed_items, itself | parts), (written, inner.written, itself | parts),
-                        (resized, inner.resized, itself)):
+                        (changed_elements, inner.changed, one), (changed_items, inner.changed_items, itself | parts),
+                        (changed_elements, inner.changed_elements, as_passed),
+                        (changed_items, inner.changed_elements, (itself - as_passed) | parts),
+                        (written, inner.written, itself | parts), (resized, inner.resized, itself)):
                     if parameter_name in inner_places:
                         note(places, given, inner_places[parameter_name])
-    for parameter, where in list(changed.items()) + list(changed_items.items()):
+    for parameter, where in [*changed.items(), *changed_items.items(), *changed_elements.items()]:
         written.setdefault(parameter, where)
 
     def lines(places):
         return {p: where if isinstance(where, int) else parsed.line_offset + where.lineno for p, where in places.items()}
 
-    return Effects(returned, lines(changed), lines(written), lines(resized), lines(changed_items))
+    return Effects(returned, lines(changed), lines(written), lines(resized), lines(changed_items),
+                   lines(changed_elements))
 
 
 # methods that change a list, dict or array in place (push: the Tape of generated code)
@@ -327,17 +344,21 @@ CHANGING_METHODS = {
 RESIZING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "resize", "push"}
 
 
-def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None):
+def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None, element=None):
     """What the value of the source expression `expr` may share: the union of `lookup(n)`
     over the names `n` whose memory it may hand back, through views, containers and calls
     (as `viewed_operands`, for nested expressions). With `item` and `shallow` (each a map of
     such sets), a part of a value (`y[k]`, `y.f`, `y.pop()`, what `for` walks) has
-    `item(of(y))`, and a shallow copy (`y.copy()`, `copy.copy(y)`) `shallow(of(y))`."""
+    `item(of(y))`, and a shallow copy (`y.copy()`, `copy.copy(y)`) `shallow(of(y))`; with
+    `element`, `y[k]` has `element(of(y), k)`. A value made from `y` (a call's result, a
+    container holding it) has `memory(of(y))`: not `y` itself (see `reach`)."""
     item = item or (lambda found: found)
 
     def of(expr):
         if isinstance(expr, gast.Name):
             return set(lookup(expr.id))
+        if isinstance(expr, gast.Subscript) and element is not None:
+            return element(of(expr.value), expr.slice)
         if isinstance(expr, (gast.Subscript, gast.Starred)):
             return item(of(expr.value))
         if isinstance(expr, gast.NamedExpr):
@@ -353,15 +374,15 @@ def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None
             if is_static(func) and resolve(func) is copy.copy and len(expr.args) == 1:
                 return shallow(of(expr.args[0]))
         if isinstance(expr, (gast.Tuple, gast.List, gast.Set)):
-            return set().union(*(of(e) for e in expr.elts))
+            return memory(set().union(*(of(e) for e in expr.elts)))
         if isinstance(expr, gast.Dict):
-            return set().union(*(of(v) for v in expr.values))
+            return memory(set().union(*(of(v) for v in expr.values)))
         if isinstance(expr, gast.IfExp):
             return of(expr.body) | of(expr.orelse)
         if isinstance(expr, gast.BoolOp):
             return set().union(*(of(v) for v in expr.values))
         if isinstance(expr, gast.Call):
-            return set().union(*(of(a) for a in _operands_shared(expr, is_static, resolve)))
+            return memory(set().union(*(of(a) for a in _operands_shared(expr, is_static, resolve))))
         return set()  # arithmetic, comparisons, constants: new values
 
     return of(expr)

@@ -55,8 +55,8 @@ from ..runtime.passed import keeps_arguments, output_is_none
 from ..runtime.receivers import not_walked, numpy_member
 from ..runtime.item_guards import changed_item_held_once, item_held_by, item_held_elsewhere, rebound_by_augmented
 from ..runtime.refusals import (
-    check_assertion, discrete_only, held_list_kept, index_only, keeps_length, keys_unchanged, list_changed,
-    items_unchanged_by_call, not_a_view_of, not_changed_in_place, rule_adjoints, unchanged_by_call, walk_unchanged,
+    check_assertion, discrete_only, elements_unchanged_by_call, held_list_kept, index_only, keeps_length,
+    keys_unchanged, list_changed, items_unchanged_by_call, not_a_view_of, not_changed_in_place, rule_adjoints, unchanged_by_call, walk_unchanged,
 )
 from ..runtime.structure import (
     add_adjoint, add_attr, attribute_part, field_position, field_tangent, is_zero_number, owned_argument,
@@ -70,7 +70,8 @@ nondifferentiable(formatted)  # a string
 nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where the function runs it
 nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where it stands
 nondifferentiable(index_only, pure=False)  # a part of an index built as a value (`np.s_[:, k]`): a test that raises
-nondifferentiable(unchanged_by_call, items_unchanged_by_call, keeps_arguments, output_is_none, pure=False)  # a test that raises: it must run where the call runs
+nondifferentiable(unchanged_by_call, items_unchanged_by_call, elements_unchanged_by_call, keeps_arguments,
+                  output_is_none, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, pure=False)  # the same, where a tuple assignment writes
 nondifferentiable(changed_item_held_once, item_held_by, item_held_elsewhere, pure=False)  # the same, where `y[k] += v` changes an item
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write

@@ -96,6 +96,12 @@ def holds_changeable(container):
     return False
 
 
+def numbers_only(value):
+    """Whether `value` is a 1-D array of numbers, whose elements (`v[k]`, what `for`
+    walks) are numbers, not views of it."""
+    return type(value) is np.ndarray and value.ndim == 1 and value.dtype.kind in "biufc"
+
+
 def _holding(container, item, outside=None, itself=False):
     """The values held by `container` (a dict, list, tuple or dataclass record, and those it
     holds in turn; with `itself`, `container` too) that are `item` or a view of its memory,

@@ -19,15 +19,16 @@ import numpy as np
 from ..errors import UnsupportedSyntaxError
 from .callables import unwrapped
 from .closures import Closure
-from .item_guards import holds_changeable
+from .item_guards import holds_changeable, numbers_only
 from .locations import source_line
 
-_hook = {}  # "changes": function -> {parameter: (line, whole)} (see `install`)
+_hook = {}  # "changes": function -> {parameter: (line, kind)} (see `install`)
 
 
 def install(changes):
     """`changes(function)`: the parameters the user's `function` changes in place, each with
-    the line and whether the parameter itself changes (else only what it holds), or {}."""
+    the line and what of it changes: "itself", "items" (what it holds) or "elements" (an
+    element of it), or {}."""
     _hook["changes"] = changes
 
 
@@ -46,11 +47,13 @@ def keeps_arguments(call_text, filename, lineno, col, function, method, *args, *
         bound = inspect.signature(function).bind_partial(*args, **kwargs)
     except TypeError:  # the call itself raises it, as Python would
         return
-    for parameter, (line, whole) in found.items():
+    for parameter, (line, kind) in found.items():
         if parameter not in bound.arguments:
             continue
         value = bound.arguments[parameter]
-        if isinstance(value, np.ndarray) or (whole and isinstance(value, list)) or holds_changeable(value):
+        if kind == "elements" and numbers_only(value):
+            continue  # its elements are numbers, which the function rebinds
+        if isinstance(value, np.ndarray) or (kind == "itself" and isinstance(value, list)) or holds_changeable(value):
             label = getattr(function, "__name__", "the function").rsplit("_template", 1)[0]  # a closure's: its own
             label = "the lambda" if label == "function" else label
             raise UnsupportedSyntaxError(

@@ -17,7 +17,8 @@ import types
 import numpy as np
 
 from ..errors import MissingRuleError, SourceError, UnsupportedSyntaxError
-from .item_guards import changed_item_held_once, holds_changeable, item_held_by, item_held_elsewhere, rebound_by_augmented
+from .item_guards import changed_item_held_once, holds_changeable, item_held_by, item_held_elsewhere, numbers_only
+from .item_guards import rebound_by_augmented
 from .locations import caller_location, source_line
 
 
@@ -104,6 +105,14 @@ def items_unchanged_by_call(value, message, filename, lineno, col):
     slices are its memory), and for a list, dict, tuple or record holding an array or a list."""
     if isinstance(value, np.ndarray) or holds_changeable(value):
         raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
+
+
+def elements_unchanged_by_call(value, message, filename, lineno, col):
+    """The same where the function rebinds only an element of its parameter (`t = v[0];
+    t /= s`, `for t in v: t /= s`): a 1-D array of numbers passes (its elements are
+    numbers); a 2-D one (its rows are views) and a list of lists are refused."""
+    if not numbers_only(value):
+        items_unchanged_by_call(value, message, filename, lineno, col)
 
 
 def not_a_view_of(value, array, message, filename, lineno, col):
@@ -328,5 +337,5 @@ def list_changed(receiver, method, text, filename, lineno, col):
 
 # the checks above that raise or do nothing, which generated code calls for their effect
 GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, rebound_by_augmented,
-          unchanged_by_call, items_unchanged_by_call, not_changed_in_place, keeps_length, discrete_only,
+          unchanged_by_call, items_unchanged_by_call, elements_unchanged_by_call, not_changed_in_place, keeps_length, discrete_only,
           changed_item_held_once, item_held_by, item_held_elsewhere, list_changed)
