@@ -17,7 +17,7 @@ from .builders import name as _name
 from .expressions import reads_name
 from .items import ItemChangeLowering
 from .passing import CallArgumentChecks
-from .views import NEW_CONTAINERS, VIEW_METHODS, effects, viewed_operands, views_first
+from .views import NEW_CONTAINERS, VIEW_METHODS, VIEW_SOMETIMES, effects, viewed_operands, views_first
 
 
 class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
@@ -124,7 +124,8 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             return value.attr in VIEW_METHODS
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
             if self.is_static(value.func):
-                return views_first(value.func.attr, value) and value.func.attr not in ("iterated", "stop_gradient")
+                attr = value.func.attr
+                return views_first(attr, value) and attr not in ("iterated", "stop_gradient") and attr not in VIEW_SOMETIMES
             return value.func.attr in VIEW_METHODS
         return False
 

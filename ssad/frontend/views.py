@@ -14,6 +14,7 @@ import inspect
 import weakref
 
 import gast
+import numpy as np
 
 from ..runtime import concat, merged, repeated, zipped
 from .builders import walk
@@ -36,8 +37,14 @@ VIEW_FUNCTIONS = {
     "asmatrix", "real_if_close", "as_strided", "sliding_window_view",
     "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack",  # lists of views
     "iterated",  # what a `for` loop walks: the array or list itself
-    "frombuffer",  # `np.frombuffer(a)`: a's memory
+    "frombuffer", "from_dlpack",  # a's memory
 }
+# ... and those whose result is a view of (or is) their first operand for some operands only:
+# `np.diag(m)` of a matrix (of a vector, a new matrix), `np.diff(a, 0)`, `np.polyder(p, 0)`,
+# a scalar type called on an array of its dtype (`np.float64(a)` is a), `np.nditer(a, ...)`.
+VIEW_SOMETIMES = {"diag", "diff", "polyder", "polyint", "nditer", "nested_iters"} | {
+    name for name in dir(np) if isinstance(getattr(np, name), type) and issubclass(getattr(np, name), np.generic)}
+ORDER_ARGUMENTS = {"diff": "n", "polyder": "m", "polyint": "m"}  # a view when it is 0; 1 by default
 # NumPy functions whose result is their first operand itself (or views of their operands)
 # unless `copy=True`, the default: `np.array(a, copy=None)` and `copy=False` are `a`,
 # `np.astype(a, t, copy=False)` too, `np.meshgrid(x, y, copy=False)` views x and y.
@@ -56,7 +63,7 @@ def shares_attribute(attr):
 # walks the very lists and arrays `d` holds.
 CONTAINER_READS = {"values", "items", "get", "setdefault"}
 ITEM_READS = CONTAINER_READS | {"pop", "popitem"}  # and those whose result is one of its items
-VIEW_OF_ANY = {"broadcast_arrays", "einsum"}  # `np.einsum("ij->ji", a)` is a view of a
+VIEW_OF_ANY = {"broadcast_arrays", "einsum", "ix_"}  # `np.einsum("ij->ji", a)` is a view of a
 # Builtins that build a new container of the operands' items (which may be shared), and how
 # ssad lowers others: `merged` is `{**d, **e}`, `concat` is `xs + ys`, `repeated` is `xs * n`,
 # `zipped` is `zip(xs, ys)` (a list of tuples of their items). `copy.copy` is one too: a new
@@ -116,9 +123,8 @@ def viewed_operands(value, is_local, is_static, resolve=None):
             return every(operands)
         return local(value.args[0]) if value.args and views_first(name, value) else []
     if getattr(callee, "__module__", None) == "builtins" or callee.__class__.__name__ == "builtin_function_or_method":
-        if name in FRESH_BUILTINS or (name in ("min", "max") and not value.keywords):
-            return []  # `max(t, 0.5)` of numbers (of arrays it needs a `key`: their comparison has no truth value)
-        return every(operands)
+        # not `max`: `max(m)` of an (n, 1) array is one of its rows, `max(a, b)` of 1-element arrays a or b
+        return [] if name in FRESH_BUILTINS else every(operands)
     returned = returned_views(callee)
     if returned is None or any(isinstance(a, gast.Starred) for a in value.args):
         return every([a.value if isinstance(a, gast.Starred) else a for a in operands])
@@ -140,7 +146,10 @@ def views_first(name, call):
     or a view of it."""
     if name in VIEW_UNLESS_COPIED:
         return not copies(call)
-    return name in VIEW_FUNCTIONS
+    if name in ORDER_ARGUMENTS:
+        told = call.args[1:2] + [k.value for k in call.keywords if k.arg == ORDER_ARGUMENTS[name]]
+        return bool(told) and not (isinstance(told[0], gast.Constant) and told[0].value not in (0, False))
+    return name in VIEW_FUNCTIONS or name in VIEW_SOMETIMES
 
 
 def copies(call):
