@@ -77,6 +77,38 @@ def programs(tmp_path_factory):
     return load(tmp_path_factory.mktemp("helper_items"), "helper_items_programs", _source())
 
 
+# The caller reads the item by a name of its own, not through the list: `v = x * 1.0;
+# ys = [v, ...]; helper(ys, w); ... v ...`. Wrong before for every maker (the check of the
+# call looked only at the names sharing `ys`, not at those of what it holds).
+ITEM_CHANGES = ["add_to_item", "scale_popped", "scale_item_by_name", "scale_walked"]
+BY_NAME = list(itertools.product(MAKERS, ITEM_CHANGES, ITEMS))
+
+
+def _source_read_by_name():
+    functions = ["import copy", "import numpy as np"]
+    for maker, change, kind in BY_NAME:
+        first, second, w = ITEMS[kind]
+        name = f"{kind}__{maker}__{change}"
+        functions.append(
+            f"def helper_{name}(ys, w):\n    zs = {MAKERS[maker]}\n    {CHANGES[change]}\n    return np.sum(zs[0])\n\n\n"
+            f"def {name}(x):\n    v = {first}\n    ys = [v, {second}]\n    r = helper_{name}(ys, {w})\n"
+            f"    return r + np.sum(v * x)\n")
+    return "\n\n".join(functions)
+
+
+@pytest.fixture(scope="module")
+def read_by_name(tmp_path_factory):
+    return load(tmp_path_factory.mktemp("helper_items_by_name"), "helper_items_by_name", _source_read_by_name())
+
+
+def test_a_helper_changing_an_item_the_caller_reads_by_its_own_name(read_by_name):
+    outcomes = {case: outcome(getattr(read_by_name, "__".join((case[2], case[0], case[1])))) for case in BY_NAME}
+    # numbers are rebound, nothing of the caller's changes; `ys[:]` and `pop` of the list itself are refused
+    assert {case for case in BY_NAME if case[2] == "numbers" and case[0] not in ("slice", "name")
+            } <= {case for case, result in outcomes.items() if result == "exact"}
+    assert all(outcomes[case] == "refused" for case in BY_NAME if case[2] == "arrays")
+
+
 @pytest.mark.parametrize("kind", list(ITEMS))
 def test_a_helper_changing_a_list_it_copied(programs, kind):
     outcomes = {case: outcome(getattr(programs, f"{kind}__{case[0]}__{case[1]}")) for case in CASES}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ssad
-from ssad.frontend.views import VIEW_FUNCTIONS, VIEW_METHODS, VIEW_OF_ANY, VIEW_SOMETIMES, views_first
+from ssad.frontend.view_names import VIEW_FUNCTIONS, VIEW_METHODS, VIEW_OF_ANY, VIEW_SOMETIMES, views_first
 
 # Functions that write into their argument, refused as such by the fence (outputs.py). A view
 # that cannot be written through (`np.diag(m)` of a matrix is read-only) is no exception: a
@@ -162,10 +162,21 @@ def _scalar_type_of_a_number(x):
 
 
 def _diag_of_a_vector(x):
-    return np.sum(np.diag(x * 1.0) @ x)
+    v = x * 1.0
+    d = np.diag(v)  # of a vector a new matrix: the write below leaves it (the generated code checks)
+    v[0] = 3.0 * x[2]
+    return np.sum(d @ x) + np.sum(v * v)
 
 
-@pytest.mark.parametrize("f", [_diff_then_write, _scalar_type_of_a_number, _diag_of_a_vector])
+def _max_of_a_list_then_write(x):
+    a, b = x[0:1] * 1.0, x[1:2] * 1.0
+    r = min([a, b])  # b here (x[1] < x[0]): the write into a leaves it
+    a[0] = 3.0
+    return np.sum(r * x[1])
+
+
+@pytest.mark.parametrize("f", [_diff_then_write, _scalar_type_of_a_number, _diag_of_a_vector,
+                               _max_of_a_list_then_write])
 def test_what_is_no_view_still_differentiates(f):
     x = np.array([0.7, -0.4, 1.1])
     np.testing.assert_allclose(ssad.grad(f)(x), _central(f, x), rtol=1e-7, atol=1e-7)

@@ -452,3 +452,70 @@ def test_numpys_own_operation_on_an_object_is_refused_at_the_users_line():
                  lambda: ssad.jvp(an_array_times_an_object, (0.7,), (1.0,))):
         with pytest.raises(ssad.MissingRuleError, match=r"`\*` here is NumPy's or Python's own operation on a V2"):
             make()
+
+
+# ----- what a method of the user's object returns may be a field of the object or a view of one
+
+
+@dataclass
+class _Held:
+    a: np.ndarray
+    s: float
+
+    def head(self):
+        return self.a[:2]  # a view of the field
+
+    def whole(self):
+        return self.a
+
+    def scaled(self):
+        return self.a * self.s  # a new array
+
+
+def _head_then_write(x):
+    v = x * 1.0
+    h = _Held(v, 1.0).head()
+    v[0] = 3.0  # changes h too
+    return np.sum(h * x[:2])
+
+
+def _field_then_write(x):
+    v = x * 1.0
+    w = _Held(v, 1.0).whole()
+    v[1] = 3.0
+    return np.sum(w * x)
+
+
+@pytest.mark.parametrize("f", [_head_then_write, _field_then_write])
+def test_a_write_into_what_a_method_of_yours_returned_is_refused(f):
+    # `_head_then_write` gave a wrong gradient: the method's result was taken for a new array
+    with pytest.raises(ssad.SsadError, match="would change an array that"):
+        ssad.grad(f)(X)
+
+
+def _layer_then_relu_in_place(x):
+    o = _Held(np.array([0.5, -1.0, 2.0]), 2.0)
+    h = o.scaled() * x[0] + x
+    h = o.head() * h[:2]
+    g = o.scaled()
+    g[g < 0] = 0.0  # `g` may be a field of `o` for all ssad can see: the generated code checks it
+    g *= x[1]
+    return np.sum(g * g) + np.sum(h)
+
+
+def test_a_write_into_a_new_array_a_method_returned_is_differentiated():
+    got = ssad.grad(_layer_then_relu_in_place)(X)
+    np.testing.assert_allclose(got, finite_difference_gradient(_layer_then_relu_in_place, (X,), 0), rtol=1e-6)
+    assert "unshared_with(g, o, " in ssad.show(_layer_then_relu_in_place).source
+
+
+def _scaled_then_write(x):
+    u = x * 2.0
+    w = _Held(x * 1.0, 2.0).scaled()
+    u[0] = 3.0 * x[1]  # neither the object nor an operand of the call: nothing `w` may share
+    return np.sum(w * x) + np.sum(u * u)
+
+
+def test_a_write_into_what_a_method_call_did_not_take_is_differentiated():
+    np.testing.assert_allclose(ssad.grad(_scaled_then_write)(X),
+                               finite_difference_gradient(_scaled_then_write, (X,), 0), rtol=1e-6)

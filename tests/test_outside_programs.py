@@ -1173,10 +1173,12 @@ def test_a_value_min_or_max_chose_shares_each_operand_and_they_not_each_other():
         np.testing.assert_allclose(g(x, s), numerical_gradient(lambda w: subtracts_from_an_operand_of_min(x, w), s),
                                    rtol=1e-6, atol=1e-8)
     _second_order_checks(writes_into_an_operand_max_no_longer_needs, x, t)
+    # which array max chose is known when the code runs: the generated code checks it before the write
+    _second_order_checks(writes_into_an_operand_max_may_have_chosen, x, t)  # b: the write into a leaves it
     with pytest.raises(ssad.UnsupportedSyntaxError, match="`a\\[...\\] = ...` would change an array that `best`"):
-        ssad.grad(writes_into_an_operand_max_may_have_chosen)
-    with pytest.raises(ssad.UnsupportedSyntaxError, match="`best\\[...\\] = ...` would change an array that `a`"):
-        ssad.grad(writes_into_what_max_chose)
+        ssad.grad(writes_into_an_operand_max_may_have_chosen)(-x)  # a
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`best\\[...\\] = ...` would change an array that `b`"):
+        ssad.grad(writes_into_what_max_chose)(x)
 
 
 def test_augmented_assignment_to_a_name_a_selection_may_hold_is_judged_when_it_runs():

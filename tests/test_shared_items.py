@@ -11,8 +11,10 @@ programs of a list gave a wrong derivative and one crashed, and 12 of the 110 of
 wrong one and two crashed.
 """
 
+import dataclasses
 import itertools
 
+import numpy as np
 import pytest
 
 from .program_matrix import load, outcome
@@ -35,6 +37,8 @@ CHANGES = {
     "insert": "ys.insert(0, x * 4.0)",
     "extend": "ys.extend([x * 2.0])",
     "add_a_list": "ys += [x * 6.0]",
+    "write_into_the_item_by_its_own_name": "v[0] = x[1] * 5.0",  # `v` is ys[0]
+    "scale_the_item_by_its_own_name": "v *= x",
 }
 CASES = list(itertools.product(MAKERS, CHANGES))
 # the same for a dict `d = {'a': x * 1.0, 'b': x * 2.0}`
@@ -49,6 +53,7 @@ DICT_CHANGES = {
     "scale_an_entry_by_name": "a = d['a']\n    a *= x", "write_into_an_entry": "a = d['a']\n    a[0] = x[1] * 5.0",
     "pop": "d.pop('b')", "update": "d.update({'a': x * 7.0})", "setdefault": "d.setdefault('e', x * 2.0)",
     "delete": "del d['b']", "add_to_what_get_gives": "a = d.get('a')\n    a += x",
+    "write_into_the_entry_by_its_own_name": "v[0] = x[1] * 5.0", "scale_the_entry_by_its_own_name": "v *= x",
 }
 DICT_CASES = list(itertools.product(DICT_MAKERS, DICT_CHANGES))
 
@@ -58,11 +63,11 @@ def _source():
     for maker, change in CASES:
         made = ("for k in range(2):\n        zs = ys" if MAKERS[maker] is None else f"zs = {MAKERS[maker]}")
         functions.append(
-            f"def {maker}__{change}(x):\n    ys = [x * 1.0, x * 2.0]\n    {made}\n    {CHANGES[change]}\n"
+            f"def {maker}__{change}(x):\n    v = x * 1.0\n    ys = [v, x * 2.0]\n    {made}\n    {CHANGES[change]}\n"
             f"    return np.sum(zs[0] * x) + np.sum(zs[-1]) * len(zs)\n")
     for maker, change in DICT_CASES:
         functions.append(
-            f"def {maker}__{change}(x):\n    d = {{'a': x * 1.0, 'b': x * 2.0}}\n    zs = {DICT_MAKERS[maker]}\n"
+            f"def {maker}__{change}(x):\n    v = x * 1.0\n    d = {{'a': v, 'b': x * 2.0}}\n    zs = {DICT_MAKERS[maker]}\n"
             f"    {DICT_CHANGES[change]}\n    return np.sum(zs['a'] * x) * len(zs)\n")
     return "\n\n".join(functions)
 
@@ -87,3 +92,90 @@ def test_each_program_of_a_dict_is_exact_or_refused_at_its_line(programs):
     assert {("dict_copied", "replace_entry"), ("dict_spread", "new_key"), ("dict_copy_copy", "pop"),
             ("dict_comprehension", "delete")} <= exact
     assert len(exact) >= 30, len(exact)
+
+
+# An item read from a shallow copy before the item changes by a name of its own: the copy
+# holds the same arrays. Each gave a wrong derivative before (`.copy()` of a list or dict was
+# taken to hold nothing, and a record made by `dataclasses.replace` to share nothing).
+def _read_from_a_dict_copy(x):
+    v = x * 1.0
+    d = {"v": v}
+    w = d.copy()["v"]
+    v[0] = 3.0
+    return np.sum(w * x)
+
+
+def _read_from_a_list_copy(x):
+    v = x * 1.0
+    xs = [v, x]
+    c = xs.copy()
+    w = c[0]
+    v *= x
+    return np.sum(w * x)
+
+
+def _popped_from_a_list_copy(x):
+    v = x * 1.0
+    w = [v, x].copy().pop(0)
+    v[0] = 3.0
+    return np.sum(w * x)
+
+
+def _read_from_a_copy_of_nested_lists(x):
+    v = x * 1.0
+    xs = [[v], [x]]
+    w = xs.copy()[0][0]
+    v[0] = 3.0
+    return np.sum(w * x)
+
+
+def _made(x):
+    return {"v": x * 1.0}
+
+
+def _read_from_a_copy_of_a_dict_of_unknown_items(x):
+    d = _made(x)
+    c = d.copy()
+    w = c["v"]
+    v = d["v"]
+    v[0] = 3.0
+    return np.sum(w * x)
+
+
+@dataclasses.dataclass
+class _Pair:
+    a: np.ndarray
+    s: float
+
+
+def _read_from_a_replaced_record(x):
+    v = x * 1.0
+    p = dataclasses.replace(_Pair(v, 1.0), s=2.0)
+    v[0] = 3.0
+    return np.sum(p.a * x)
+
+
+@pytest.mark.parametrize("f", [_read_from_a_dict_copy, _read_from_a_list_copy, _popped_from_a_list_copy,
+                               _read_from_a_copy_of_nested_lists, _read_from_a_copy_of_a_dict_of_unknown_items,
+                               _read_from_a_replaced_record])
+def test_an_item_read_from_a_shallow_copy_is_the_item(f):
+    assert outcome(f) == "refused"
+
+
+def _copy_of_an_array_then_write(x):
+    v = x * 1.0
+    w = v.copy()  # an array's copy holds nothing of it
+    v[0] = 3.0
+    return np.sum(w * x)
+
+
+def _copy_of_a_list_of_numbers(x):
+    xs = [x[0] * 1.0, x[1]]
+    c = xs.copy()
+    xs[0] = 3.0
+    return c[0] * x[1]
+
+
+@pytest.mark.parametrize("f", [_copy_of_an_array_then_write, _copy_of_a_list_of_numbers])
+def test_copies_that_hold_nothing_changed_are_differentiated(f):
+    assert outcome(f) == "exact"

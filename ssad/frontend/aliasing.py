@@ -11,13 +11,16 @@ keeps them exact only when no other name that is read afterwards shares that obj
 import gast
 
 from .arguments import WritesIntoArguments
-from ..runtime.refusals import not_a_view_of, rebound_by_augmented
+from ..runtime.refusals import not_a_view_of, rebound_by_augmented, unshared_with
 from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
 from .items import ItemChangeLowering
 from .passing import CallArgumentChecks
-from .views import NEW_CONTAINERS, VIEW_METHODS, VIEW_SOMETIMES, effects, viewed_operands, views_first
+from .sharing import copy_method_source
+from .outputs import is_library
+from .view_names import CONTAINER_READS, NEW_CONTAINERS, VALUE_METHODS, VIEW_METHODS, VIEW_SOMETIMES, views_first
+from .views import effects, viewed_operands
 
 
 class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
@@ -32,6 +35,7 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
         self.sharing.record(stored, item, lambda n: n in self.defined and n not in self.numbers, self.is_static)
         # the items of an element read (`x, v = traj[i]`) are numbers, or rows of a matrix
         (self.maybe_numbers.add if source.id in self.maybe_numbers else self.maybe_numbers.discard)(stored)
+        (self.uncertain.add if source.id in self.uncertain else self.uncertain.discard)(stored)
 
     def check_not_shared(self, user_name, statement, written, write=False, list_change=False, index=None):
         """Refuse an in-place write to an array (or a change of a list, `list_change`) another
@@ -70,6 +74,12 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             )
             raise WritesIntoArguments(parameters, refusal) if parameters and not self.is_generated() else refusal
         holders = [n for n in [name, *self.sharing.others(name)] if n in self.module_level]
+        guarded = write and not list_change and not self.is_generated() and name not in self.views
+        if guarded and name in self.uncertain:  # which of them it shares, the running code tells
+            self.emit_unshared(user_name, [users[n] for n in others if n in users and users[n] != user_name], statement,
+                               f"`{written}` would change an array that `{{}}` holds or shares (what a call returned "
+                               f"may be a view of it); copy it first (`{user_name} = {user_name}.copy()`)")
+            return
         if holders and changes_shared and name not in self.numbers and not self.is_generated():
             raise self.parsed.unsupported(
                 statement,
@@ -96,9 +106,11 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
                     f"of it, or a list or dict holding it), which ssad would not see there; build it under "
                     f"one name and put it into `{later[0]}` when it is complete"
                 )
-            if (write and not list_change and not self.is_generated() and name not in self.views
-                    and all(self.current.get(u) in self.maybe_numbers and self.current.get(u) in self.sharing.item_of
-                            for u in later)):
+            if guarded and all(self.current.get(u) in self.uncertain for u in later):
+                self.emit_unshared(user_name, later, statement, message.replace(f"`{later[0]}`", "`{}`", 1))
+                return
+            if (guarded and all(self.current.get(u) in self.maybe_numbers and self.current.get(u) in self.sharing.item_of
+                                for u in later)):
                 # `v = t[1]` then `t[0] = 5.0`: an element read of a vector is a number, which the
                 # write leaves alone; of a matrix, a row the write changes. Which one is known when
                 # the code runs: `not_a_view_of(v, t, ...)` before the write raises for a row.
@@ -112,6 +124,22 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             # rebound, as ssad's lowering does. Which one it holds is known when the code runs;
             # a view (`t = x.T`, `t = x[1:]`) is an array, refused here.
             self.emit_guard(rebound_by_augmented, [self.load(user_name)], message, statement)
+
+    def note_view(self, name, value):
+        """After `name = value`: whether `name` is surely a view (`views`), or a value whose sharing
+        only the running code tells (`uncertain`): what a method of your object returns (`o.head()`
+        may be `self.a[:2]`, or a new array), `np.diag(m)` (of a matrix a view, of a vector a new
+        one), a scalar type called (`np.float64(a)`), `max(m)`; and a second name of such a value."""
+        (self.views.add if self.is_view(value) else self.views.discard)(name)
+        func = value.func if isinstance(value, gast.Call) else None
+        uncertain = isinstance(value, gast.Name) and value.id in self.uncertain
+        if isinstance(func, gast.Attribute) and not self.is_static(func):
+            uncertain = func.attr not in VALUE_METHODS and func.attr not in VIEW_METHODS and func.attr not in CONTAINER_READS
+        elif func is not None and self.is_static(func) and not self.is_generated():
+            callee = self.resolve_static(func)
+            uncertain = callee in (min, max) or (is_library(callee) and views_first(_called_name(func), value)
+                                                  and _called_name(func) in VIEW_SOMETIMES)
+        (self.uncertain.add if uncertain else self.uncertain.discard)(name)
 
     def is_view(self, value):
         """Whether `value` is a view of an array (so an array itself): a slice, `.T`, `.reshape(...)`,
@@ -201,6 +229,12 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             if held in self.captured:
                 raise self.parsed.unsupported(statement, _captured_message(f"`{written}`", user_name, self.captured[held]))
 
+    def emit_unshared(self, written, readers, node, message):
+        """Before a write into `written` where which of `readers` it shares is known only when the
+        code runs: `unshared_with(written, reader, ...)` raises for one that reaches its memory."""
+        for reader in readers:
+            self.emit_guard(unshared_with, [self.load(written), self.load(reader)], message.format(reader), node)
+
     def emit_guard(self, test, operands, message, node):
         """`test(*operands, message, file, line, column)`: a check the generated code runs
         where the user's `node` runs, raising `UnsupportedSyntaxError` with `message` there."""
@@ -253,6 +287,11 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             for held in sorted(self.sharing.items_of(item) or {item}):  # an unknown list: anything it holds
                 self.sharing.hold(container, held, at_end=False)
 
+    def makes_new_container(self, value):
+        """Whether `value` is a new list, tuple or dict: a display, or `list(...)`, `dict(...)` and the like."""
+        return isinstance(value, (gast.List, gast.Tuple, gast.Dict)) or (
+            isinstance(value, gast.Call) and self.is_static(value.func) and self.resolve_static(value.func) in NEW_CONTAINERS)
+
     def copied_from(self, value):
         """The local containers whose items the new container `value` holds (a tuple, empty for
         none): a slice of a list or tuple whose items are known (generated code writes through
@@ -268,6 +307,9 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             return (source.id,) if known else ()
         if not isinstance(value, gast.Call):
             return ()
+        source = copy_method_source(value)  # `ys = xs.copy()` of a list or dict whose items are known
+        if source is not None and source in self.defined and self.sharing.items_of(source) is not None:
+            return (source,)
         operands = [*value.args, *(k.value for k in value.keywords)]
         if (value.args and all(isinstance(a, gast.Constant) or (isinstance(a, gast.Name) and a.id in self.defined)
                                for a in operands)
@@ -357,3 +399,7 @@ def changes_in_place(node, user_name):
 
 def _unparsed(expr):
     return gast.unparse(expr)
+
+
+def _called_name(func):
+    return func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)

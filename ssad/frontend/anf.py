@@ -54,7 +54,7 @@ from .in_place_calls import InPlaceCallLowering
 from .arguments import lowered_copying_arguments
 from .spreads import changed_in_place
 from .sharing import AUGMENTED, Sharing
-from .views import NEW_CONTAINERS, viewed_operands
+from .views import viewed_operands
 
 
 @dataclass
@@ -139,7 +139,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         self.numbers = set()  # names known to hold Python numbers (never share memory)
         # names that may hold a number or an array: an element read (`y[i]`), what min or max
         # chose; `t += v` on one is checked when the code runs (see `check_not_shared`)
-        self.maybe_numbers = set()
+        self.maybe_numbers, self.uncertain = set(), set()  # see `aliasing.note_view`
         self.views = set()  # names holding a view of an array (`y = x.T`, `x[1:]`): arrays
         self.captured = {}  # a name a nested function or lambda captured -> what to say of it (see closures)
         self.spelled = {}  # a comprehension's variable, renamed -> the name the user wrote
@@ -380,19 +380,14 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
             self.maybe_numbers.add(name)
         else:
             self.maybe_numbers.discard(name)
-        (self.views.add if self.is_view(value) else self.views.discard)(name)
+        self.note_view(name, value)
         if makes_sequence(value, self):
             self.sequences.add(name)
         else:
             self.sequences.discard(name)
         self.record_length(name, value)
         resolve = None if self.is_generated() else self.resolve_static
-        if isinstance(value, (gast.List, gast.Tuple, gast.Dict)) or (
-                isinstance(value, gast.Call) and self.is_static(value.func)
-                and self.resolve_static(value.func) in NEW_CONTAINERS):
-            self.new_containers.add(name)
-        else:
-            self.new_containers.discard(name)
+        (self.new_containers.add if self.makes_new_container(value) else self.new_containers.discard)(name)
         self.track_module_level(name, value, resolve)
         copied = self.copied_from(value)
         sources = viewed_operands(value, lambda n: n in self.defined and n not in copied, self.is_static, resolve)

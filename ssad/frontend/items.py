@@ -160,8 +160,8 @@ class ItemChangeLowering:
 
     def check_items_of_copies(self, user_name, statement, written):
         """Before a change in place of `user_name` (`w[0] = v`, `w += v`, `w.append(v)`) where it
-        may be an item of `p = x.copy()` and `x` is read afterwards (or of `x`, and `p` is read
-        afterwards): a dict's or a list's copy
+        may be an item of `p = x.copy()` and `x` is read afterwards (or of `x`, and `p`, or an
+        item read from it before, `w = p["v"]`, is read afterwards): a dict's or a list's copy
         holds the same items, so the change is one of `x`'s too, which ssad would not show
         there; an array's copy holds none of its arrays. Which one `x` is, is known where the
         code runs: `item_held_by(w, x)` raises for the first."""
@@ -177,11 +177,16 @@ class ItemChangeLowering:
                   for copy in sorted(self.sharing.copies) if source in self.sharing.copied_by_method(copy)]
         for copy, source, how in pairs:
             user = users.get(source)
-            if user is None or user == user_name or self.current.get(user) != source or not self.read_later(user):
+            if user is None or user == user_name or self.current.get(user) != source:
+                continue
+            # `source` read afterwards, or an item read from it before (`w = c["v"]`)
+            readers = [user] + [users[n] for n in self.sharing.others(source) if n in users and n != name]
+            later = [u for u in readers if u != user_name and self.read_later(u)]
+            if not later:
                 continue
             self.emit_guard(item_held_by, [_name(name), _name(source)], (
                 f"`{written}` would change an item of `{users.get(copy, copy)}`, {how.format(user)}, "
-                f"and a dict's or a list's copy holds the same items: `{user}`, read afterwards, would see "
+                f"and a dict's or a list's copy holds the same items: `{later[0]}`, read afterwards, would see "
                 f"the change, which ssad would not show there; copy the item first "
                 f"(`{user_name} = {user_name}.copy()`)"
             ), statement)

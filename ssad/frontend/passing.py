@@ -11,7 +11,6 @@ call inside a comprehension, a lambda or a `while` test.
 import inspect
 
 import gast
-import numpy as np
 
 from ..runtime.passed import keeps_arguments, output_is_none
 from ..runtime.refusals import elements_unchanged_by_call, items_unchanged_by_call, unchanged_by_call
@@ -19,10 +18,9 @@ from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
 from .outputs import is_library, passed_on_outputs
+from .view_names import VALUE_METHODS
 from .views import effects, expression_sharers
 
-# methods of the values Python and NumPy make, none of which is a function of the user's
-_VALUE_METHODS = frozenset(n for kind in (list, dict, set, str, tuple, np.ndarray) for n in dir(kind))
 _REPEATED = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.Lambda)
 
 
@@ -143,12 +141,13 @@ class CallArgumentChecks:
                     self.read_in_rest.setdefault(id(statement), set()).update(read_outside(region, inside))
                     continue
                 later = [u for user_name in sorted(bases)
-                         for u in self._read_elsewhere(user_name, call, statement, region, targets)]
+                         for u in self._read_elsewhere(user_name, call, statement, region, targets, kind != "itself")]
                 if later:
                     self._guard_argument(callee, parameter, line, call, test, arg, later[0])
 
-    def _read_elsewhere(self, user_name, call, statement, region, targets):
-        """The names sharing the value of `user_name` (it first) that `statement`'s function
+    def _read_elsewhere(self, user_name, call, statement, region, targets, held=True):
+        """The names sharing the value of `user_name` (it first), or with `held` what it holds
+        (`xs = [v, w]`: a change of an item of `xs` is one of `v`), that `statement`'s function
         reads elsewhere than in `call`: before the statement; after it (not a target of the
         statement itself: `z = helper(z)`); elsewhere in the statement (`region`: the code
         that runs after the call's arguments within it); anywhere, for a `while` test, which
@@ -159,9 +158,21 @@ class CallArgumentChecks:
         alone = isinstance(statement, gast.Expr) and statement.value is call
         again = isinstance(statement, gast.While)
         users = {ssa: user for user, ssa in self.current.items()}
-        readers = [user_name] + [users[n] for n in self.sharing.others(name) if n in users]
+        sharing = set(self.sharing.others(name)) | (self._held(name) if held else set())
+        readers = [user_name] + [users[n] for n in sorted(sharing) if n in users and users[n] != user_name]
         return [u for u in readers if self.read_before(u) or (not alone and (u != user_name or u not in targets) and (
             again or self.read_later(u) or reads(region, u) > reads([call], u)))]
+
+    def _held(self, name):
+        """The names the container `name` may hold, at any depth, and the names sharing those."""
+        found, todo = set(), [name]
+        while todo:
+            for item in self.sharing.items_of(todo.pop()) or ():
+                for n in [item, *self.sharing.others(item)]:
+                    if n not in found and n != name:
+                        found.add(n)
+                        todo.append(n)
+        return found
 
     def _guard_argument(self, callee, parameter, line, call, test, arg, reader):
         """Ask for `test` on the value `arg` passes to `callee`'s `parameter` (see `guard_argument`)."""
@@ -181,7 +192,7 @@ class CallArgumentChecks:
         only when the code runs, passing a value that may share a name read elsewhere:
         `keeps_arguments` checks it there (see `runtime.passed`)."""
         func = call.func
-        if isinstance(func, gast.Attribute) and func.attr in _VALUE_METHODS:
+        if isinstance(func, gast.Attribute) and func.attr in VALUE_METHODS:
             return  # a method of a list, dict, array or string
         if isinstance(func, gast.Name) and self._keeps_what_it_is_given(func.id):
             return

@@ -63,7 +63,7 @@ class Sharing:
         is made of (`held = [x, z]`: a write into `z` changes what `held[1]` reads), for the
         refusals; `ever`, which the tape reads, keeps to views and second names."""
         views = viewed_operands(value, is_local, is_static, resolve)
-        copied = _copied_by_method(value)
+        copied = copy_method_source(value)
         if copied is not None and is_local(copied):
             self.copies.setdefault(name, set()).add(copied)
         popped = _popped_from(value)
@@ -241,7 +241,7 @@ def _item_at(value, held):
     return True, held[index.value]
 
 
-def _copied_by_method(value):
+def copy_method_source(value):
     """`x` of `x.copy()`, else None."""
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
         if isinstance(value.func.value, gast.Name) and not value.args and not value.keywords:

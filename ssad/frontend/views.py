@@ -14,68 +14,17 @@ import inspect
 import weakref
 
 import gast
-import numpy as np
 
-from ..runtime import concat, merged, repeated, zipped
 from .builders import walk
 from .namespace import named_object
 from .outputs import is_library
 from .reach import ELEMENT, EXACT, HELD, elements, exact, integer_names, memory, reached, surely_integer, walked
 from .reach import base as _base, items as _items, may_resize as _may_resize, split_rebound as _split_rebound
 from .reach import shallow as _shallow, whole as _whole
-
-# Methods and NumPy functions whose result may be a view of (or be) their first operand.
-VIEW_METHODS = {
-    "reshape", "ravel", "transpose", "swapaxes", "squeeze", "view", "diagonal", "T", "mT", "real", "imag",
-    "flat", "base", "astype", "__array__", "conj", "conjugate",  # `z.conj()` of a real array is z
-}
-VIEW_FUNCTIONS = {
-    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
-    "broadcast_to", "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "diagonal",
-    "flip", "fliplr", "flipud", "real", "imag", "asarray_chkfinite", "require", "stop_gradient",
-    "matrix_transpose", "permute_dims", "rot90", "trim_zeros", "ascontiguousarray", "asfortranarray",
-    "asmatrix", "real_if_close", "as_strided", "sliding_window_view",
-    "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack",  # lists of views
-    "iterated",  # what a `for` loop walks: the array or list itself
-    "frombuffer", "from_dlpack",  # a's memory
-}
-# ... and those whose result is a view of (or is) their first operand for some operands only:
-# `np.diag(m)` of a matrix (of a vector, a new matrix), `np.diff(a, 0)`, `np.polyder(p, 0)`,
-# a scalar type called on an array of its dtype (`np.float64(a)` is a), `np.nditer(a, ...)`.
-VIEW_SOMETIMES = {"diag", "diff", "polyder", "polyint", "nditer", "nested_iters"} | {
-    name for name in dir(np) if isinstance(getattr(np, name), type) and issubclass(getattr(np, name), np.generic)}
-ORDER_ARGUMENTS = {"diff": "n", "polyder": "m", "polyint": "m"}  # a view when it is 0; 1 by default
-# NumPy functions whose result is their first operand itself (or views of their operands)
-# unless `copy=True`, the default: `np.array(a, copy=None)` and `copy=False` are `a`,
-# `np.astype(a, t, copy=False)` too, `np.meshgrid(x, y, copy=False)` views x and y.
-VIEW_UNLESS_COPIED = {"array", "astype", "meshgrid"}
-# Attributes of an array that share nothing with it; any other attribute of a local value
-# (a field of your object, `state.h`) may be part of it, or a view (`y.T`).
-FIELD_FACTS = {"shape", "size", "ndim", "dtype", "nbytes", "itemsize", "strides", "flags", "__class__", "__name__"}
-
-
-def shares_attribute(attr):
-    """Whether `value.attr` may share the memory of `value`."""
-    return attr in VIEW_METHODS or attr not in FIELD_FACTS
-
-
-# Methods of a dict whose result holds (or is) one of its values: `for v in d.values()`
-# walks the very lists and arrays `d` holds.
-CONTAINER_READS = {"values", "items", "get", "setdefault"}
-ITEM_READS = CONTAINER_READS | {"pop", "popitem"}  # and those whose result is one of its items
-VIEW_OF_ANY = {"broadcast_arrays", "einsum", "ix_"}  # `np.einsum("ij->ji", a)` is a view of a
-# Builtins that build a new container of the operands' items (which may be shared), and how
-# ssad lowers others: `merged` is `{**d, **e}`, `concat` is `xs + ys`, `repeated` is `xs * n`,
-# `zipped` is `zip(xs, ys)` (a list of tuples of their items). `copy.copy` is one too: a new
-# list, dict or record whose items are the operand's (of an array, a new array, which holding
-# its operand only overstates).
-NEW_CONTAINERS = (list, tuple, dict, sorted, merged, concat, repeated, zipped, copy.copy)
-# Builtins that build new values (numbers, strings, ranges) rather than hand back an
-# operand or its parts, as `list(z)` (the rows of z), `max(rows, key=f)` and `next(it)` do.
-FRESH_BUILTINS = {
-    "len", "range", "float", "int", "complex", "bool", "str", "repr", "abs", "round", "pow", "sum", "divmod",
-    "isinstance", "issubclass", "hasattr", "callable", "print", "any", "all", "hash", "id", "type", "format",
-}
+from .view_names import (
+    CONTAINER_READS, FRESH_BUILTINS, ITEM_READS, VALUE_METHODS, VIEW_METHODS, VIEW_OF_ANY, copies, shares_attribute,
+    views_first,
+)
 
 
 def viewed_operand(value, is_local, is_static, resolve=None):
@@ -111,7 +60,10 @@ def viewed_operands(value, is_local, is_static, resolve=None):
     func = value.func
     operands = list(value.args) + [k.value for k in value.keywords]
     if isinstance(func, gast.Attribute) and not is_static(func):
-        return local(func.value) if func.attr in VIEW_METHODS or func.attr in CONTAINER_READS else []
+        if func.attr in VIEW_METHODS or func.attr in CONTAINER_READS:
+            return local(func.value)
+        # a method of your object (`o.head()` may return `self.a[:2]`); in generated code, NumPy's
+        return [] if func.attr in VALUE_METHODS or resolve is None else local(func.value) + every(operands)
     if not is_static(func):  # a function value: a nested `def`, a lambda, a parameter
         return every(operands) if resolve is not None else []
     name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
@@ -139,23 +91,6 @@ def viewed_operands(value, is_local, is_static, resolve=None):
         if name in returned:
             chosen += local(keyword.value)
     return chosen
-
-
-def views_first(name, call):
-    """Whether the library function `name`, called as `call`, may return its first operand
-    or a view of it."""
-    if name in VIEW_UNLESS_COPIED:
-        return not copies(call)
-    if name in ORDER_ARGUMENTS:
-        told = call.args[1:2] + [k.value for k in call.keywords if k.arg == ORDER_ARGUMENTS[name]]
-        return bool(told) and not (isinstance(told[0], gast.Constant) and told[0].value not in (0, False))
-    return name in VIEW_FUNCTIONS or name in VIEW_SOMETIMES
-
-
-def copies(call):
-    """Whether `call` is told to copy: no `copy=` (True is the default) or `copy=True`."""
-    told = [k.value for k in call.keywords if k.arg == "copy"]
-    return not told or (isinstance(told[0], gast.Constant) and told[0].value is True)
 
 
 def _positional(function):
@@ -403,7 +338,9 @@ def _operands_shared(call, is_static, resolve):
     if any(isinstance(a, gast.Starred) for a in call.args):
         return operands
     if isinstance(call.func, gast.Attribute) and not is_static(call.func):  # a method: its receiver
-        return [call.func.value] if call.func.attr in VIEW_METHODS or call.func.attr in CONTAINER_READS else []
+        if call.func.attr in VIEW_METHODS or call.func.attr in CONTAINER_READS:
+            return [call.func.value]
+        return [] if call.func.attr in VALUE_METHODS else [call.func.value, *operands]  # or your object's
     # a constant stays itself (`copy=True` tells `np.array` to copy), and shares nothing
     placeholders = [o if isinstance(o, gast.Constant) else _placeholder(k) for k, o in enumerate(operands)]
     keywords = zip(call.keywords, placeholders[len(call.args):], strict=True)

@@ -133,6 +133,18 @@ def _held(value, outside):
     return ()
 
 
+def held_values(value):
+    """What `value` holds: the items of a list, tuple or dict, the fields of a dataclass record,
+    the attributes of another object of yours; none for an array, a number, a string, a
+    class, a module or a function."""
+    if isinstance(value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return ()
+    held = _held(value, None)
+    if held or isinstance(value, (np.ndarray, str, bytes, numbers.Number, dict, list, tuple, np.generic)):
+        return held
+    return list(getattr(value, "__dict__", {}).values())
+
+
 def _memory_of(value):
     """The array owning the memory of the array `value` (itself, or what it is a view of)."""
     if not isinstance(value, np.ndarray):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import MissingRuleError, SourceError, UnsupportedSyntaxError
 from .item_guards import changed_item_held_once, holds_changeable, item_held_by, item_held_elsewhere, numbers_only
-from .item_guards import rebound_by_augmented
+from .item_guards import held_values, rebound_by_augmented
 from .locations import caller_location, source_line
 
 
@@ -121,6 +121,23 @@ def not_a_view_of(value, array, message, filename, lineno, col):
     Raises for one; a number or a copy passes."""
     if isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array):
         raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
+
+
+def unshared_with(written, reader, message, filename, lineno, col):
+    """Before `h[k] = v` writes into `written` where the front end cannot tell whether `reader`,
+    read afterwards, shares it: what a method of your object returns (`h = o.head()` may be a
+    view of a field of `o`, or a new array), `np.diag(m)` (a view of a matrix, a new array of a
+    vector), `max(m)`. Raises where `reader` is `written`, shares its memory, or holds such a
+    value at any depth (an item of a list, dict or tuple, a field of an object); else passes."""
+    seen, stack = set(), [reader]
+    while stack:
+        value = stack.pop()
+        if value is written or (isinstance(value, np.ndarray) and isinstance(written, np.ndarray)
+                                and _overlaps(value, written)):
+            raise UnsupportedSyntaxError(message, filename, lineno, col, source_line(filename, lineno))
+        if id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(held_values(value))
 
 
 def walk_unchanged(walked, position, backwards, target, index, message, filename, lineno, col):
@@ -336,6 +353,6 @@ def list_changed(receiver, method, text, filename, lineno, col):
 
 
 # the checks above that raise or do nothing, which generated code calls for their effect
-GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, rebound_by_augmented,
+GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, unshared_with, rebound_by_augmented,
           unchanged_by_call, items_unchanged_by_call, elements_unchanged_by_call, not_changed_in_place, keeps_length, discrete_only,
           changed_item_held_once, item_held_by, item_held_elsewhere, list_changed)
