@@ -54,14 +54,18 @@ DICT_CASES = list(itertools.product(DICT_MAKERS, DICT_CHANGES))
 ITEMS = {"arrays": ("x * 1.0", "x * 2.0", "x"), "numbers": ("x[0] * 1.0", "x[1] * 2.0", "x[0]")}
 
 
+def _list_program(name, maker, change, w, caller):
+    """`helper_name(ys, w)`, which makes `zs` from `ys` and changes it, and `name(x)`, whose
+    body is the lines `caller` with CALL standing for the call of the helper."""
+    return (f"def helper_{name}(ys, w):\n    zs = {MAKERS[maker]}\n    {CHANGES[change]}\n    return np.sum(zs[0])\n\n\n"
+            f"def {name}(x):\n" + "".join(f"    {line}\n" for line in caller).replace("CALL", f"helper_{name}(ys, {w})"))
+
+
 def _source():
     functions = ["import copy", "import numpy as np"]
     for (maker, change), (kind, (first, second, w)) in itertools.product(CASES, ITEMS.items()):
-        name = f"{kind}__{maker}__{change}"
-        functions.append(
-            f"def helper_{name}(ys, w):\n    zs = {MAKERS[maker]}\n    {CHANGES[change]}\n    return np.sum(zs[0])\n\n\n"
-            f"def {name}(x):\n    ys = [{first}, {second}]\n    r = helper_{name}(ys, {w})\n"
-            f"    return r + np.sum(ys[0] * x) + np.sum(ys[-1]) * len(ys)\n")
+        functions.append(_list_program(f"{kind}__{maker}__{change}", maker, change, w, [
+            f"ys = [{first}, {second}]", "r = CALL", "return r + np.sum(ys[0] * x) + np.sum(ys[-1]) * len(ys)"]))
     for (maker, change), (kind, (first, second, w)) in itertools.product(DICT_CASES, ITEMS.items()):
         name = f"{kind}__{maker}__{change}"
         functions.append(
@@ -88,11 +92,8 @@ def _source_read_by_name():
     functions = ["import copy", "import numpy as np"]
     for maker, change, kind in BY_NAME:
         first, second, w = ITEMS[kind]
-        name = f"{kind}__{maker}__{change}"
-        functions.append(
-            f"def helper_{name}(ys, w):\n    zs = {MAKERS[maker]}\n    {CHANGES[change]}\n    return np.sum(zs[0])\n\n\n"
-            f"def {name}(x):\n    v = {first}\n    ys = [v, {second}]\n    r = helper_{name}(ys, {w})\n"
-            f"    return r + np.sum(v * x)\n")
+        functions.append(_list_program(f"{kind}__{maker}__{change}", maker, change, w, [
+            f"v = {first}", f"ys = [v, {second}]", "r = CALL", "return r + np.sum(v * x)"]))
     return "\n\n".join(functions)
 
 
