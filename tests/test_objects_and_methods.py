@@ -500,13 +500,43 @@ def _layer_then_relu_in_place(x):
     g = o.scaled()
     g[g < 0] = 0.0  # `g` may be a field of `o` for all ssad can see: the generated code checks it
     g *= x[1]
-    return np.sum(g * g) + np.sum(h)
+    return np.sum(g * g) + np.sum(h) + np.sum(o.head())  # `o` read after the write
 
 
 def test_a_write_into_a_new_array_a_method_returned_is_differentiated():
     got = ssad.grad(_layer_then_relu_in_place)(X)
     np.testing.assert_allclose(got, finite_difference_gradient(_layer_then_relu_in_place, (X,), 0), rtol=1e-6)
     assert "unshared_with(g, o, " in ssad.show(_layer_then_relu_in_place).source
+
+
+def _residual_blocks(x):
+    o = _Held(np.array([0.5, -1.0, 2.0]), 2.0)
+    h = x * 1.0
+    for _ in range(2):
+        u = o.scaled() * h  # a new array, for all ssad can see perhaps `o.a`: `u +=` is checked where it runs
+        u += h
+        h = np.tanh(u)
+    return np.sum(h * h)
+
+
+def test_an_augmented_assignment_to_what_a_method_returned_is_differentiated():
+    got = ssad.grad(_residual_blocks)(X)
+    expected = finite_difference_gradient(_residual_blocks, (X,), 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+    tangent = np.array([0.2, -0.4, 0.9])
+    np.testing.assert_allclose(ssad.jvp(_residual_blocks, (X,), (tangent,))[1], expected @ tangent, rtol=1e-6, atol=1e-8)
+
+
+def _field_scaled_in_place(x):
+    o = _Held(x * 0.1, 2.0)
+    b = o.whole()  # o.a itself
+    b *= 2.0
+    return np.sum(o.scaled() * b)
+
+
+def test_an_augmented_assignment_to_a_field_a_method_returned_is_refused():
+    with pytest.raises(ssad.SsadError, match="`b \\*= ...` would change an array or a list that `o`"):
+        ssad.grad(_field_scaled_in_place)(X)
 
 
 def _scaled_then_write(x):

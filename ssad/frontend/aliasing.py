@@ -74,12 +74,7 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             )
             raise WritesIntoArguments(parameters, refusal) if parameters and not self.is_generated() else refusal
         holders = [n for n in [name, *self.sharing.others(name)] if n in self.module_level]
-        guarded = write and not list_change and not self.is_generated() and name not in self.views
-        if guarded and name in self.uncertain:  # which of them it shares, the running code tells
-            self.emit_unshared(user_name, [users[n] for n in others if n in users and users[n] != user_name], statement,
-                               f"`{written}` would change an array that `{{}}` holds or shares (what a call returned "
-                               f"may be a view of it); copy it first (`{user_name} = {user_name}.copy()`)")
-            return
+        guarded = not list_change and not self.is_generated() and name not in self.views
         if holders and changes_shared and name not in self.numbers and not self.is_generated():
             raise self.parsed.unsupported(
                 statement,
@@ -90,6 +85,12 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
         # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would
         # see the change, which the rebinding ssad makes of `x += v` would not show.
         later = [u for u in sharing if u != self.early_result and self.read_later(u)]
+        if later and guarded and name in self.uncertain:  # which of them it shares, the running code tells
+            self.emit_unshared(user_name, later, statement,
+                               f"`{written}` would change {'an array' if write else 'an array or a list'} that `{{}}` "
+                               f"holds or shares (what a call returned may be a view of it, or it itself); "
+                               f"copy it first (`{user_name} = {user_name}.copy()`)")
+            return
         if later:
             fix = (f"write `{user_name} = {user_name} {written.split()[1][:-1]} ...` for a new value (`{later[0]}` "
                    f"then keeps its own), or change `{later[0]}` by its own name") if not write else (
@@ -109,7 +110,7 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             if guarded and all(self.current.get(u) in self.uncertain for u in later):
                 self.emit_unshared(user_name, later, statement, message.replace(f"`{later[0]}`", "`{}`", 1))
                 return
-            if (guarded and all(self.current.get(u) in self.maybe_numbers and self.current.get(u) in self.sharing.item_of
+            if (write and guarded and all(self.current.get(u) in self.maybe_numbers and self.current.get(u) in self.sharing.item_of
                                 for u in later)):
                 # `v = t[1]` then `t[0] = 5.0`: an element read of a vector is a number, which the
                 # write leaves alone; of a matrix, a row the write changes. Which one is known when

@@ -128,7 +128,11 @@ def unshared_with(written, reader, message, filename, lineno, col):
     read afterwards, shares it: what a method of your object returns (`h = o.head()` may be a
     view of a field of `o`, or a new array), `np.diag(m)` (a view of a matrix, a new array of a
     vector), `max(m)`. Raises where `reader` is `written`, shares its memory, or holds such a
-    value at any depth (an item of a list, dict or tuple, a field of an object); else passes."""
+    value at any depth (an item of a list, dict or tuple, a field of an object); else passes.
+    Before `t += v` the same, where `t` is an array or a list; a number, a tuple or a string
+    `t` is rebound, as ssad's lowering does, and passes."""
+    if isinstance(written, (numbers.Number, np.generic, tuple, str, bytes, frozenset, type(None))):
+        return
     seen, stack = set(), [reader]
     while stack:
         value = stack.pop()
