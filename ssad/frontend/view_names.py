@@ -31,8 +31,9 @@ VIEW_FUNCTIONS = {
 }
 # ... and those whose result is a view of (or is) their first operand for some operands only:
 # `np.diag(m)` of a matrix (of a vector, a new matrix), `np.diff(a, 0)`, `np.polyder(p, 0)`,
-# a scalar type called on an array of its dtype (`np.float64(a)` is a), `np.nditer(a, ...)`.
-VIEW_SOMETIMES = {"diag", "diff", "polyder", "polyint", "nditer", "nested_iters"} | {
+# a scalar type called on an array of its dtype (`np.float64(a)` is a), `np.nditer(a, ...)`,
+# `np.histogram(a, bins=e)` (its edges are `e` itself, given as an array).
+VIEW_SOMETIMES = {"diag", "diff", "polyder", "polyint", "nditer", "nested_iters", "histogram", "histogram_bin_edges"} | {
     name for name in dir(np) if isinstance(getattr(np, name), type) and issubclass(getattr(np, name), np.generic)}
 ORDER_ARGUMENTS = {"diff": "n", "polyder": "m", "polyint": "m"}  # a view when it is 0; 1 by default
 # NumPy functions whose result is their first operand itself (or views of their operands)
@@ -58,8 +59,10 @@ VALUE_METHODS = frozenset(n for kind in (list, dict, set, str, tuple, np.ndarray
 CONTAINER_READS = {"values", "items", "get", "setdefault"}
 ITEM_READS = CONTAINER_READS | {"pop", "popitem"}  # and those whose result is one of its items
 # Calls whose result may share any operand: `np.einsum("ij->ji", a)` is a view of a, `np.ix_(a, b)`
-# views a and b, `replaced(p, names, values)` (`dataclasses.replace(p, ...)`) holds the fields of p.
-VIEW_OF_ANY = {"broadcast_arrays", "einsum", "ix_", "replaced"}
+# and `np.atleast_1d(a, b)` view a and b, `np.histogram(a, e)` returns e, `replaced(p, names,
+# values)` (`dataclasses.replace(p, ...)`) holds the fields of p.
+VIEW_OF_ANY = {"broadcast_arrays", "einsum", "ix_", "atleast_1d", "atleast_2d", "atleast_3d", "histogram",
+               "histogram_bin_edges", "replaced"}
 # Builtins that build a new container of the operands' items (which may be shared), and how
 # ssad lowers others: `merged` is `{**d, **e}`, `concat` is `xs + ys`, `repeated` is `xs * n`,
 # `zipped` is `zip(xs, ys)` (a list of tuples of their items). `copy.copy` is one too: a new

@@ -882,8 +882,9 @@ nondifferentiable(_computed_edges)
 
 @adjoint(np.histogram_bin_edges)
 def histogram_bin_edges_adjoint(dy, y, a, bins=10, range=None, weights=None):
-    if not _computed_edges(bins, range):
-        return (None, dy) if np.ndim(bins) == 1 else (None,)
+    if not _computed_edges(bins, range):  # edges given, or spread over `range`: they do not move with `a`
+        zero = np.zeros(np.shape(a))
+        return (zero, dy) if np.ndim(bins) == 1 else (zero,)
     low, high = _edge_weights(y)
     d_low, d_high = np.sum(dy * low), np.sum(dy * high)
     return (d_low * _extreme_share(a, np.min(a)) + d_high * _extreme_share(a, np.max(a)),)

@@ -59,3 +59,32 @@ def test_every_declared_nondifferentiable_primitive_is_registered():
 def test_the_rule_table_is_broad():
     assert len(builtin_adjoint_primitives()) >= 120
     assert len(REGISTRY.nondifferentiable_primitives()) >= 60
+
+
+def test_a_rule_returns_none_only_where_the_generated_code_knows_it():
+    """Generated code drops an argument's adjoint where every `return` of the rule holds a
+    literal None at its place (`call_adjoints._none_positions`); anywhere else it uses the
+    value, and a None there (`return (None, dy) if ... else ...`) raised TypeError in the
+    user's gradient (np.histogram_bin_edges with given edges did)."""
+    import warnings
+
+    import numpy as np
+
+    from ssad.testing import _apply, _is_float_input, _random_like
+    from ssad.transform.call_adjoints import _none_positions
+
+    unknown = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for module in MODULES:
+            for case in module.CASES:
+                rule = REGISTRY.adjoint_rule(case.primitive)
+                if rule is None or not rule.__module__.startswith("ssad."):
+                    continue
+                y = _apply(case.primitive, *case.args, **case.kwargs)
+                adjoints = rule(_random_like(y, np.random.default_rng(0)), y, *case.args, **case.kwargs)
+                always = _none_positions(rule)[0]
+                unknown += [f"{case.id or primitive_name(case.primitive)} argument {i}"
+                            for i, (arg, d) in enumerate(zip(case.args, adjoints, strict=False))
+                            if d is None and _is_float_input(arg) and i not in always]
+    assert not unknown, f"rules returning None where generated code does not drop it: {unknown}"
