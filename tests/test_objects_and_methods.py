@@ -7,6 +7,7 @@ forward mode and, where the program is twice differentiable, at second order; wh
 cannot differentiate is refused at the user's line.
 """
 
+import functools
 import math
 import statistics
 from collections import namedtuple
@@ -549,3 +550,56 @@ def _scaled_then_write(x):
 def test_a_write_into_what_a_method_call_did_not_take_is_differentiated():
     np.testing.assert_allclose(ssad.grad(_scaled_then_write)(X),
                                finite_difference_gradient(_scaled_then_write, (X,), 0), rtol=1e-6)
+
+
+# ----- a call through a function value: a bound method, a partial, a lambda, a function chosen
+
+
+def _bound_method_then_write(x):
+    v = x * 1.0
+    head = _Held(v, 1.0).head  # a bound method holds its object
+    h = head()
+    v[0] = 3.0  # changes h: it is a view of the field
+    return np.sum(h * x[:2])
+
+
+def _partial_then_write(x):
+    v = x * 1.0
+    first_two = functools.partial(_first_two, v)
+    h = first_two()
+    v[0] = 3.0
+    return np.sum(h * x[:2])
+
+
+def _first_two(t):
+    return t[:2]
+
+
+@pytest.mark.parametrize("f", [_bound_method_then_write, _partial_then_write])
+def test_a_write_into_what_a_function_value_returned_is_refused(f):
+    # both gave a wrong gradient: the call's result was taken to share nothing the function value held
+    with pytest.raises(ssad.SsadError, match="would change an array"):
+        ssad.grad(f)(X)
+
+
+def _chosen_activation_then_write(x):
+    act = np.tanh if x[0] > 0 else np.abs
+    z = x * 2.0
+    h = act(z)  # a new array: the write below leaves z alone, which the generated code checks
+    h[0] = 0.0
+    return np.sum(h * z)
+
+
+def _lambda_then_add(x):
+    double = lambda t: t * 2.0  # noqa: E731
+    z = x * 1.0
+    h = double(z)
+    h += z
+    return np.sum(h * z)
+
+
+@pytest.mark.parametrize("f", [_chosen_activation_then_write, _lambda_then_add])
+def test_a_write_into_a_new_array_a_function_value_returned_is_differentiated(f):
+    # refused before, where the operand was read afterwards
+    for x in (X, -X):
+        np.testing.assert_allclose(ssad.grad(f)(x), finite_difference_gradient(f, (x,), 0), rtol=1e-6, atol=1e-8)

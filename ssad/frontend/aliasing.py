@@ -129,13 +129,16 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
     def note_view(self, name, value):
         """After `name = value`: whether `name` is surely a view (`views`), or a value whose sharing
         only the running code tells (`uncertain`): what a method of your object returns (`o.head()`
-        may be `self.a[:2]`, or a new array), `np.diag(m)` (of a matrix a view, of a vector a new
+        may be `self.a[:2]`, or a new array), or a call through a function value (`f = o.head;
+        f()`, a partial, a lambda), `np.diag(m)` (of a matrix a view, of a vector a new
         one), a scalar type called (`np.float64(a)`), `max(m)`; and a second name of such a value."""
         (self.views.add if self.is_view(value) else self.views.discard)(name)
         func = value.func if isinstance(value, gast.Call) else None
         uncertain = isinstance(value, gast.Name) and value.id in self.uncertain
         if isinstance(func, gast.Attribute) and not self.is_static(func):
             uncertain = func.attr not in VALUE_METHODS and func.attr not in VIEW_METHODS and func.attr not in CONTAINER_READS
+        elif func is not None and not self.is_static(func):  # a call through a function value
+            uncertain = not self.is_generated()
         elif func is not None and self.is_static(func) and not self.is_generated():
             callee = self.resolve_static(func)
             uncertain = callee in (min, max) or (is_library(callee) and views_first(_called_name(func), value)

@@ -64,8 +64,8 @@ def viewed_operands(value, is_local, is_static, resolve=None):
             return local(func.value)
         # a method of your object (`o.head()` may return `self.a[:2]`); in generated code, NumPy's
         return [] if func.attr in VALUE_METHODS or resolve is None else local(func.value) + every(operands)
-    if not is_static(func):  # a function value: a nested `def`, a lambda, a parameter
-        return every(operands) if resolve is not None else []
+    if not is_static(func):  # a function value: a nested `def`, a lambda, a parameter, a bound method, a partial
+        return every(operands) + local(func) if resolve is not None else []  # and what it holds (`o` of `o.head`)
     name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
     callee = resolve(func) if resolve is not None else None
     if callee is copy.deepcopy or callee is copy.copy:
