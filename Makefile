@@ -25,7 +25,7 @@ test: install
 	$(BIN)/python -m pytest tests -n $(TEST_JOBS)
 
 # Random programs against finite differences and autograd; every wrong or crashed program
-# goes to fuzz-*.txt. Most of a day on 2 cores (1,000 programs in five modes: about 55 minutes);
+# goes to fuzz-*.txt. Most of a day on 2 cores (1,000 programs in five modes: about 25 minutes);
 # FUZZ_PROGRAMS=1000 for a shorter run. FUZZ_RECORD=FILE keeps the five-mode sweep's results
 # in FILE and runs only the programs it does not hold, so the sweep can be run in parts
 # (tests/fuzz/record.py; `python -m tests.fuzz --tally FILE` prints its table).
