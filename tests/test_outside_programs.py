@@ -1161,6 +1161,34 @@ def divides_an_array_a_selection_may_hold(x):
     return np.sum(t * u)
 
 
+def chooses_an_element_or_a_parameter(x, y, s):
+    z = np.full(4, np.sum(y))
+    choice = min(-0.29, z[0]) if y[0] < -0.38 else s  # the caller's s on one path, an element of z on the other
+    z[1] *= np.tanh(np.sum(x))  # a write into z: nothing of the caller's
+    return np.sum(z * x) + choice * np.sum(y)
+
+
+_CHOOSES_GRADIENT_X = ssad.grad(chooses_an_element_or_a_parameter, wrt="x")
+
+
+def calls_the_gradient_of_a_choice(x, y, s):
+    gx = _CHOOSES_GRADIENT_X(x, y, s)
+    return 0.5 * chooses_an_element_or_a_parameter(x, y, s) + np.sum(np.sin(gx)) + s * np.sum(gx * y)
+
+
+def test_a_write_into_an_array_a_choice_may_have_read_is_not_the_callers():
+    # random program 757 of the five-mode sweep, inside a differentiated function: `z[1] *= ...`
+    # was refused as a write into the caller's array, through `choice`, which may be s or z[0]
+    x, s = np.array([-1.29, -1.33, -0.94, 0.86]), 0.45
+    for y in (np.array([-0.53, -1.21, -0.22, 1.23]), np.array([0.33, -1.21, -0.22, 1.23])):
+        got = ssad.grad(calls_the_gradient_of_a_choice, wrt=(0, 1, 2))(x, y, s)
+        args = (x, y, s)
+        for k, (g, value) in enumerate(zip(got, args, strict=True)):
+            def moved(v, k=k, args=args):
+                return calls_the_gradient_of_a_choice(*[v if i == k else a for i, a in enumerate(args)])
+            np.testing.assert_allclose(g, numerical_gradient(moved, value), rtol=1e-5, atol=1e-7)
+
+
 def test_a_value_min_or_max_chose_shares_each_operand_and_they_not_each_other():
     # `t1 = min([y[2], s, 0.3], key=abs)` then `s -= y @ y` was refused as a write into y
     # (random program 100263): what min chose was recorded as sharing all its operands'

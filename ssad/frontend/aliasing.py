@@ -64,8 +64,10 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
         lists = {users[n] for n in set(others) - set(self.sharing.others(name)) if n in users}
         sharing = [users[n] for n in others if n in users]
         changes_shared = not (list_change and name in self.new_containers)
-        if write and changes_shared and (name in self.callers or any(n in self.callers for n in self.sharing.others(name))):
-            holders = [n for n in [name, *self.sharing.others(name)] if n in self.callers]
+        # a value that may be any of its sources (`t = min(z[0], s)`, what a method returned) is the
+        # caller's where `s` is: `z` is not, and what a write into `z` does to `t` is checked below
+        holders = [n for n in [name, *self.sharing.others(name)] if n in self.callers and (n == name or n not in self.uncertain)]
+        if write and changes_shared and holders:
             parameters = set().union(*(self.roots.get(n, set()) for n in holders))
             refusal = self.parsed.unsupported(
                 statement,
@@ -131,7 +133,9 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
         only the running code tells (`uncertain`): what a method of your object returns (`o.head()`
         may be `self.a[:2]`, or a new array), or a call through a function value (`f = o.head;
         f()`, a partial, a lambda), `np.diag(m)` (of a matrix a view, of a vector a new
-        one), a scalar type called (`np.float64(a)`), `max(m)`; and a second name of such a value."""
+        one), a scalar type called (`np.float64(a)`), `max(m)`; and a second name of such a value.
+        A name stays uncertain once bound to one: `choice = min(a, b)` on one path and `choice = s`
+        on another is either (a guard where the code runs is right for both)."""
         (self.views.add if self.is_view(value) else self.views.discard)(name)
         func = value.func if isinstance(value, gast.Call) else None
         uncertain = isinstance(value, gast.Name) and value.id in self.uncertain
@@ -143,7 +147,8 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             callee = self.resolve_static(func)
             uncertain = callee in (min, max) or (is_library(callee) and views_first(_called_name(func), value)
                                                   and _called_name(func) in VIEW_SOMETIMES)
-        (self.uncertain.add if uncertain else self.uncertain.discard)(name)
+        if uncertain:  # kept when the name is bound again: on another path it may still hold that value
+            self.uncertain.add(name)
 
     def is_view(self, value):
         """Whether `value` is a view of an array (so an array itself): a slice, `.T`, `.reshape(...)`,
