@@ -4,9 +4,12 @@ A name may hold the parameter `p` itself, as it was passed (the token `p=`: `z =
 `z = p if c else q`), a part of its memory (`p`: a view, `z = p.T`, or a container or value
 made from it), one element of `p` itself (`p:`: `t = p[2]`, `t = p[k]` with `k` surely an
 integer, `for t in p`), something `p` holds (`p.`: an item at any depth, or a view of one:
-`t = p[1:]`, `t = p.T[0]`), or a shallow copy of `p` (`p[]`: `y = p.copy()`, a new container
-of `p`'s items). A change of the name itself reaches `p` for all but the last; an item read
-from any of them is something `p` holds.
+`t = p[1:]`, `t = p.T[0]`), a shallow copy of `p` (`p[]`: `y = p.copy()`, a new container
+of `p`'s items), or a container the function builds by a display holding `p` itself
+(`p+1`: `c = [a, p]`, `{"w": p}`; `p+2`: `[[p]]`) or an element of it (`p;1`: `(p[0], 0.5)`),
+nested k deep (deeper counts as DEPTH). A change of the name itself reaches `p` for the first
+four; an item read from a container holding `p` is `p` itself one level down (`c[1]`), an
+element of it at the last level (`(p[0], 0.5)[0]`), and something `p` holds for the rest.
 
 An element of `p` itself is told apart for one case: a function that rebinds it (`t /= s`)
 changes nothing of the caller's when `p` is a 1-D array of numbers (its elements are
@@ -14,18 +17,29 @@ numbers), and changes `p` for a 2-D array (its rows are views) or a list of list
 """
 
 import copy
+import math
 
 import gast
+import numpy as np
 
 from .builders import scope_names, walk
 
 
 EXACT, ELEMENT, HELD, SHALLOW = "=", ":", ".", "[]"
+HOLDS, HOLDS_ELEMENT, DEPTH = "+", ";", 3  # `p+k`, `p;k`: k nested displays, at most DEPTH
 
 
-def base(token):  # `p=`, `p`, `p:`, `p.`, `p[]` -> `p`
+def nested(token):  # (p, HOLDS or HOLDS_ELEMENT, k) of `p+k` and `p;k`, else None
+    if len(token) > 2 and token[-2] in (HOLDS, HOLDS_ELEMENT) and token[-1].isdigit():
+        return token[:-2], token[-2], int(token[-1])
+    return None
+
+
+def base(token):  # `p=`, `p`, `p:`, `p.`, `p[]`, `p+1`, `p;2` -> `p`
     if token.endswith(SHALLOW):
         return token[: -len(SHALLOW)]
+    if nested(token) is not None:
+        return token[:-2]
     return token[:-1] if token[-1:] in (EXACT, ELEMENT, HELD) else token
 
 
@@ -37,16 +51,53 @@ def reached(found):  # the parameters `found` may be, or a part of the memory of
     return {base(t) for t in found if t == base(t) or t.endswith(EXACT)}
 
 
-def memory(found):  # of a value made from `found` (a call's result, a container of it): not `p` itself
-    return {base(t) if t.endswith(EXACT) else t for t in found}
+def memory(found):  # of a value made from `found` (a call's result): not `p` itself
+    made = set()
+    for t in found:
+        inside = nested(t)
+        if inside is None:
+            made.add(base(t) if t.endswith(EXACT) else t)
+        else:  # a new container of the same items (`list(c)`), or one of them (`max(c)`), at any level
+            p, kind, depth = inside
+            made |= {p if kind == HOLDS else p + ELEMENT} | {f"{p}{kind}{k}" for k in range(1, depth + 1)}
+    return made
 
 
-def items(found):
-    return {base(t) + HELD for t in found}
+def holding(found):  # of a display (`[a, p]`, `(p[0], 0.5)`, `{"w": p}`) holding `found`
+    made = set()
+    for t in found:
+        inside = nested(t)
+        if t.endswith((EXACT, ELEMENT)):
+            made.add(base(t) + (HOLDS if t.endswith(EXACT) else HOLDS_ELEMENT) + "1")
+        elif inside is not None:
+            made.add(f"{inside[0]}{inside[1]}{min(inside[2] + 1, DEPTH)}")
+        else:
+            made |= memory({t})
+    return made
+
+
+def _unnested(p, kind, depth):  # what an element of a container `p+k` or `p;k` holds: one level down
+    down = {f"{p}{kind}{depth - 1}"} if depth > 1 else {p + (EXACT if kind == HOLDS else ELEMENT)}
+    return down | ({f"{p}{kind}{depth}"} if depth == DEPTH else set())  # DEPTH: that deep or deeper
+
+
+def items(found):  # an item at any depth, or a view of one
+    made = set()
+    for t in found:
+        inside = nested(t)
+        made.add(base(t) + HELD)
+        if inside is not None:
+            p, kind, depth = inside
+            made |= {p + (EXACT if kind == HOLDS else ELEMENT)} | {f"{p}{kind}{k}" for k in range(1, depth + 1)}
+    return made
 
 
 def elements(found):  # `z[k]`, `for t in z`: an element of `p` itself, something `p` holds for the rest
-    return {base(t) + (ELEMENT if t.endswith(EXACT) else HELD) for t in found}
+    made = set()
+    for t in found:
+        inside = nested(t)
+        made |= _unnested(*inside) if inside is not None else {base(t) + (ELEMENT if t.endswith(EXACT) else HELD)}
+    return made
 
 
 def walked(target, iterated, of, called):
@@ -67,8 +118,8 @@ def walked(target, iterated, of, called):
     return [(target, elements(of(iterated)))]
 
 
-def shallow(found):
-    return {base(t) + SHALLOW for t in found}
+def shallow(found):  # a copy of a container holding `p` holds `p` as well
+    return {t if nested(t) is not None else base(t) + SHALLOW for t in found}
 
 
 def whole(found):  # the parameters whose memory a change of `found` itself reaches
@@ -116,10 +167,16 @@ _INTEGER_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod, gast.LSh
                 gast.BitAnd, gast.BitOr, gast.BitXor)
 
 
+# NumPy's functions whose result is an integer, or with an axis an array of integers (as an
+# index, an element of the array or a new array: `z[np.argmin(a)]`)
+_INDICES = (np.argmin, np.argmax, np.nanargmin, np.nanargmax)
+
+
 def surely_integer(expr, names, called):
-    """Whether `expr` is an `int` wherever it runs: a constant (not a bool: `z[True]` is a
-    view), a name of `names`, `len(...)`, `int(...)`, and arithmetic on those. `called(f)`:
-    the object the static function expression `f` names, or None."""
+    """Whether `expr` is an `int` wherever it runs (or an array of them, which as an index
+    makes a new array): a constant (not a bool: `z[True]` is a view), a name of `names`,
+    `len(...)`, `int(...)`, `math.floor(...)`, `np.argmin(...)`, and arithmetic on those.
+    `called(f)`: the object the static function expression `f` names, or None."""
     if isinstance(expr, gast.Constant):
         return isinstance(expr.value, int) and not isinstance(expr.value, bool)
     if isinstance(expr, gast.Name):
@@ -130,8 +187,9 @@ def surely_integer(expr, names, called):
         return isinstance(expr.op, _INTEGER_OPS) and all(surely_integer(e, names, called) for e in (expr.left, expr.right))
     if isinstance(expr, gast.IfExp):
         return all(surely_integer(e, names, called) for e in (expr.body, expr.orelse))
-    if isinstance(expr, gast.Call) and not expr.keywords and len(expr.args) == 1:
-        return called(expr.func) in (len, int) and not isinstance(expr.args[0], gast.Starred)
+    if isinstance(expr, gast.Call) and not any(isinstance(a, gast.Starred) for a in expr.args):
+        callee = called(expr.func)
+        return callee in _INDICES or (not expr.keywords and len(expr.args) == 1 and callee in (len, int, math.floor, math.ceil))
     return False
 
 

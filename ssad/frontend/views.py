@@ -18,7 +18,8 @@ import gast
 from .builders import walk
 from .namespace import named_object
 from .outputs import is_library
-from .reach import ELEMENT, EXACT, HELD, elements, exact, integer_names, memory, reached, surely_integer, walked
+from .reach import ELEMENT, EXACT, HELD, elements, integer_names, memory, reached, surely_integer, walked
+from .reach import holding as _holding
 from .reach import base as _base, items as _items, may_resize as _may_resize, split_rebound as _split_rebound
 from .reach import shallow as _shallow, whole as _whole
 from .view_names import (
@@ -224,6 +225,12 @@ def _analyse(parsed):
         for parameter in found:
             places.setdefault(parameter, where)
 
+    def note_rebound(found, where):
+        """`t += v` (here, or in a function called) where `t` may be what `found` says."""
+        note(changed, reached(found), where)  # the parameter itself
+        note(changed_items, {t[:-1] for t in found if t.endswith(HELD)}, where)
+        note(changed_elements, {t[:-1] for t in found if t.endswith(ELEMENT)}, where)
+
     for statement in walk(node):
         if isinstance(statement, gast.Return) and statement.value is not None:
             returned |= _whole(of(statement.value))
@@ -237,9 +244,7 @@ def _analyse(parsed):
                         found |= _whole(of(target))  # `y[k] += v` may change the item `y[k]` itself in place
                 elif isinstance(statement, gast.AugAssign):
                     found = of(target)
-                    note(changed, reached(found), statement)  # the parameter itself
-                    note(changed_items, {t[:-1] for t in found if t.endswith(HELD)}, statement)
-                    note(changed_elements, {t[:-1] for t in found if t.endswith(ELEMENT)}, statement)
+                    note_rebound(found, statement)
                     found = reached(found) | {t[:-1] for t in found if t.endswith((HELD, ELEMENT))}
                     note(resized, found if _may_resize(statement, target) else (), statement)
                 else:
@@ -257,18 +262,16 @@ def _analyse(parsed):
             passed += [(k.arg, k.value) for k in statement.keywords if k.arg is not None] if inner is not None else []
             for parameter_name, arg in passed:
                 found = of(arg)
-                itself, as_passed = reached(found), exact(found)
-                held = {_base(t) for t in found if t.endswith(HELD)}
-                one = {_base(t) for t in found if t.endswith(ELEMENT)}
-                parts = {_base(t) for t in found} - itself  # an element, an item, of a shallow copy: an item
-                for places, inner_places, given in (
-                        (changed, inner.changed, itself), (changed_items, inner.changed, held),
-                        (changed_elements, inner.changed, one), (changed_items, inner.changed_items, itself | parts),
-                        (changed_elements, inner.changed_elements, as_passed),
-                        (changed_items, inner.changed_elements, (itself - as_passed) | parts),
-                        (written, inner.written, itself | parts), (resized, inner.resized, itself)):
+                # the callee's `t += v` on its parameter, an item of it, an element of it: on those of `found`
+                for inner_places, rebound in ((inner.changed, found), (inner.changed_items, _items(found)),
+                                              (inner.changed_elements, elements(found))):
                     if parameter_name in inner_places:
-                        note(places, given, inner_places[parameter_name])
+                        note_rebound(rebound, inner_places[parameter_name])
+                every_part = {_base(t) for t in found}
+                if parameter_name in inner.written:
+                    note(written, every_part, inner.written[parameter_name])
+                if parameter_name in inner.resized:
+                    note(resized, reached(found), inner.resized[parameter_name])
     for parameter, where in [*changed.items(), *changed_items.items(), *changed_elements.items()]:
         written.setdefault(parameter, where)
 
@@ -294,9 +297,11 @@ def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None
     (as `viewed_operands`, for nested expressions). With `item` and `shallow` (each a map of
     such sets), a part of a value (`y[k]`, `y.f`, `y.pop()`, what `for` walks) has
     `item(of(y))`, and a shallow copy (`y.copy()`, `copy.copy(y)`) `shallow(of(y))`; with
-    `element`, `y[k]` has `element(of(y), k)`. A value made from `y` (a call's result, a
-    container holding it) has `memory(of(y))`: not `y` itself (see `reach`)."""
+    `element`, `y[k]` has `element(of(y), k)`, a display holding `y` (`[a, y]`) `holding(of(y))`,
+    and `max(a, y)` what `a` or `y` has (`max(items)` what an element of `items` has). A value
+    made from `y` (a call's result) has `memory(of(y))`: not `y` itself (see `reach`)."""
     item = item or (lambda found: found)
+    holds = _holding if element is not None else memory  # a display's value: a container of the items
 
     def of(expr):
         if isinstance(expr, gast.Name):
@@ -318,18 +323,32 @@ def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None
             if is_static(func) and resolve(func) is copy.copy and len(expr.args) == 1:
                 return shallow(of(expr.args[0]))
         if isinstance(expr, (gast.Tuple, gast.List, gast.Set)):
-            return memory(set().union(*(of(e) for e in expr.elts)))
+            return holds(set().union(*(of(e) for e in expr.elts)))
         if isinstance(expr, gast.Dict):
-            return memory(set().union(*(of(v) for v in expr.values)))
+            return holds(set().union(*(of(v) for v in expr.values)))
         if isinstance(expr, gast.IfExp):
             return of(expr.body) | of(expr.orelse)
         if isinstance(expr, gast.BoolOp):
             return set().union(*(of(v) for v in expr.values))
+        if isinstance(expr, gast.Call) and element is not None and _chooses(expr, is_static, resolve):
+            # `max(a, b)` is a or b itself, `max(items, key=f)` one item, as an integer index reads
+            chosen = [of(a) for a in expr.args] if len(expr.args) > 1 else [element(of(expr.args[0]), _AN_INT)]
+            return set().union(*chosen, *(of(k.value) for k in expr.keywords if k.arg == "default"))
         if isinstance(expr, gast.Call):
             return memory(set().union(*(of(a) for a in _operands_shared(expr, is_static, resolve))))
         return set()  # arithmetic, comparisons, constants: new values
 
     return of(expr)
+
+
+_AN_INT = gast.Constant(value=0, kind=None)
+
+
+def _chooses(call, is_static, resolve):
+    """Whether `call` is the builtin `max` or `min` given its operands by position."""
+    return (is_static(call.func) and resolve(call.func) in (max, min) and call.args
+            and not any(isinstance(a, gast.Starred) for a in call.args)
+            and all(k.arg in ("key", "default") for k in call.keywords))
 
 
 def _operands_shared(call, is_static, resolve):

@@ -1,0 +1,249 @@
+"""What a function of the user's changes of its parameters through a list, tuple or dict it
+builds around them (`c = [a, p]; t = c[1]; t *= s`), as its callers see it (`views.effects`).
+
+An item read from a display holding `p` is `p` itself, and from one holding `p[0]` that
+element: a caller passing a 1-D array of numbers, whose elements a rebinding leaves alone,
+is not refused; one passing an array the change writes into is. So is an element read at
+an index `np.argmin` gives. Random programs 1420, 1542 and 2158 of the five-mode sweep were
+refused at second order (a function calling `ssad.grad(f)` and `f`) for the first kind.
+"""
+
+import numpy as np
+import pytest
+
+import ssad
+from ssad.frontend.passing import changed_parameters
+from ssad.testing import numerical_gradient
+
+
+def item_of_a_list(p, s):
+    c = [0.0, p]
+    t = c[1]
+    t *= s
+    return 0.0
+
+
+def element_in_a_tuple(p, s):
+    c = (p[0], 1.0)
+    t = c[0]
+    t *= s
+    return 0.0
+
+
+def item_two_lists_down(p, s):
+    c = [[p], 0.0]
+    t = c[0][0]
+    t *= s
+    return 0.0
+
+
+def inner_list_extended(p, s):
+    c = [[p], 0.0]
+    t = c[0]
+    t += [s]  # the inner list is the function's own: p is left alone
+    return 0.0
+
+
+def value_of_a_dict(p, s):
+    c = {"w": p, "b": 0.0}
+    t = c["w"]
+    t *= s
+    return 0.0
+
+
+def item_of_a_list_made_from_a_tuple(p, s):
+    c = list((p, 1.0))
+    t = c[0]
+    t *= s
+    return 0.0
+
+
+def larger_of_two_elements(p, s):
+    t = max(p[0], p[1])
+    t *= s
+    return 0.0
+
+
+def largest_row(p, s):
+    t = max(p, key=np.sum)
+    t *= s
+    return 0.0
+
+
+def larger_of_two(p, q, s):
+    t = max(q, p)
+    t *= s
+    return 0.0
+
+
+def largest_of_a_list(p, q, s):
+    t = max([p, q], key=np.sum)
+    t *= s
+    return 0.0
+
+
+def element_of_a_chosen_pair(p, s):
+    t = max([(max(p[3], -0.06), 0.5), (np.sum(p), -1.5)], key=lambda e: e[0] * e[1])[0]
+    t *= s
+    return 0.0
+
+
+def element_at_the_smallest(p, s):
+    t = p[np.argmin(np.abs(p))]  # an integer: an element (with an axis, integers: a new array)
+    t *= s
+    return 0.0
+
+
+def four_lists_down(p, s):
+    c = [[[[p]]]]
+    t = c[0][0][0][0]
+    t *= s
+    return 0.0
+
+
+def nested_in_a_loop(p, s):
+    c = [p]
+    for _ in range(5):
+        c = [c]
+    t = c
+    for _ in range(6):
+        t = t[0]
+    t *= s
+    return 0.0
+
+
+def scales_its_first_item(c, s):
+    t = c[0]
+    t *= s
+    return 0.0
+
+
+def passes_a_list_holding_it(p, s):
+    return scales_its_first_item([p, 1.0], s)
+
+
+def passes_a_tuple_holding_an_element(p, s):
+    return scales_its_first_item((p[0], 1.0), s)
+
+
+def passes_a_list_of_a_list(p, s):
+    return scales_its_first_item([[p]], s)
+
+
+CHANGES = [  # (function, what it changes of `p`: itself, an element, nothing)
+    (item_of_a_list, "itself"),
+    (element_in_a_tuple, "elements"),
+    (item_two_lists_down, "itself"),
+    (inner_list_extended, None),
+    (value_of_a_dict, "itself"),
+    (item_of_a_list_made_from_a_tuple, "itself"),
+    (larger_of_two_elements, "elements"),
+    (largest_row, "elements"),
+    (larger_of_two, "itself"),
+    (largest_of_a_list, "itself"),
+    (element_of_a_chosen_pair, "elements"),
+    (element_at_the_smallest, "elements"),
+    (four_lists_down, "itself"),
+    (nested_in_a_loop, "itself"),
+    (passes_a_list_holding_it, "itself"),
+    (passes_a_tuple_holding_an_element, "elements"),
+    (passes_a_list_of_a_list, None),  # its item is the inner list, the caller's own
+]
+
+
+@pytest.mark.parametrize(("function", "kind"), CHANGES, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_what_a_function_changes_through_a_display_it_builds(function, kind):
+    found = changed_parameters(function)
+    assert found.get("p", (None, None))[1] == kind
+
+
+def test_a_change_through_a_display_reaches_the_parameter_in_python_as_told():
+    # what `changed_parameters` says, checked against Python running the functions: a change
+    # of the parameter itself writes into a matrix and a vector, of an element into a matrix only
+    for function, kind in CHANGES:
+        for p, reached in ((np.arange(1.0, 5.0).reshape(4, 1), ("itself", "elements")), (np.arange(1.0, 5.0), ("itself",)),
+                           (np.array([[3.0]]), ("itself", "elements")), (np.array([3.0]), ("itself",))):
+            before = p.copy()
+            args = (p, p * 0.5, 2.0) if "q" in function.__code__.co_varnames[:3] else (p, 2.0)
+            try:
+                function(*args)
+            except (TypeError, ValueError, IndexError):  # `c[0]` of a number, `[p] *= 2.0`, `max(q, p)` of
+                continue  # arrays of more than one element, `p[3]` of one: Python refuses these too
+            assert (not np.array_equal(p, before)) == (kind in reached), (function.__name__, p.ndim)
+
+
+# ----- as the callers see it
+
+
+def shifts(a, b, scale=0.5):
+    b += scale  # a number passed: rebound, nothing of the caller's changes
+    return np.sum(np.sin(a))
+
+
+def reads_an_element_through_a_list(y):
+    items = [y * 2.0, y]
+    return shifts(y, items[1][0]) + np.sum(y * y)
+
+
+def calls_it_and_reads_y_again(y):
+    return reads_an_element_through_a_list(y) + np.sum(np.cos(y))
+
+
+def element_chosen_by_max(x):
+    acc = max([(max(x[3], -0.06), 0.5), (np.sum(x), 1.5)], key=lambda p: p[0] * p[1])[0]
+    acc += np.min(x) + 0.3 * acc * acc
+    return acc * np.sum(x)
+
+
+def calls_the_chooser_and_reads_x_again(x):
+    return element_chosen_by_max(x) + np.sum(np.sin(x))
+
+
+def element_at_the_smallest_rebound(x):
+    t = x[np.argmin(np.cos(x))] if x[1] < 0.0 else min([x[1], 0.3], key=abs)
+    t /= 1.0 + np.square(x[2])
+    return t * np.sum(x)
+
+
+def calls_it_and_reads_x_again(x):
+    return element_at_the_smallest_rebound(x) + np.sum(np.sin(x))
+
+
+def scales_through_a_list(m, s):
+    c = [m, 0.0]
+    t = c[0]
+    t *= s  # an array passed: written into
+    return np.sum(m)
+
+
+def calls_the_scaler_and_reads_m_again(m):
+    return scales_through_a_list(m, 2.0) + np.sum(m * m)
+
+
+Y = np.array([0.3, -0.7, 1.1, 0.4])
+
+
+@pytest.mark.parametrize("function", [calls_it_and_reads_y_again, calls_the_chooser_and_reads_x_again,
+                                      calls_it_and_reads_x_again],
+                         ids=lambda f: f.__name__)
+def test_an_element_rebound_through_a_display_leaves_the_callers_vector_alone(function):
+    # refused before: "changes its argument `y` ... in place"
+    np.testing.assert_allclose(ssad.grad(function)(Y), numerical_gradient(function, Y), rtol=1e-6, atol=1e-8)
+
+
+def test_an_array_written_through_a_display_is_refused_for_its_caller():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="changes its argument `m`"):
+        ssad.grad(calls_the_scaler_and_reads_m_again)(Y)
+
+
+@pytest.mark.parametrize("function", [reads_an_element_through_a_list, element_chosen_by_max,
+                                      element_at_the_smallest_rebound],
+                         ids=lambda f: f.__name__)
+def test_a_function_calling_the_gradient_and_the_function_itself(function):
+    # the second-order shape the sweep runs as `grad_inside`
+    gradient = ssad.grad(function)
+
+    def inside(y):
+        return 0.5 * function(y) + np.sum(np.sin(gradient(y)) * y)
+
+    np.testing.assert_allclose(ssad.grad(inside)(Y), numerical_gradient(inside, Y), rtol=1e-5, atol=1e-7)
