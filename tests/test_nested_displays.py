@@ -8,6 +8,8 @@ an index `np.argmin` gives. Random programs 1420, 1542 and 2158 of the five-mode
 refused at second order (a function calling `ssad.grad(f)` and `f`) for the first kind.
 """
 
+import types
+
 import numpy as np
 import pytest
 
@@ -112,6 +114,51 @@ def nested_in_a_loop(p, s):
     return 0.0
 
 
+def number_from_a_dict_holding_it(p, s):
+    d = {"a": p, "b": 0.63}
+    t = max(d["b"], 0.4)  # the number at "b": nothing of p
+    t *= s
+    return 0.0
+
+
+def array_from_a_dict_holding_it(p, s):
+    d = {"a": p, "b": 0.63}
+    t = max(d["b"], 0.4) if s > 5.0 else d["a"]
+    t *= s
+    return 0.0
+
+
+def put_into_a_dict(p, s):
+    d = {"a": 0.5}
+    d["b"] = p
+    t = d["b"]
+    t *= s
+    return 0.0
+
+
+def appended_to_a_list(p, s):
+    items = []
+    items.append(p)
+    t = items[0]
+    t *= s
+    return 0.0
+
+
+def added_to_a_list(p, s):
+    items = [0.5]
+    items += [p]
+    for t in items:
+        t *= s
+    return 0.0
+
+
+def put_into_an_object_field(p, s, o):
+    o.w = p
+    t = o.w
+    t *= s
+    return 0.0
+
+
 def scales_its_first_item(c, s):
     t = c[0]
     t *= s
@@ -145,6 +192,12 @@ CHANGES = [  # (function, what it changes of `p`: itself, an element, nothing)
     (element_at_the_smallest, "elements"),
     (four_lists_down, "itself"),
     (nested_in_a_loop, "itself"),
+    (number_from_a_dict_holding_it, None),
+    (array_from_a_dict_holding_it, "itself"),
+    (put_into_a_dict, "itself"),
+    (appended_to_a_list, "itself"),
+    (added_to_a_list, "itself"),
+    (put_into_an_object_field, "itself"),
     (passes_a_list_holding_it, "itself"),
     (passes_a_tuple_holding_an_element, "elements"),
     (passes_a_list_of_a_list, None),  # its item is the inner list, the caller's own
@@ -164,7 +217,8 @@ def test_a_change_through_a_display_reaches_the_parameter_in_python_as_told():
         for p, reached in ((np.arange(1.0, 5.0).reshape(4, 1), ("itself", "elements")), (np.arange(1.0, 5.0), ("itself",)),
                            (np.array([[3.0]]), ("itself", "elements")), (np.array([3.0]), ("itself",))):
             before = p.copy()
-            args = (p, p * 0.5, 2.0) if "q" in function.__code__.co_varnames[:3] else (p, 2.0)
+            given = {"p": p, "q": p * 0.5, "s": 2.0, "o": types.SimpleNamespace()}
+            args = [given[n] for n in function.__code__.co_varnames[: function.__code__.co_argcount]]
             try:
                 function(*args)
             except (TypeError, ValueError, IndexError):  # `c[0]` of a number, `[p] *= 2.0`, `max(q, p)` of
@@ -209,6 +263,17 @@ def calls_it_and_reads_x_again(x):
     return element_at_the_smallest_rebound(x) + np.sum(np.sin(x))
 
 
+def number_beside_it_in_a_dict(x, y):
+    d = {"a": y, "b": 0.63}
+    t = max(d["b"], 0.4)
+    t *= np.tanh(np.sum(y))
+    return t * np.sum(d["a"] * x)
+
+
+def calls_it_with_y_and_reads_y_again(y):
+    return number_beside_it_in_a_dict(y * 0.5, y) + np.sum(np.sin(y))
+
+
 def scales_through_a_list(m, s):
     c = [m, 0.0]
     t = c[0]
@@ -224,7 +289,7 @@ Y = np.array([0.3, -0.7, 1.1, 0.4])
 
 
 @pytest.mark.parametrize("function", [calls_it_and_reads_y_again, calls_the_chooser_and_reads_x_again,
-                                      calls_it_and_reads_x_again],
+                                      calls_it_and_reads_x_again, calls_it_with_y_and_reads_y_again],
                          ids=lambda f: f.__name__)
 def test_an_element_rebound_through_a_display_leaves_the_callers_vector_alone(function):
     # refused before: "changes its argument `y` ... in place"
@@ -247,3 +312,26 @@ def test_a_function_calling_the_gradient_and_the_function_itself(function):
         return 0.5 * function(y) + np.sum(np.sin(gradient(y)) * y)
 
     np.testing.assert_allclose(ssad.grad(inside)(Y), numerical_gradient(inside, Y), rtol=1e-5, atol=1e-7)
+
+
+def kept_and_doubled_through_a_dict(x):
+    c = np.ones(3)
+    t = np.sum(c * x)  # the gradient reads c: ones
+    put_into_a_dict(c, 2.0)  # runs as written (nothing passed carries a gradient): doubles c
+    return t + np.sum(c)
+
+
+def kept_and_doubled_through_a_list(x):
+    c = np.ones(3)
+    t = np.sum(c * x)
+    appended_to_a_list(c, 2.0)
+    return t + np.sum(c)
+
+
+@pytest.mark.parametrize("function", [kept_and_doubled_through_a_dict, kept_and_doubled_through_a_list],
+                         ids=lambda f: f.__name__)
+def test_a_value_put_into_a_container_and_changed_there_is_the_callers(function):
+    # ssad gave [2, 2, 2]: the change through `d["b"]` or `items[0]` went unseen by the caller
+    np.testing.assert_allclose(numerical_gradient(function, Y[:3]), [1.0, 1.0, 1.0], atol=1e-6)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="changes its argument `c`"):
+        ssad.grad(function)(Y[:3])

@@ -238,3 +238,68 @@ def integer_names(node, parameters, called):
         if kept == names:
             return names
         names = kept
+
+
+def fixed_displays(node, parameters):
+    """{name: {key: item}} of the names the function `node` binds once, by `name = <display>`
+    (a list or tuple display with no `*`, a dict display with constant keys), in its own
+    scope, and reads only by a constant index or key (`d["w"]`, `items[-1]`): such a read is
+    that item's expression, whatever the order of the statements (no other statement changes
+    the container)."""
+    stores, bases, spoiled = {}, set(), set(parameters)
+    for n in walk(node):
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load) and isinstance(n.value, gast.Name) and (
+                isinstance(n.slice, gast.Constant)):
+            bases.add(id(n.value))
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            spoiled.update(n.names)
+    for n in walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in bases:
+            spoiled.add(n.id)
+        elif isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores.setdefault(n.id, []).append(n)
+    own = scope_names(node)["bound"]
+    found = {}
+    for n in walk(node):
+        if not (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)):
+            continue
+        name, value = n.targets[0].id, n.value
+        if name in spoiled or name not in own or stores.get(name) != [n.targets[0]]:
+            continue
+        if isinstance(value, (gast.List, gast.Tuple)) and not any(isinstance(e, gast.Starred) for e in value.elts):
+            size = len(value.elts)
+            found[name] = {**{k - size: e for k, e in enumerate(value.elts)}, **dict(enumerate(value.elts))}
+        elif isinstance(value, gast.Dict) and all(isinstance(k, gast.Constant) for k in value.keys):
+            found[name] = {k.value: v for k, v in zip(value.keys, value.values, strict=True)}
+    return found
+
+
+
+def filled_by_call(call, of, local):
+    """[(name, what it may then hold)] for a call that puts a value into the local container
+    `name` (`local(name)`): `items.append(v)`, `insert`, `setdefault`, `add`; its items for
+    `extend` and `update`. `of(expr)`: what an expression may share."""
+    func, args = call.func, call.args
+    if not isinstance(func, gast.Attribute) or not isinstance(func.value, gast.Name) or not local(func.value.id) or any(
+            isinstance(a, gast.Starred) for a in args):
+        return []
+    one = {"append": 0, "add": 0, "insert": 1, "setdefault": 1}.get(func.attr)
+    if one is not None and len(args) > one:
+        return [(func.value.id, holding(of(args[one])))]
+    if func.attr in ("extend", "update"):
+        return [(func.value.id, set().union(*(shallow(of(a)) for a in args[:1]), *(holding(of(k.value)) for k in call.keywords)))]
+    return []
+
+
+def filled_by_store(target, found, local):
+    """The same for a store into a part of a local container: `d[k] = v`, `o.w = v`,
+    `d[k][j] = v` (deeper), and its items for `d[a:b] = vs` (`found`: what the value may share)."""
+    depth, root = 0, target
+    while isinstance(root, (gast.Subscript, gast.Attribute)):
+        depth, root = depth + 1, root.value
+    if depth == 0 or not isinstance(root, gast.Name) or not local(root.id):
+        return []
+    held = shallow(found) if isinstance(target, gast.Subscript) and isinstance(target.slice, gast.Slice) else holding(found)
+    for _ in range(depth - 1):
+        held = holding(held)
+    return [(root.id, held)]

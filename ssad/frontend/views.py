@@ -19,7 +19,7 @@ from .builders import walk
 from .namespace import named_object
 from .outputs import is_library
 from .reach import ELEMENT, EXACT, HELD, elements, integer_names, memory, reached, surely_integer, walked
-from .reach import holding as _holding
+from .reach import filled_by_call, filled_by_store, fixed_displays, holding as _holding
 from .reach import base as _base, items as _items, may_resize as _may_resize, split_rebound as _split_rebound
 from .reach import shallow as _shallow, whole as _whole
 from .view_names import (
@@ -189,9 +189,23 @@ def _analyse(parsed):
     def called(func):
         return resolve(func) if is_static(func) else None
 
+    def is_local(name):
+        return name in shares or name in assigned
+
     integers = integer_names(node, tokens, called)
 
-    def element(found, index):
+    displays, resolving = fixed_displays(node, tokens), set()
+
+    def element(found, index, held_by=None):
+        """What `held_by[index]` may share, where `held_by` has `found`."""
+        known = displays.get(getattr(held_by, "id", None), {})
+        if isinstance(index, gast.Constant) and index.value in known and held_by.id not in resolving:
+            key = index.value  # `d["w"]` of `d = {"w": v, ...}`: v
+            resolving.add(held_by.id)
+            try:
+                return of(known[key])
+            finally:
+                resolving.discard(held_by.id)
         return elements(found) if surely_integer(index, integers, called) else _items(found)
 
     def of(expr, lookup=lambda n: shares.get(n, ())):
@@ -210,7 +224,13 @@ def _analyse(parsed):
                 pairs = walked(statement.target, statement.iter, of, called)
             elif isinstance(statement, gast.NamedExpr):
                 pairs = [(statement.target, of(statement.value))]
-            for target, found in pairs:
+            elif isinstance(statement, gast.AugAssign) and isinstance(statement.value, (gast.List, gast.Tuple)):
+                pairs = [(statement.target, _shallow(of(statement.value)))]  # `items += [v]`: items holds v
+            # a value put into a container (`d[k] = v`, `items.append(v)`): the container holds it
+            fills = [f for t, found in pairs for f in filled_by_store(t, found, is_local)] + (
+                filled_by_call(statement, of, is_local) if isinstance(statement, gast.Call) else [])
+            for target, found in [*pairs, *((gast.Name(id=n, ctx=gast.Store(), annotation=None, type_comment=None), f)
+                                             for n, f in fills)]:
                 for stored in walk(target):
                     if isinstance(stored, gast.Name) and isinstance(stored.ctx, gast.Store) and found:
                         before = shares.setdefault(stored.id, set())
@@ -307,7 +327,7 @@ def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None
         if isinstance(expr, gast.Name):
             return set(lookup(expr.id))
         if isinstance(expr, gast.Subscript) and element is not None:
-            return element(of(expr.value), expr.slice)
+            return element(of(expr.value), expr.slice, expr.value)
         if isinstance(expr, (gast.Subscript, gast.Starred)):
             return item(of(expr.value))
         if isinstance(expr, gast.NamedExpr):
