@@ -308,6 +308,35 @@ def test_a_gradient_called_inside_a_differentiated_function(f):
     ssad.check_grads(f, (x,))
 
 
+def _loop_the_gradient_does_not_read(a, b):
+    acc = math.tanh(b[2])
+    for _ in range(1, 2):
+        z = np.tanh(b + acc)
+        acc += z[2]
+        z = np.tanh(a)  # a dead store: the gradient in `a` is zero, and reads none of the loop's tape
+    return acc
+
+
+def _wrapped_loop(x, y):
+    return _loop_the_gradient_does_not_read(x, np.sin(y))
+
+
+_d_wrapped_loop = ssad.grad(_wrapped_loop, wrt=0)
+
+
+def _calls_the_gradient_of_the_loop(x, y):
+    return np.sum(_d_wrapped_loop(x, y) * y) + np.sum(np.sin(x) * y)
+
+
+def test_a_gradient_whose_backward_sweep_reads_none_of_its_tape_differentiated_again():
+    # its tape's zero adjoint was made after the backward sweep had popped it, and came out
+    # empty: `IndexError: pop from empty list` (random program 4010 in `grad_inside`)
+    x, y = np.array([1.44, 1.02, 0.6, 1.14]), np.array([0.66, 0.84, -0.07, 0.25])
+    got = ssad.grad(_calls_the_gradient_of_the_loop, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(got[0], np.cos(x) * y, rtol=1e-12)
+    np.testing.assert_allclose(got[1], np.sin(x), rtol=1e-12)
+
+
 def _sum_sin_sorted(x):
     return np.sum(np.sin(np.sort(x)) * np.array([1.0, 2.0, 3.0, 4.0]))
 

@@ -8,6 +8,7 @@ an index `np.argmin` gives. Random programs 1420, 1542 and 2158 of the five-mode
 refused at second order (a function calling `ssad.grad(f)` and `f`) for the first kind.
 """
 
+import copy
 import types
 
 import numpy as np
@@ -159,6 +160,13 @@ def put_into_an_object_field(p, s, o):
     return 0.0
 
 
+def element_of_a_copy(p, s):
+    c = p.copy()  # of a list, the same items; of an array, a new one
+    t = c[1]
+    t *= s
+    return 0.0
+
+
 def scales_its_first_item(c, s):
     t = c[0]
     t *= s
@@ -198,6 +206,7 @@ CHANGES = [  # (function, what it changes of `p`: itself, an element, nothing)
     (appended_to_a_list, "itself"),
     (added_to_a_list, "itself"),
     (put_into_an_object_field, "itself"),
+    (element_of_a_copy, "elements"),
     (passes_a_list_holding_it, "itself"),
     (passes_a_tuple_holding_an_element, "elements"),
     (passes_a_list_of_a_list, None),  # its item is the inner list, the caller's own
@@ -211,19 +220,24 @@ def test_what_a_function_changes_through_a_display_it_builds(function, kind):
 
 
 def test_a_change_through_a_display_reaches_the_parameter_in_python_as_told():
-    # what `changed_parameters` says, checked against Python running the functions: a change
-    # of the parameter itself writes into a matrix and a vector, of an element into a matrix only
+    # what `changed_parameters` says covers what Python running the functions changes: a change
+    # of the parameter itself writes into a matrix, a vector and a list (`t *= 2` repeats it in
+    # place), of an element into a matrix and a list of lists only
+    inputs = [(np.arange(1.0, 5.0).reshape(4, 1), ("itself", "elements")), (np.arange(1.0, 5.0), ("itself",)),
+              (np.array([[3.0]]), ("itself", "elements")), (np.array([3.0]), ("itself",)),
+              ([[1.0], [2.0], [3.0], [4.0]], ("itself", "elements")), ([1.0, 2.0, 3.0, 4.0], ("itself",))]
     for function, kind in CHANGES:
-        for p, reached in ((np.arange(1.0, 5.0).reshape(4, 1), ("itself", "elements")), (np.arange(1.0, 5.0), ("itself",)),
-                           (np.array([[3.0]]), ("itself", "elements")), (np.array([3.0]), ("itself",))):
-            before = p.copy()
-            given = {"p": p, "q": p * 0.5, "s": 2.0, "o": types.SimpleNamespace()}
+        for p, reached in inputs:
+            p = copy.deepcopy(p)
+            before = copy.deepcopy(p)
+            given = {"p": p, "q": copy.deepcopy(p), "s": 2, "o": types.SimpleNamespace()}
             args = [given[n] for n in function.__code__.co_varnames[: function.__code__.co_argcount]]
             try:
                 function(*args)
-            except (TypeError, ValueError, IndexError):  # `c[0]` of a number, `[p] *= 2.0`, `max(q, p)` of
-                continue  # arrays of more than one element, `p[3]` of one: Python refuses these too
-            assert (not np.array_equal(p, before)) == (kind in reached), (function.__name__, p.ndim)
+            except (TypeError, ValueError, IndexError):  # `c[0]` of a number, `max(q, p)` of arrays of
+                continue  # more than one element, `p[3]` of one, `np.sum` of a list of lists: Python refuses these
+            assert np.array_equal(np.asarray(p, dtype=object), np.asarray(before, dtype=object)) or kind in reached, (
+                function.__name__, p)
 
 
 # ----- as the callers see it
@@ -335,3 +349,45 @@ def test_a_value_put_into_a_container_and_changed_there_is_the_callers(function)
     np.testing.assert_allclose(numerical_gradient(function, Y[:3]), [1.0, 1.0, 1.0], atol=1e-6)
     with pytest.raises(ssad.UnsupportedSyntaxError, match="changes its argument `c`"):
         ssad.grad(function)(Y[:3])
+
+
+# ----- a write into an array after reading an element of it through a list or tuple
+
+
+def element_through_a_repeated_list(x, y):
+    z = x * 1.0
+    t = ([y.mean(), z[np.argmin(y)]] * 2)[3]  # a number of the vector z, which the write leaves alone
+    z[1:2] *= np.sum(x * x)
+    return np.sum(z) + np.sum(t**2)
+
+
+def element_through_joined_tuples(x, y):
+    z = x * 1.0
+    t = ((z[2],) + (y[1], 0.5) * 2)[-5]
+    z[0] -= ([abs(0.57), 0.48] * 2)[-2]
+    return np.sum(z**2) + np.sum(t) * np.sum(y)
+
+
+def list_holding_a_view_through_a_repeated_list(x, y):
+    z = x * 1.0
+    held = [z[1:]]
+    t = ([held, 1.0] * 2)[0]  # a list holding a view of z, which the write changes
+    z[1:2] *= 3.0
+    return np.sum(t[0] * y[1:])
+
+
+@pytest.mark.parametrize("function", [element_through_a_repeated_list, element_through_joined_tuples],
+                         ids=lambda f: f.__name__)
+def test_an_element_read_through_a_list_before_a_write_is_checked_where_it_runs(function):
+    # refused before (random programs 3422 and 3478 at first order): `not_a_view_of` passes a number
+    x, y = Y[:3], Y[1:] * 2.0
+    got = ssad.grad(function, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(got[0], numerical_gradient(lambda v: function(v, y), x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got[1], numerical_gradient(lambda v: function(x, v), y), rtol=1e-6, atol=1e-8)
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="would change an array"):
+        ssad.grad(function, wrt=(0, 1))(np.ones((3, 2)) * x[:, None], y)  # a row of a matrix: a view
+
+
+def test_a_list_read_through_a_list_before_a_write_is_refused():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="would change an array that `t` shares"):
+        ssad.grad(list_holding_a_view_through_a_repeated_list)(Y[:3], Y[1:])

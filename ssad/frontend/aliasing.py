@@ -112,7 +112,7 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             if guarded and all(self.current.get(u) in self.uncertain for u in later):
                 self.emit_unshared(user_name, later, statement, message.replace(f"`{later[0]}`", "`{}`", 1))
                 return
-            if (write and guarded and all(self.current.get(u) in self.maybe_numbers and self.current.get(u) in self.sharing.item_of
+            if (write and guarded and all(self.current.get(u) in self.maybe_numbers and self.sharing.is_element(self.current.get(u))
                                 for u in later)):
                 # `v = t[1]` then `t[0] = 5.0`: an element read of a vector is a number, which the
                 # write leaves alone; of a matrix, a row the write changes. Which one is known when

@@ -92,11 +92,11 @@ def items(found):  # an item at any depth, or a view of one
     return made
 
 
-def elements(found):  # `z[k]`, `for t in z`: an element of `p` itself, something `p` holds for the rest
+def elements(found):  # `z[k]`, `for t in z`: an element of `p` itself (or of a shallow copy: the same), else held
     made = set()
     for t in found:
         inside = nested(t)
-        made |= _unnested(*inside) if inside is not None else {base(t) + (ELEMENT if t.endswith(EXACT) else HELD)}
+        made |= _unnested(*inside) if inside is not None else {base(t) + (ELEMENT if t.endswith((EXACT, SHALLOW)) else HELD)}
     return made
 
 

@@ -10,6 +10,7 @@ would make the result depend on it, with a message that says how to write them i
 
 import gast
 
+from ..runtime import concat, repeated
 from ..runtime.structure import owned_argument
 from .builders import walk
 from .views import viewed_operands
@@ -51,6 +52,7 @@ class Sharing:
         self.second_names = {}  # name -> the name it was assigned from (`b = a`)
         # name -> the container it was read from as an item whose items are not known (`h = hs[-1]`)
         self.item_of = {}
+        self.item_reads = {}  # name -> the items it may be, read from a container that holds them
         # name -> the names it may be a `.copy()` of, at some point: a dict's or a list's copy
         # holds the same items, an array's none (which one it is, is known where the code runs)
         self.copies = {}
@@ -74,6 +76,7 @@ class Sharing:
         (self.owned.add if owned and resolve(value.func) is owned_argument else self.owned.discard)(name)
         self.second_names.pop(name, None)
         self.item_of.pop(name, None)
+        self.item_reads.pop(name, None)
         if isinstance(value, gast.Name) and views:
             self.second_names[name] = views[0]
         elif isinstance(value, gast.Subscript) and views and self.items_of(views[0]) is None:
@@ -88,6 +91,8 @@ class Sharing:
                 shared = [item] if item is not None else []  # `w = pair[0]`: the item itself
             else:
                 shared = sorted(set(shared) - set(containers) | set().union(*(self.items_of(c) for c in containers)))
+            if isinstance(value, gast.Subscript):
+                self.item_reads[name] = set(shared)
         elif isinstance(value, gast.Subscript) and views:
             # an item of a value not known to hold any, which may be one that does (its group
             # holds a container): it may be one of that container's items
@@ -97,6 +102,8 @@ class Sharing:
             inner = [self.holds[s] for s in shared if s in self.holds]  # the item may be a container itself
             if inner:
                 held = _copied(inner[0]) if len(inner) == 1 else set().union(*(set(h) for h in inner))
+        if held is None and resolve is not None and isinstance(value, gast.Call) and is_static(value.func):
+            held = _same_items(value, resolve(value.func), self.items_of)
         self.holds.pop(name, None)
         if held is not None:
             self.holds[name] = held
@@ -173,6 +180,17 @@ class Sharing:
                 self.item_of[name] = container
         if sources:
             _join(self.groups, name, sorted(set(sources) | set(self.groups.get(name, ())) - {name}))
+
+    def is_element(self, name, seen=frozenset()):
+        """Whether `name` holds an element read from an array (`v = y[i]`: a number, or a row, a
+        view), or an item read from a container all of whose items are such elements or share
+        nothing (`t = (y[2], 0.5)[0]`)."""
+        if name in self.item_of:
+            return True
+        items = self.item_reads.get(name)
+        return items is not None and name not in seen and all(  # (an item's group holds the names read from it)
+            self.is_element(i, seen | {name}) or self.items_of(i) is None and not self.groups.get(i, set()) - seen - {i, name}
+            for i in items)
 
     def others(self, name):
         """The other names a write into `name`'s array changes what they read: those sharing
@@ -255,6 +273,14 @@ def _popped_from(value):
         if isinstance(value.func.value, gast.Name):
             return value.func.value.id
     return None
+
+
+def _same_items(call, maker, items_of):
+    """The items a new list or tuple made of the items of others holds (`list(xs)`,
+    `sorted(xs)`, `xs * 2`, `xs + ys`), positions not kept; None where those are not known."""
+    parts = call.args[:1] if maker in (list, tuple, sorted, repeated) else call.args if maker is concat else []
+    found = [items_of(p.id) if isinstance(p, gast.Name) else None for p in parts]
+    return set().union(*found) if found and None not in found else None
 
 
 def _display_items(value, is_local):

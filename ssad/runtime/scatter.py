@@ -261,12 +261,27 @@ def list_adjoint(d_items, items):
     """A private copy of the adjoint of the list `items`, as a list, for the adjoints of
     `append`, `insert`, `extend` and `pop` to take items off: a NumPy function given the list
     (`np.mean(losses)`) gives its adjoint as one array shaped like it, split here into the
-    adjoints of its items."""
+    adjoints of its items. A zero adjoint shorter than the list is the zero of a tape made
+    after the code it was passed to had popped it (a backward sweep differentiated again
+    that reads none of it): as long as the list, zeros."""
+    if isinstance(d_items, list) and isinstance(items, list) and len(d_items) < len(items) and _zero(d_items):
+        return type(d_items)([*copy_adjoint(d_items), *(zeros_like_value(v) for v in items[len(d_items):])])
     if isinstance(d_items, list) or not isinstance(items, list):
         return copy_adjoint(d_items)
     if type(d_items) is float and d_items == 0.0:
         return zeros_like_value(items)
     return split_like(np.broadcast_to(d_items, np.shape(items)), items)
+
+
+def _zero(d):
+    """Whether the adjoint `d` is zero throughout."""
+    if d is None or isinstance(d, numbers.Number):
+        return not d
+    if isinstance(d, (np.ndarray, np.generic)):
+        return not np.any(d)
+    if isinstance(d, (list, tuple)):
+        return all(_zero(v) for v in d)
+    return isinstance(d, dict) and all(_zero(v) for v in d.values())
 
 
 def split_like(g, x):
