@@ -185,6 +185,26 @@ def passes_a_list_of_a_list(p, s):
     return scales_its_first_item([[p]], s)
 
 
+def third_of(a, b, scale=0.5):
+    return b[2]
+
+
+def third_or_all(b, whole):
+    return b if whole else b[2]
+
+
+def rebinds_what_a_helper_returns(p, s):
+    t = third_of(p, p)
+    t *= s
+    return 0.0
+
+
+def rebinds_what_a_helper_may_return_whole(p, s):
+    t = third_or_all(p, s > 1)
+    t *= s
+    return 0.0
+
+
 CHANGES = [  # (function, what it changes of `p`: itself, an element, nothing)
     (item_of_a_list, "itself"),
     (element_in_a_tuple, "elements"),
@@ -210,6 +230,8 @@ CHANGES = [  # (function, what it changes of `p`: itself, an element, nothing)
     (passes_a_list_holding_it, "itself"),
     (passes_a_tuple_holding_an_element, "elements"),
     (passes_a_list_of_a_list, None),  # its item is the inner list, the caller's own
+    (rebinds_what_a_helper_returns, "elements"),
+    (rebinds_what_a_helper_may_return_whole, "itself"),
 ]
 
 
@@ -299,11 +321,34 @@ def calls_the_scaler_and_reads_m_again(m):
     return scales_through_a_list(m, 2.0) + np.sum(m * m)
 
 
+def helper_element_after_a_rebinding(x):
+    # random program 5290: `t += ...` on the name before it holds what the helper returns
+    t = min([x[2], 0.3], key=abs)
+    t += 0.5
+    t = third_of(x, x)
+    return np.sum(x * x) + np.sin(t)
+
+
+def calls_the_helper_user_and_reads_x_again(x):
+    return helper_element_after_a_rebinding(x) + np.sum(np.sin(x))
+
+
+def scales_a_row_a_helper_returns(m, s):
+    t = third_of(m, m)
+    t *= s  # of a matrix, a row: written into
+    return np.sum(m)
+
+
+def calls_the_row_scaler_and_reads_m_again(m):
+    return scales_a_row_a_helper_returns(m, 2.0) + np.sum(m * m)
+
+
 Y = np.array([0.3, -0.7, 1.1, 0.4])
 
 
 @pytest.mark.parametrize("function", [calls_it_and_reads_y_again, calls_the_chooser_and_reads_x_again,
-                                      calls_it_and_reads_x_again, calls_it_with_y_and_reads_y_again],
+                                      calls_it_and_reads_x_again, calls_it_with_y_and_reads_y_again,
+                                      calls_the_helper_user_and_reads_x_again],
                          ids=lambda f: f.__name__)
 def test_an_element_rebound_through_a_display_leaves_the_callers_vector_alone(function):
     # refused before: "changes its argument `y` ... in place"
@@ -315,8 +360,13 @@ def test_an_array_written_through_a_display_is_refused_for_its_caller():
         ssad.grad(calls_the_scaler_and_reads_m_again)(Y)
 
 
+def test_a_row_a_helper_returns_written_into_is_refused_for_its_caller():
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="changes its argument `m`"):
+        ssad.grad(calls_the_row_scaler_and_reads_m_again)(Y.reshape(4, 1) * np.ones((1, 2)))
+
+
 @pytest.mark.parametrize("function", [reads_an_element_through_a_list, element_chosen_by_max,
-                                      element_at_the_smallest_rebound],
+                                      element_at_the_smallest_rebound, helper_element_after_a_rebinding],
                          ids=lambda f: f.__name__)
 def test_a_function_calling_the_gradient_and_the_function_itself(function):
     # the second-order shape the sweep runs as `grad_inside`

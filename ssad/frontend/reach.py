@@ -51,6 +51,10 @@ def reached(found):  # the parameters `found` may be, or a part of the memory of
     return {base(t) for t in found if t == base(t) or t.endswith(EXACT)}
 
 
+def _levels(p, kind, depth):  # a container `p+k` (`p;k`) at every level up to k
+    return {f"{p}{kind}{k}" for k in range(1, depth + 1)}
+
+
 def memory(found):  # of a value made from `found` (a call's result): not `p` itself
     made = set()
     for t in found:
@@ -59,7 +63,7 @@ def memory(found):  # of a value made from `found` (a call's result): not `p` it
             made.add(base(t) if t.endswith(EXACT) else t)
         else:  # a new container of the same items (`list(c)`), or one of them (`max(c)`), at any level
             p, kind, depth = inside
-            made |= {p if kind == HOLDS else p + ELEMENT} | {f"{p}{kind}{k}" for k in range(1, depth + 1)}
+            made |= {p if kind == HOLDS else p + ELEMENT} | _levels(p, kind, depth)
     return made
 
 
@@ -88,7 +92,7 @@ def items(found):  # an item at any depth, or a view of one
         made.add(base(t) + HELD)
         if inside is not None:
             p, kind, depth = inside
-            made |= {p + (EXACT if kind == HOLDS else ELEMENT)} | {f"{p}{kind}{k}" for k in range(1, depth + 1)}
+            made |= {p + (EXACT if kind == HOLDS else ELEMENT)} | _levels(p, kind, depth)
     return made
 
 

@@ -107,7 +107,8 @@ def _parameter_list(function):
 
 class Effects:
     """What a function of the user's does to the arrays it is passed: `returned`, the
-    parameters its result may share ("*" and "**" for `*args` and `**kwargs`); `changed`,
+    parameters its result may share ("*" and "**" for `*args` and `**kwargs`), and of
+    those `returned_elements`, the ones it may be only an element of (`return v[2]`); `changed`,
     each parameter it may change in place by an augmented assignment (`v /= s`: for an
     array, a write into the caller's array) -> the line in its file that does; `changed_items`,
     the same for an item of it, or a part (`t = v[1:]; t *= s`); `changed_elements`, the
@@ -117,8 +118,10 @@ class Effects:
     for a change that may make a list longer or shorter (`v.append(e)`, `del v[i]`,
     `v[1:] = e`, `v += e`: not `v /= s` or `v[i] = e`)."""
 
-    def __init__(self, returned, changed, written, resized=None, changed_items=None, changed_elements=None):
+    def __init__(self, returned, changed, written, resized=None, changed_items=None, changed_elements=None,
+                 returned_elements=frozenset()):
         self.returned, self.changed, self.written = returned, changed, written
+        self.returned_elements = returned_elements
         self.resized = written if resized is None else resized
         self.changed_items = {} if changed_items is None else changed_items
         self.changed_elements = {} if changed_elements is None else changed_elements
@@ -208,9 +211,9 @@ def _analyse(parsed):
                 resolving.discard(held_by.id)
         return elements(found) if surely_integer(index, integers, called) else _items(found)
 
-    def of(expr, lookup=lambda n: shares.get(n, ())):
+    def of(expr):
         """The parameters `expr` may share."""
-        return expression_sharers(expr, lookup, is_static, resolve, _items, _shallow, element)
+        return expression_sharers(expr, lambda n: shares.get(n, ()), is_static, resolve, _items, _shallow, element)
 
     changed = True
     while changed:
@@ -238,6 +241,7 @@ def _analyse(parsed):
                             before |= found
                             changed = True
     returned, changed, changed_items, changed_elements = set(), {}, {}, {}
+    handed_back = set()  # what the values returned may share
     written = {}  # any change in place: `v[i] = e`, `v.attr = e`, `v += e`, `v.append(e)`, `del v[i]`
     resized = {}  # a change that may make a list longer or shorter
 
@@ -253,7 +257,8 @@ def _analyse(parsed):
 
     for statement in walk(node):
         if isinstance(statement, gast.Return) and statement.value is not None:
-            returned |= _whole(of(statement.value))
+            handed_back |= of(statement.value)
+            returned |= _whole(handed_back)
         elif isinstance(statement, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Delete)):
             targets = statement.targets if isinstance(statement, (gast.Assign, gast.Delete)) else [statement.target]
             for target in targets:
@@ -298,8 +303,10 @@ def _analyse(parsed):
     def lines(places):
         return {p: where if isinstance(where, int) else parsed.line_offset + where.lineno for p, where in places.items()}
 
+    only_elements = {_base(t) for t in handed_back if t.endswith(ELEMENT)} - {
+        _base(t) for t in handed_back if not t.endswith(ELEMENT)}
     return Effects(returned, lines(changed), lines(written), lines(resized), lines(changed_items),
-                   lines(changed_elements))
+                   lines(changed_elements), only_elements)
 
 
 # methods that change a list, dict or array in place (push: the Tape of generated code)
@@ -354,8 +361,10 @@ def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None
             # `max(a, b)` is a or b itself, `max(items, key=f)` one item, as an integer index reads
             chosen = [of(a) for a in expr.args] if len(expr.args) > 1 else [element(of(expr.args[0]), _AN_INT)]
             return set().union(*chosen, *(of(k.value) for k in expr.keywords if k.arg == "default"))
-        if isinstance(expr, gast.Call):
-            return memory(set().union(*(of(a) for a in _operands_shared(expr, is_static, resolve))))
+        if isinstance(expr, gast.Call):  # `helper(b)` that returns `b[2]`: an element of what `b` has
+            one = _returned_elements(expr, is_static, resolve) if element is not None else set()
+            return set().union(*(element(of(a), _AN_INT) if id(a) in one else memory(of(a))
+                                 for a in _operands_shared(expr, is_static, resolve)))
         return set()  # arithmetic, comparisons, constants: new values
 
     return of(expr)
@@ -369,6 +378,20 @@ def _chooses(call, is_static, resolve):
     return (is_static(call.func) and resolve(call.func) in (max, min) and call.args
             and not any(isinstance(a, gast.Starred) for a in call.args)
             and all(k.arg in ("key", "default") for k in call.keywords))
+
+
+def _returned_elements(call, is_static, resolve):
+    """The ids of the operands of `call`, to a function of the user's, of which it may
+    return only an element (`return b[2]`: see `Effects`)."""
+    if not is_static(call.func) or any(isinstance(a, gast.Starred) for a in call.args):
+        return set()
+    callee = resolve(call.func)
+    found = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
+    if found is None or not found.returned_elements:
+        return set()
+    parameters = _parameter_list(callee)
+    return {id(a) for name, a in zip(_positional(callee), call.args, strict=False) if name in found.returned_elements} | {
+        id(k.value) for k in call.keywords if k.arg in parameters and k.arg in found.returned_elements}
 
 
 def _operands_shared(call, is_static, resolve):
