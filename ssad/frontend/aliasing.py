@@ -14,7 +14,7 @@ from .arguments import WritesIntoArguments
 from ..runtime.refusals import not_a_view_of, rebound_by_augmented, unshared_with
 from .builders import clone, walk
 from .builders import name as _name
-from .expressions import reads_name
+from .expressions import assigns_name, reads_name
 from .items import ItemChangeLowering
 from .passing import CallArgumentChecks
 from .sharing import copy_method_source
@@ -253,6 +253,7 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             args=operands + [gast.Constant(value=v, kind=None) for v in (message, filename, lineno, col)],
             keywords=[],
         )
+        self.guards.add(id(guard))
         self.emit(gast.Expr(value=guard))
 
     def refuse_views_of_written(self, value, atoms, written):
@@ -374,8 +375,8 @@ def _read_before_assigned(statements, name):
                 return True, False  # a loop may run no time: it assigns nothing for sure
         elif reads_name(statement, name):
             return True, False
-        elif isinstance(statement, gast.Assign) and any(isinstance(t, gast.Name) and t.id == name for t in statement.targets):
-            return False, True
+        elif isinstance(statement, gast.Assign) and any(assigns_name(t, name) for t in statement.targets):
+            return False, True  # `name = ...`, `a, name = ...`
     return False, False
 
 

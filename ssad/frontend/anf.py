@@ -54,6 +54,7 @@ from .in_place_calls import InPlaceCallLowering
 from .arguments import lowered_copying_arguments
 from .spreads import changed_in_place
 from .sharing import AUGMENTED, Sharing
+from .unbound import prebound
 from .views import viewed_operands
 
 
@@ -150,6 +151,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         self.module_level = set()
         self.callers = set()  # names that may hold an array the caller passed in
         self.guarded_arguments, self.guarded_calls, self.read_in_rest = {}, {}, {}  # see passing
+        self.guards = set()  # the ids of the checks' calls (see `aliasing.emit_guard`)
         self.roots = {}  # each of them -> the parameters whose arrays it may hold
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)
         # how many items a tuple or list holds, which keys a dict: `f(*args)`, `f(**options)` (see spreads)
@@ -177,7 +179,10 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         last = self.out[-1] if self.out else None
         if not isinstance(last, gast.Return):
             raise AssertionError("jumps lowering guarantees a final return")
-        return self.out, last.value
+        first = self.out[0]
+        unbound = [gast.copy_location(gast.Assign(targets=[_store(n)], value=gast.Constant(None, None)), first)
+                   for n in prebound(self.out, self.guards, self.sharing.parameters)]
+        return unbound + self.out, last.value
 
     def block(self, statements):
         holder = self.origin  # the statement holding the block, emitted after it
