@@ -253,6 +253,7 @@ def guard(program, activity):
     program.arrays = _numpy_names(program, program.given_kinds, list(_assignments(program.body)), checked)
     program.node.body = _guarded(program.node.body, program, activity, set())
     protocols.guard_list_changes(program)
+    protocols.guard_shared_results(program)
     if program.mode == "forward":
         protocols.guard_walks(program, activity)
 

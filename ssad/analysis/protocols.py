@@ -17,16 +17,21 @@ Guarantees: `lower(program)` makes those steps explicit for the names in
 again); it leaves code on other values as it was.
 """
 
+import inspect
+
 import gast
 import numpy as np
 
 from ..frontend import primitives
+from ..frontend.outputs import is_library
+from ..frontend.view_names import ITEM_READS, VALUE_METHODS, VIEW_METHODS
+from ..frontend.views import CHANGING_METHODS, effects
 from ..frontend.builders import assign, call, constant, name
 from ..registry import REGISTRY
 from ..runtime import concat, iterated, repeated, zipped
 from ..runtime.operators import IN_PLACE
 from ..runtime.receivers import not_walked
-from ..runtime.refusals import list_changed
+from ..runtime.refusals import fresh_result, list_changed
 from .activity import list_mutation, simple_statements
 
 # Builtins that walk their first operand (`max` and `min` when given one)
@@ -185,6 +190,79 @@ def _list_change(statement, program):
         if op.kind == primitives.POP and isinstance(op.args[0], gast.Name):
             return op.args[0].id, "pop"
     return None
+
+
+def guard_shared_results(program):
+    """Put `fresh_result(r, v, ...)` after each `r = v.copy()` (`v.sum()`, any method named like
+    one of an array, a list, a dict, a set, a string or a tuple) whose receiver `v` is not
+    known to be a NumPy value, in a function that may change a value in place: A-normal form
+    reads the method as theirs, a new value, and a method of the user's class so named that
+    returns a field is refused where the code runs (see `runtime.refusals.fresh_result`)."""
+    if not _may_change_in_place(program):
+        return
+    helper = None
+
+    def guarded(block):
+        nonlocal helper
+        out = []
+        for statement in block:
+            out.append(statement)
+            if isinstance(statement, gast.If):
+                statement.body, statement.orelse = guarded(statement.body), guarded(statement.orelse)
+            elif isinstance(statement, (gast.For, gast.While)):
+                statement.body = guarded(statement.body)
+            elif _named_like_a_value_method(statement, program):
+                value = statement.value
+                helper = helper or program.namespace.bind("fresh_result", fresh_result)
+                filename, lineno, col, _ = program.parsed.where(statement)
+                text = f".{value.func.attr}(...)"
+                check = call(name(helper), name(statement.targets[0].id), name(value.func.value.id),
+                             *map(constant, (value.func.attr, text, filename, lineno, col)))
+                out.append(gast.copy_location(gast.Expr(value=check), statement))
+        return out
+
+    program.node.body = guarded(program.node.body)
+
+
+def _named_like_a_value_method(statement, program):
+    """Whether `statement` is `r = v.method(...)`, the method named as above, `v` a local not
+    known to be a NumPy value."""
+    value = getattr(statement, "value", None)
+    if not (isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name)
+            and isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and isinstance(value.func.value, gast.Name)):
+        return False
+    method, receiver = value.func.attr, value.func.value
+    return (method in VALUE_METHODS and method not in VIEW_METHODS and method not in ITEM_READS
+            and receiver.id not in program.arrays and not primitives.is_static(receiver, program))
+
+
+def _may_change_in_place(program):
+    """Whether the user's function may change a value in place: `y[k] = v`, `t += v`, a method
+    that changes its object (`r.fill(0)`), NumPy's `out=`, a call of a function of the user's
+    that changes what it is given, or of a function value."""
+    for node in gast.walk(program.parsed.node):
+        if isinstance(node, gast.AugAssign) or (isinstance(node, gast.Subscript)
+                                                and isinstance(node.ctx, (gast.Store, gast.Del))):
+            return True
+        if not isinstance(node, gast.Call):
+            continue
+        if any(k.arg == "out" for k in node.keywords) or (
+                isinstance(node.func, gast.Attribute) and node.func.attr in CHANGING_METHODS):
+            return True
+        if not primitives.is_static(node.func, program):
+            if not isinstance(node.func, gast.Attribute):
+                return True  # a function value
+            continue
+        try:
+            callee = primitives.static_value(node.func, program)
+        except Exception:  # noqa: BLE001 - no such attribute: the front end reports it
+            continue
+        if inspect.isfunction(callee) and not is_library(callee):
+            found = effects(callee)
+            if found is None or found.written:
+                return True
+    return False
 
 
 _LIST_MAKERS = {list, sorted, concat, repeated}

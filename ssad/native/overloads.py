@@ -23,7 +23,7 @@ from ..runtime.refusals import keys_unchanged
 from ..runtime.scatter import copy_adjoint
 from ..runtime.receivers import not_walked
 from ..runtime.item_guards import changed_item_held_once, item_held_by, item_held_elsewhere
-from ..runtime.refusals import list_changed
+from ..runtime.refusals import fresh_result, list_changed
 from ..runtime.structure import add_adjoint, owned_argument, zeros_like_value
 from .lower import array_of
 from .parts import HELPERS as PART_HELPERS
@@ -122,6 +122,11 @@ def _not_walked(value):
 @overload(list_changed)
 def _list_changed(receiver, method, text, filename, lineno, col):
     return lambda receiver, method, text, filename, lineno, col: None  # a list: its own methods
+
+
+@overload(fresh_result)
+def _fresh_result(result, receiver, method, text, filename, lineno, col):
+    return lambda result, receiver, method, text, filename, lineno, col: None  # an array's, a list's own method
 
 
 @overload(copy_adjoint)
@@ -339,5 +344,5 @@ HELPERS = (
     broadcast_like,
     unbroadcast, copy_adjoint, iterated, add_adjoint, matmul_left_adjoint, matmul_right_adjoint, dot_left_adjoint,
     dot_right_adjoint, _trace_adjoint, array_of, _unpack_like, _through_cast, _is_complex, _abs_adjoint, keys_unchanged,
-    not_walked, list_changed,
+    not_walked, list_changed, fresh_result,
 ) + PART_HELPERS + REDUCTION_HELPERS + ROW_HELPERS

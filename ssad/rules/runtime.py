@@ -56,7 +56,7 @@ from ..runtime.receivers import not_walked, numpy_member
 from ..runtime.item_guards import changed_item_held_once, item_held_by, item_held_elsewhere, rebound_by_augmented
 from ..runtime.refusals import (
     check_assertion, discrete_only, elements_unchanged_by_call, held_list_kept, index_only, keeps_length,
-    keys_unchanged, list_changed, items_unchanged_by_call, not_a_view_of, not_changed_in_place, unshared_with, rule_adjoints, unchanged_by_call, walk_unchanged,
+    keys_unchanged, list_changed, fresh_result, items_unchanged_by_call, not_a_view_of, not_changed_in_place, unshared_with, rule_adjoints, unchanged_by_call, walk_unchanged,
 )
 from ..runtime.structure import (
     add_adjoint, add_attr, attribute_part, field_position, field_tangent, is_zero_number, owned_argument,
@@ -72,7 +72,7 @@ nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where i
 nondifferentiable(index_only, pure=False)  # a part of an index built as a value (`np.s_[:, k]`): a test that raises
 nondifferentiable(unchanged_by_call, items_unchanged_by_call, elements_unchanged_by_call, keeps_arguments,
                   output_is_none, pure=False)  # a test that raises: it must run where the call runs
-nondifferentiable(not_a_view_of, unshared_with, pure=False)  # the same, where a tuple assignment or a write may change what another name reads
+nondifferentiable(not_a_view_of, unshared_with, fresh_result, pure=False)  # the same, where a tuple assignment or a write may change what another name reads
 nondifferentiable(changed_item_held_once, item_held_by, item_held_elsewhere, pure=False)  # the same, where `y[k] += v` changes an item
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write
 nondifferentiable(walk_unchanged, keys_unchanged, held_list_kept, pure=False)  # the same, where a loop changes what it walks

@@ -356,7 +356,50 @@ def list_changed(receiver, method, text, filename, lineno, col):
         filename, lineno, col, source_line(filename, lineno))
 
 
+_OWN_METHODS = (np.ndarray, np.generic, list, dict, set, frozenset, tuple, str, bytes)
+_UNCHANGEABLE = (numbers.Number, np.generic, str, bytes, type(None), type, types.ModuleType, types.FunctionType)
+
+
+def fresh_result(result, receiver, method, text, filename, lineno, col):
+    """After `r = v.method(...)`, a method named like one of an array, a list, a dict, a set, a
+    string or a tuple, which ssad reads as theirs (a new value; `copy` of a list, a new list
+    of the same items), where the compiler could not tell that `v` holds one (an object of
+    yours, passed in): raises where the method is `v`'s own and `r` shares what `v` holds (a
+    field, a view of one, a list holding one, `v` itself), which a change in place of either
+    would show in the other where ssad would not."""
+    if isinstance(receiver, numbers.Number) or any(
+            isinstance(receiver, kind) and getattr(type(receiver), method, None) is getattr(kind, method, None)
+            for kind in _OWN_METHODS) or (method == "copy" and isinstance(receiver, (list, dict, set))):
+        return  # NumPy's or Python's own method; a container's copy (an OrderedDict's) is shallow, as followed
+    held, arrays = _reached(receiver)
+    mine, own_arrays = _reached(result)
+    if not (held.keys() & mine.keys()) and not any(_overlaps(a, b) for a in arrays for b in own_arrays):
+        return
+    kind = type(receiver).__name__
+    raise UnsupportedSyntaxError(
+        f"`{text}` calls the method `{method}` of a {kind} (yours), which returns a value sharing what the {kind} "
+        f"holds (a field, a view of one, a list holding one); ssad reads a method named like an array's, a "
+        f"list's or a dict's as theirs, which returns a new value, so a change in place of either would not show "
+        f"in the other; give the method another name (`{method}_of`), or return a copy (`return self.w.copy()`)",
+        filename, lineno, col, source_line(filename, lineno))
+
+
+def _reached(value):
+    """({id: value} of the values `value` is or holds at any depth that may change in place,
+    [the arrays among them])."""
+    found, seen, stack = {}, set(), [value]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen or isinstance(current, _UNCHANGEABLE):
+            continue
+        seen.add(id(current))
+        if not isinstance(current, (tuple, frozenset)):  # these never change: what they hold may
+            found[id(current)] = current
+        stack.extend(held_values(current))
+    return found, [v for v in found.values() if isinstance(v, np.ndarray)]
+
+
 # the checks above that raise or do nothing, which generated code calls for their effect
 GUARDS = (check_assertion, walk_unchanged, held_list_kept, keys_unchanged, not_a_view_of, unshared_with, rebound_by_augmented,
           unchanged_by_call, items_unchanged_by_call, elements_unchanged_by_call, not_changed_in_place, keeps_length, discrete_only,
-          changed_item_held_once, item_held_by, item_held_elsewhere, list_changed)
+          changed_item_held_once, item_held_by, item_held_elsewhere, list_changed, fresh_result)
