@@ -441,3 +441,32 @@ def test_an_element_read_through_a_list_before_a_write_is_checked_where_it_runs(
 def test_a_list_read_through_a_list_before_a_write_is_refused():
     with pytest.raises(ssad.UnsupportedSyntaxError, match="would change an array that `t` shares"):
         ssad.grad(list_holding_a_view_through_a_repeated_list)(Y[:3], Y[1:])
+
+
+def element_or_number_kept_over_a_change(x, y, s):
+    # random program 7779: `t` is `s` on one path and an element of `z` on the other, read after `z *= ...`
+    z = x.copy()
+    t = s if y[0] >= 0.75 else ((0.99,) + (z[1], 0.5) * 2)[1]
+    z *= np.tanh(x)
+    return np.sum(z) + np.sum(t) * s
+
+
+@pytest.mark.parametrize("first", [0.1, 0.9])
+def test_an_element_or_a_number_read_before_a_change_of_the_whole_array(first):
+    y = np.array([first, 0.2, -0.3, 0.4])
+    args = (Y, y, 0.7)
+    got = ssad.grad(element_or_number_kept_over_a_change, wrt=(0, 2))(*args)
+    expected = (numerical_gradient(lambda x: element_or_number_kept_over_a_change(x, y, 0.7), Y),
+                numerical_gradient(lambda s: element_or_number_kept_over_a_change(Y, y, s), 0.7))
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
+
+
+def test_a_row_read_before_a_change_of_the_whole_matrix_is_refused_where_it_runs():
+    m = Y.reshape(4, 1) * np.array([[1.0, -0.5]])
+    y = np.array([0.1, 0.2, -0.3, 0.4])  # the path reading `z[1]`, a row
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="`z \\*= ...` would change"):
+        ssad.grad(element_or_number_kept_over_a_change)(m, y, 0.7)
+    np.testing.assert_allclose(  # the other path reads `s`
+        ssad.grad(element_or_number_kept_over_a_change)(m, y + 1.0, 0.7),
+        numerical_gradient(lambda m: element_or_number_kept_over_a_change(m, y + 1.0, 0.7), m), rtol=1e-6, atol=1e-8)

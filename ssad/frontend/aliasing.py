@@ -112,13 +112,16 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             if guarded and all(self.current.get(u) in self.uncertain for u in later):
                 self.emit_unshared(user_name, later, statement, message.replace(f"`{later[0]}`", "`{}`", 1))
                 return
-            if (write and guarded and all(self.current.get(u) in self.maybe_numbers and self.sharing.is_element(self.current.get(u))
-                                for u in later)):
-                # `v = t[1]` then `t[0] = 5.0`: an element read of a vector is a number, which the
-                # write leaves alone; of a matrix, a row the write changes. Which one is known when
-                # the code runs: `not_a_view_of(v, t, ...)` before the write raises for a row.
+            if guarded and all(self.current.get(u) in self.maybe_numbers for u in later):
+                # `v = t[1]` then `t[0] = 5.0` (or `t *= s`): an element read of a vector is a number,
+                # which the write leaves alone; of a matrix, a row the write changes. Which one is known
+                # when the code runs: `not_a_view_of(v, t, ...)` before the write raises for a row;
+                # for a value that may be an element or another (`max(pairs, key=f)[0]`), `unshared_with`
                 for user in later:
-                    self.emit_guard(not_a_view_of, [self.load(user), self.load(user_name)], message, statement)
+                    if self.sharing.is_element(self.current.get(user)):
+                        self.emit_guard(not_a_view_of, [self.load(user), self.load(user_name)], message, statement)
+                    else:
+                        self.emit_unshared(user_name, [user], statement, message.replace(f"`{later[0]}`", "`{}`", 1))
                 return
             if write or self.is_generated() or list_change or name in self.views:
                 raise self.parsed.unsupported(statement, message)

@@ -24,15 +24,28 @@ class ControlFlowLowering:
 
     def lower_if(self, statement):
         test = self.test_atom(statement.test, statement.body + statement.orelse)
-        before = self.sharing.snapshot()
+        before, numbers = self.sharing.snapshot(), self.number_kinds()
         body = self.nested(statement.body)
-        after_body = self.sharing.snapshot()
+        after_body, numbers_after_body = self.sharing.snapshot(), self.number_kinds()
         if not self.is_generated():  # each branch starts from what was shared before the `if`
             self.sharing.join(before)
+            self.join_numbers(numbers)
         orelse = self.nested(statement.orelse) if statement.orelse else []
         if not self.is_generated():  # after it, a name shares what it shares on either branch
             self.sharing.join(after_body, self.sharing.snapshot())
+            self.join_numbers(numbers_after_body, self.number_kinds())
         self.emit(gast.If(test=test, body=body, orelse=orelse))
+
+    def number_kinds(self):
+        """The names that surely hold a number now, and those that may (see `join_numbers`)."""
+        return set(self.numbers), set(self.maybe_numbers)
+
+    def join_numbers(self, *states):
+        """After paths meet (`number_kinds` of each): a name surely holds a number where it does
+        on every path, and may hold one where it may on any (`t = y[1:3]` on one path and
+        `t = 0.5` on the other is no number: a second name of it shares `y`)."""
+        self.numbers = set.intersection(*(surely for surely, _ in states))
+        self.maybe_numbers = set().union(*(may | surely for surely, may in states)) - self.numbers
 
     def share_across_iterations(self, loop):
         """Before a loop's body is lowered: a name assigned in the body may, from the second
@@ -41,7 +54,10 @@ class ControlFlowLowering:
         also leave as it was (no iteration)."""
         before = self.sharing.snapshot()
         if self.is_generated():
-            return before
+            return before, None
+        assigned = {self.current.get(n.id) for n in walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.join_numbers((self.numbers - assigned, self.maybe_numbers | (self.numbers & assigned)))  # a later pass
+        numbers = self.number_kinds()  # may see what the body assigns
         resolve = self.resolve_static
 
         def lookup(user):
@@ -62,11 +78,12 @@ class ControlFlowLowering:
                 for stored in _stored_names(target) if sources else ():
                     if stored in self.current:
                         self.sharing.add(self.current[stored], sources - {self.current[stored]}, item_read)
-        return before
+        return before, numbers
 
     def after_loop(self, before):
         if not self.is_generated():
-            self.sharing.join(before, self.sharing.snapshot())
+            self.sharing.join(before[0], self.sharing.snapshot())
+            self.join_numbers(before[1], self.number_kinds())
 
     def test_atom(self, expr, statements):
         """The test of an `if` as a name that no statement of the `if` assigns."""
@@ -108,8 +125,8 @@ class ControlFlowLowering:
                 assignments.append((target, element))
         index_name = self.current[index] if index in self.current else self.define(index)
         self.defined.add(index_name)
-        self.numbers.add(index_name)  # range() yields ints
         before = self.share_across_iterations(statement)
+        self.numbers.add(index_name)  # range() yields ints
         self.depth += 1
         saved, self.out = self.out, []
         for assigned, value in assignments:

@@ -227,14 +227,19 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
     def branches(self, name, value, other):
         """The two branches assigning `name` one of two values; after them `name` shares
         what either value shares."""
-        before = self.sharing.snapshot()
+        before, numbers = self.sharing.snapshot(), self.number_kinds()
         body = self.branch(name, value)
-        after_body = self.sharing.snapshot()
+        after_body, numbers_after_body = self.sharing.snapshot(), self.number_kinds()
         if not self.is_generated():
             self.sharing.join(before)
+            self.join_numbers(numbers)
         orelse = self.branch(name, other)
         if not self.is_generated():
-            self.sharing.join(after_body, self.sharing.snapshot())
+            self.join_numbers(numbers_after_body, self.number_kinds())
+            after = self.sharing.snapshot()
+            if after_body[0].get(name) != after[0].get(name):  # `s if c else y[1]`: which one, the running code tells
+                self.uncertain.add(name)
+            self.sharing.join(after_body, after)
         return body, orelse
 
     def branch(self, name, value):

@@ -192,11 +192,11 @@ class Sharing:
             self.is_element(i, seen | {name}) or self.items_of(i) is None and not self.groups.get(i, set()) - seen - {i, name}
             for i in items)
 
-    def others(self, name):
+    def others(self, name, through_groups=True):
         """The other names a write into `name`'s array changes what they read: those sharing
         its memory, and the containers that may hold one of them (and their second names,
-        and the containers holding those)."""
-        found = set(self.groups.get(name, ())) | {name}
+        and the containers holding those); without `through_groups`, only those holding it."""
+        found = set(self.groups.get(name, ()) if through_groups else ()) | {name}
         changed = True
         while changed:
             changed = False
@@ -223,9 +223,9 @@ class Sharing:
         known = set(self.groups) | set(self.holds) | set(self.second_names) | set(self.second_names.values())
         same = {n for n in known if root(n) == root(name)} | {name}
         found, todo = set(same), set(same)
-        while todo:  # what shares with it, and the second names of those (`zs = choice`)
-            for n in todo:
-                found.update(self.others(n))
+        while todo:  # what shares with it, the second names of those (`zs = choice`), what holds them
+            for n in todo:  # (not what a second name may be besides: `choice` of `s` on another path)
+                found.update(self.others(n, through_groups=n in same))
             todo = {n for n in known if root(n) in found} - found
             found |= todo
         return sorted(n for n in found - {name} if self.item_of.get(root(n)) not in same)
