@@ -53,14 +53,13 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
         users = {ssa: user for user, ssa in self.current.items()}
         self.refuse_changing_what_is_captured(
             name, statement, written, sorted(set(self.sharing.others(name)) | set(self.sharing.same_list(name))))
+        now = self.sharing.others(name, now=not self.is_generated())
         if list_change:
             others = self.sharing.same_list(name)
-        elif write:
-            others = self.sharing.others(name)
-        elif self.is_generated():  # generated code: `d_t += v` judged by the arrays `d_t` shares, as always
-            others = self.sharing.others(name)
+        elif write or self.is_generated():  # generated code: `d_t += v` judged by the arrays `d_t` shares
+            others = now
         else:  # `t += v` extends a list in place (`*=` repeats it) as it writes into an array
-            others = sorted(set(self.sharing.others(name)) | set(self.sharing.same_list(name)))
+            others = sorted(set(now) | set(self.sharing.same_list(name)))
         lists = {users[n] for n in set(others) - set(self.sharing.others(name)) if n in users}
         sharing = [users[n] for n in others if n in users]
         changes_shared = not (list_change and name in self.new_containers)

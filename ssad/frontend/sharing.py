@@ -192,11 +192,14 @@ class Sharing:
             self.is_element(i, seen | {name}) or self.items_of(i) is None and not self.groups.get(i, set()) - seen - {i, name}
             for i in items)
 
-    def others(self, name, through_groups=True):
+    def others(self, name, through_groups=True, now=False):
         """The other names a write into `name`'s array changes what they read: those sharing
         its memory, and the containers that may hold one of them (and their second names,
-        and the containers holding those); without `through_groups`, only those holding it."""
-        found = set(self.groups.get(name, ()) if through_groups else ()) | {name}
+        and the containers holding those); without `through_groups`, only those holding it.
+        `now`: not a name rebound since it shared (`t = z[3]` then `t = t + 1.0`), which
+        `groups` keeps for the generated code, whose paths are not joined."""
+        group = self.groups.get(name, ()) if through_groups else ()
+        found = {m for m in group if not now or name in self.groups.get(m, ())} | {name}
         changed = True
         while changed:
             changed = False
