@@ -161,3 +161,59 @@ def test_forward_code_with_its_del_lines_is_differentiated_again():
     step = 1e-6
     columns = [(along(x + step * e) - along(x - step * e)) / (2 * step) for e in np.eye(3)]
     np.testing.assert_allclose(got, columns, rtol=1e-6, atol=1e-8)
+
+
+# A value made from a view (`h = y[::-1] + 0.07`) has the view's tangent, a view of `d_y`:
+# a later write into y (`y[3] -= ...`) once changed `d_h` with it, a silently wrong jvp
+# (random program 3409: -1.984 for -1.883).
+
+
+def new_value_from_a_reversed_view(x, y):
+    y = y.copy()
+    y[2:3] = np.sin(x)[2:3]
+    h = y[::-1] + 0.07
+    y[3] -= np.mean(h)
+    h = 0.52 * h + np.tanh(np.amax(y) + y)
+    return np.sum(np.cos(h) * x)
+
+
+def new_value_from_a_row(x, y):
+    m = np.outer(y, x)
+    m[0, 0] = 1.0
+    r = m[1]
+    c = r + 0.0
+    m[1] = m[1] * 3.0
+    return np.sum(c * m[1]) + np.sum(m)
+
+
+def new_value_from_a_view_of_a_view(x, y):
+    z = x * 1.0
+    z[0] = y[0]
+    a = z[1:]
+    b = a[::2]
+    c = b + 1.0
+    z[1] = z[1] * y[1]
+    return np.sum(c * c) + np.sum(z)
+
+
+def new_value_from_a_view_made_in_a_loop(x, y):
+    z = x * 1.0
+    z[0] = y[0]
+    t = 0.0
+    for _ in range(3):
+        c = z[1:] * 1.0 + 0.0
+        d = z[:2] - 0.5
+        z[1] = z[1] * y[1] + np.sum(d)
+        t = t + np.sum(c * c) + np.sum(d)
+    return t + np.sum(z)
+
+
+@pytest.mark.parametrize("f", [new_value_from_a_reversed_view, new_value_from_a_row,
+                               new_value_from_a_view_of_a_view, new_value_from_a_view_made_in_a_loop])
+def test_a_new_value_made_from_a_view_keeps_its_tangent_when_the_array_changes(f):
+    x, y = np.array([1.37, 0.78, 0.5, -1.49]), np.array([1.15, -1.35, 0.48, 0.58])
+    check_jvp(f, (x, y), seed=1)
+    direction = (np.array([0.3, -1.1, 0.7, 0.9]), np.array([-0.6, 0.2, 1.4, -0.8]))
+    gradients = ssad.grad(f, wrt=(0, 1))(x, y)
+    along = sum(np.sum(g * d) for g, d in zip(gradients, direction, strict=True))
+    assert ssad.jvp(f, (x, y), direction)[1] == pytest.approx(along, rel=1e-10)

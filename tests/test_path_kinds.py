@@ -1,4 +1,4 @@
-"""What a name holds after a branch or a loop is what any path may leave in it (`control.join_numbers`).
+"""What a name holds after a branch or a loop is what any path may leave in it (`control.join_paths`).
 
 A name that is a number on one path and a view of an array on another is not a number after the
 join: a write into the array the view shares, later, changes what the name reads. Before the join
@@ -7,6 +7,14 @@ number, and the gradient read the array as the write had left it: silently wrong
 7863 has a name bound in a loop to an element chosen by `max` and, before the loop, to a number.
 A name rebound since it shared the array (`acc = z[3]`, then `acc = acc + v` before `z[0] = ...`)
 no longer shares it where the write runs (random program 8908, refused before: `Sharing.others(now=True)`).
+
+The same holds for an array defined outside the function and for lists. `t = W` (a global) on one
+path and `t = x * 1.0` on the other, then `t[0] = v`, wrote into W where the gradient read W as
+a constant: silently wrong where `t = W` alone is refused; likewise `t = W` late in a loop's body,
+written by the next pass. `t = [a, b]` before a loop whose body computes `t + t` and then binds t
+to an array made the second pass add arrays with the adjoint of a concatenation: a wrong gradient
+at one pass, "need at least one array to stack" at two. Such a name is no list at the loop's
+start unless every assignment in the loop keeps it one (`acc = acc + [v]`).
 """
 
 import numpy as np
@@ -170,3 +178,133 @@ def test_a_view_that_still_shares_the_array_where_the_write_runs_is_refused(func
 def test_where_the_view_was_rebound_the_gradient_is_exact(function, argument):
     np.testing.assert_allclose(ssad.grad(function)(X, argument),
                                numerical_gradient(lambda x: function(x, argument), X), rtol=1e-6, atol=1e-8)
+
+
+W = np.array([0.5, -0.3, 0.8, 1.1])
+
+
+def global_on_one_path(x, c):
+    if c > 0:
+        t = W
+    else:
+        t = x * 1.0
+    u = np.sum(np.sin(W * x))
+    t[0] = 3.0 * x[1]
+    return u + np.sum(t * x)
+
+
+def global_by_expression(x, c):
+    t = W if c > 0 else x * 1.0
+    u = np.sum(np.sin(W * x))
+    t[0] = 3.0 * x[1]
+    return u + np.sum(t * x)
+
+
+def global_bound_late_in_a_loop(x, n):
+    t = x * 1.0
+    u = 0.0
+    for _ in range(n):
+        u += np.sum(np.sin(W * x))
+        t[0] = 3.0 * x[1]
+        t = W
+    return u + np.sum(t * x)
+
+
+def view_of_a_global_bound_late_in_a_loop(x, n):
+    t = x * 1.0
+    u = 0.0
+    for _ in range(n):
+        u += np.sum(np.sin(W * x))
+        t[0] = 3.0 * x[1]
+        a = W[0:4]
+        t = a
+    return u + np.sum(t * x)
+
+
+@pytest.mark.parametrize("function, argument", [
+    (global_on_one_path, -1.0), (global_by_expression, -1.0), (global_bound_late_in_a_loop, 2),
+    (view_of_a_global_bound_late_in_a_loop, 2),
+], ids=["if", "conditional-expression", "loop", "view-in-a-loop"])
+def test_a_name_that_may_hold_a_global_array_is_not_written_into(function, argument):
+    kept = W.copy()
+    with pytest.raises(ssad.UnsupportedSyntaxError, match="defined outside the function"):
+        ssad.grad(function)(X, argument)
+    np.testing.assert_array_equal(W, kept)
+
+
+def global_copied_on_one_path(x, c):
+    t = W.copy() if c > 0 else x * 1.0
+    t[0] = 3.0 * x[1]
+    return np.sum(np.sin(W * x)) + np.sum(t * x)
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_copy_of_the_global_on_one_path_is_exact(c):
+    np.testing.assert_allclose(ssad.grad(global_copied_on_one_path)(X, c),
+                               numerical_gradient(lambda x: global_copied_on_one_path(x, c), X), rtol=1e-6, atol=1e-8)
+
+
+def list_then_array_in_a_loop(x, n):
+    t = [x[0], x[1]]
+    u = t
+    for _ in range(n):
+        u = t + t
+        t = np.array(u[:2]) * x[2]
+    return np.sum(np.array(u)) + np.sum(t)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_a_list_the_loop_rebinds_to_an_array_is_not_joined_as_a_list(n):
+    with pytest.raises(ssad.SsadError, match="on a list or tuple"):
+        ssad.grad(list_then_array_in_a_loop)(X, n)
+
+
+def list_grown_in_a_loop(x, n):
+    acc = [x[0]]
+    more = [x[1]]
+    for i in range(n):
+        acc = acc + [x[i % 4] * x[3]]
+        more += [acc[-1] * 2.0]
+        both = more + acc if i % 2 else acc + more
+        acc = both[1:] * 1
+    return np.sum(np.array(acc)) + np.sum(np.array(more)) ** 2
+
+
+def list_on_either_path(x, c):
+    t = [x[0], x[1]] if c > 0 else [x[2] * x[3]]
+    u = t + t
+    return np.sum(np.array(u) ** 2)
+
+
+@pytest.mark.parametrize("function, argument", [
+    (list_grown_in_a_loop, 0), (list_grown_in_a_loop, 3), (list_on_either_path, 1.0), (list_on_either_path, -1.0),
+])
+def test_lists_every_path_keeps_are_still_joined_as_lists(function, argument):
+    expected = numerical_gradient(lambda x: function(x, argument), X)
+    np.testing.assert_allclose(ssad.grad(function)(X, argument), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(function, (X, argument), (Y, 0.0))[1], expected @ Y, rtol=1e-6, atol=1e-8)
+
+
+# A name a display makes on one path and an operator on the other: its adjoint may be a list,
+# whose parts add up with `add_adjoint` (`+` joined two lists: [0.325, 0.298] for [0.214, 0.482]).
+
+
+def list_or_array_read_twice(x, c):
+    if c > 0:
+        t = [x[0], x[1]]
+    else:
+        t = x[:2] * 2.0
+    s = np.sum(np.array(t) ** 2)
+    r = np.sum(np.sin(np.array(t)))
+    return s * r
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_the_adjoint_of_a_list_or_an_array_adds_up_as_either(c):
+    expected = numerical_gradient(lambda x: list_or_array_read_twice(x, c), X)
+    np.testing.assert_allclose(ssad.grad(list_or_array_read_twice)(X, c), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(list_or_array_read_twice, (X, c), (Y, 0.0))[1], expected @ Y, rtol=1e-6, atol=1e-8)
+    hessian = ssad.hessian(list_or_array_read_twice)(X, c)
+    columns = [(ssad.grad(list_or_array_read_twice)(X + 1e-6 * e, c) - ssad.grad(list_or_array_read_twice)(X - 1e-6 * e, c))
+               / 2e-6 for e in np.eye(4)]
+    np.testing.assert_allclose(hessian, np.array(columns).T, rtol=1e-5, atol=1e-7)

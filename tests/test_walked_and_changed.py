@@ -793,3 +793,56 @@ def test_the_check_of_a_list_a_walk_holds_refuses_only_lists_it_holds():
         held_list_kept(walked, other, "held", __file__, 1, 0)
     held_list_kept(np.array([1.0, 2.0]), np.float64(1.0), "held", __file__, 1, 0)
     held_list_kept([1.0, 2.0], 1.0, "held", __file__, 1, 0)
+
+
+# A helper that puts a view of its parameter into a list of its own (`items.append(a.T)`)
+# changes its list, not the parameter: a loop walking `[y, h]` around `helper(h)` was
+# refused as if the helper changed h (random program 857). A change through the list's
+# items is still one of the parameter's.
+
+
+def keeps_a_view_in_its_own_list(a):
+    items = list((np.sin(a), np.cos(a)))
+    items.append(a.reshape(3, 1).T.reshape(3))
+    return np.tanh(a) + items[0] * items[2]
+
+
+def changes_a_view_held_in_its_list(a):
+    items = []
+    items.append(a[1:])
+    items[-1] *= 2.0
+    return np.tanh(a)
+
+
+def changes_a_view_held_two_deep(a):
+    items = [[a[1:]]]
+    inner = items[0][0]
+    inner[0] = inner[0] * 5.0
+    return np.tanh(a)
+
+
+def walks_around(helper):
+    def f(x):
+        h = x * 2.0
+        t = 0.0
+        for v in [x[::-1] * 1.0, h]:
+            t = t + np.sum(helper(h) * v)
+        return t
+    return f
+
+
+def test_a_helper_keeping_a_view_in_its_own_list_changes_nothing_walked():
+    f = walks_around(keeps_a_view_in_its_own_list)
+    expected = numerical_gradient(f, X)
+    np.testing.assert_allclose(ssad.grad(f)(X.copy()), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(f, (X.copy(),), (T,))[1], expected @ T, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("helper", [changes_a_view_held_in_its_list, changes_a_view_held_two_deep])
+def test_a_helper_changing_its_parameter_through_a_list_it_made_is_still_refused_in_a_walk(helper):
+    # refused where the walk is, or where the helper writes into what its caller passed in
+    message = f"through {helper.__name__}, which changes its parameter `a`|would change an array or list the caller passed"
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=message):
+        ssad.grad(walks_around(helper))(X.copy())
+    with pytest.raises(ssad.UnsupportedSyntaxError, match=message):
+        ssad.jvp(walks_around(helper), (X.copy(),), (T,))

@@ -20,7 +20,7 @@ from .passing import CallArgumentChecks
 from .sharing import copy_method_source
 from .outputs import is_library
 from .view_names import CONTAINER_READS, NEW_CONTAINERS, VALUE_METHODS, VIEW_METHODS, VIEW_SOMETIMES, views_first
-from .views import effects, viewed_operands
+from .views import effects
 
 
 class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
@@ -167,23 +167,6 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
                 return views_first(attr, value) and attr not in ("iterated", "stop_gradient") and attr not in VIEW_SOMETIMES
             return value.func.attr in VIEW_METHODS
         return False
-
-    def track_module_level(self, name, value, resolve):
-        """Whether `name = value` may hold an object of the module's (a global array, an item
-        of a global list, a view of one) or of a name that does."""
-        if resolve is None:  # generated code
-            return
-        root = value
-        while isinstance(root, (gast.Subscript, gast.Attribute)) and (
-                isinstance(root, gast.Subscript) or root.attr in VIEW_METHODS):
-            root = root.value
-        static = isinstance(root, gast.Name) and self.is_static(root) and not isinstance(
-            resolve(root), (int, float, complex, str, bool, type(None)))
-        sources = viewed_operands(value, lambda n: n in self.defined, self.is_static, resolve)
-        if static or any(s in self.module_level for s in sources):
-            self.module_level.add(name)
-        else:
-            self.module_level.discard(name)
 
     def refuse_changing_captured(self, node, name, template, captured):
         """A nested function or lambda that changes a value it captures in place (`z[0] = v`,

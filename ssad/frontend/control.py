@@ -4,6 +4,11 @@ Methods of the lowering (see `anf`): an `if` tests a name no branch assigns; a
 `for` runs a name over a name holding a range (loops over sequences, `enumerate`
 and `zip` become loops over indices); a `while` loop recomputes its test at the end
 of its body and leaves through `if stop: break`.
+
+Where paths meet (after an `if`, a conditional expression, around a loop's body), what
+the lowering knows of each name is joined (`join_paths`): a number or a list only where
+every path leaves one, a name that may hold an object of the module's where any path
+may; a loop's body starts from what a later pass may see (`share_across_iterations`).
 """
 
 
@@ -14,7 +19,8 @@ from .builders import is_loop_exit
 from .builders import name as _name
 from .builders import store as _store
 from .builders import walk
-from .views import expression_sharers
+from .view_names import VIEW_METHODS
+from .views import expression_sharers, viewed_operands
 from .expressions import assigns_name, short_label
 from ..runtime import iterated
 
@@ -24,28 +30,54 @@ class ControlFlowLowering:
 
     def lower_if(self, statement):
         test = self.test_atom(statement.test, statement.body + statement.orelse)
-        before, numbers = self.sharing.snapshot(), self.number_kinds()
+        before, kinds = self.sharing.snapshot(), self.path_kinds()
         body = self.nested(statement.body)
-        after_body, numbers_after_body = self.sharing.snapshot(), self.number_kinds()
+        after_body, kinds_after_body = self.sharing.snapshot(), self.path_kinds()
         if not self.is_generated():  # each branch starts from what was shared before the `if`
             self.sharing.join(before)
-            self.join_numbers(numbers)
+            self.join_paths(kinds)
         orelse = self.nested(statement.orelse) if statement.orelse else []
         if not self.is_generated():  # after it, a name shares what it shares on either branch
             self.sharing.join(after_body, self.sharing.snapshot())
-            self.join_numbers(numbers_after_body, self.number_kinds())
+            self.join_paths(kinds_after_body, self.path_kinds())
         self.emit(gast.If(test=test, body=body, orelse=orelse))
 
-    def number_kinds(self):
-        """The names that surely hold a number now, and those that may (see `join_numbers`)."""
-        return set(self.numbers), set(self.maybe_numbers)
+    def path_kinds(self):
+        """What the names surely hold now, and what they may (see `join_paths`)."""
+        return set(self.numbers), set(self.maybe_numbers), set(self.sequences), set(self.module_level)
 
-    def join_numbers(self, *states):
-        """After paths meet (`number_kinds` of each): a name surely holds a number where it does
-        on every path, and may hold one where it may on any (`t = y[1:3]` on one path and
-        `t = 0.5` on the other is no number: a second name of it shares `y`)."""
-        self.numbers = set.intersection(*(surely for surely, _ in states))
-        self.maybe_numbers = set().union(*(may | surely for surely, may in states)) - self.numbers
+    def join_paths(self, *states):
+        """After paths meet (`path_kinds` of each): a name surely holds a number, or a list or a
+        tuple, where it does on every path; it may hold a number, or an object of the module's,
+        where it may on any. `t = y[1:3]` on one path and `t = 0.5` on the other is no number (a
+        second name of it shares `y`); `t = W` on one and `t = x * 1.0` on the other may be the
+        global W, which a later `t[0] = v` would change; `t = [a, b]` on one and `t = a * b` on
+        the other may be an array, which `t + t` adds."""
+        self.numbers = set.intersection(*(s[0] for s in states))
+        self.maybe_numbers = set().union(*(s[1] | s[0] for s in states)) - self.numbers
+        self.sequences = set.intersection(*(s[2] for s in states))
+        self.module_level = set().union(*(s[3] for s in states))
+
+    def track_module_level(self, name, value, resolve):
+        """Whether `name = value` may hold an object of the module's (a global array, an item
+        of a global list, a view of one) or of a name that does."""
+        if resolve is None:  # generated code
+            return
+        sources = viewed_operands(value, lambda n: n in self.defined, self.is_static, resolve)
+        if self.module_root(value, resolve) or any(s in self.module_level for s in sources):
+            self.module_level.add(name)
+        else:
+            self.module_level.discard(name)
+
+    def module_root(self, value, resolve):
+        """Whether `value` is an object of the module's (not a number or a string), an item of
+        one or a view of one (`G`, `G[0]`, `G.T[1:]`)."""
+        root = value
+        while isinstance(root, (gast.Subscript, gast.Attribute)) and (
+                isinstance(root, gast.Subscript) or root.attr in VIEW_METHODS):
+            root = root.value
+        return isinstance(root, gast.Name) and self.is_static(root) and not isinstance(
+            resolve(root), (int, float, complex, str, bool, type(None)))
 
     def share_across_iterations(self, loop):
         """Before a loop's body is lowered: a name assigned in the body may, from the second
@@ -56,34 +88,74 @@ class ControlFlowLowering:
         if self.is_generated():
             return before, None
         assigned = {self.current.get(n.id) for n in walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        self.join_numbers((self.numbers - assigned, self.maybe_numbers | (self.numbers & assigned)))  # a later pass
-        numbers = self.number_kinds()  # may see what the body assigns
+        # a later pass may see what the body assigns: a number, what is no list, a global
+        self.maybe_numbers |= self.numbers & assigned
+        self.numbers -= assigned
+        pairs = _assignments(loop)
+        self.sequences -= self.sequences_lost(pairs)
+        kinds = self.path_kinds()
         resolve = self.resolve_static
 
         def lookup(user):
             name = self.current.get(user)
             return {name} if name is not None and name not in self.numbers else set()
 
-        for node in walk(loop):
-            if isinstance(node, (gast.FunctionDef, gast.Lambda)):
-                continue
-            pairs = []
-            if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
-                pairs = [(t, node.value) for t in (node.targets if isinstance(node, gast.Assign) else [node.target])]
-            elif isinstance(node, gast.For) and node is not loop:
-                pairs = [(node.target, node.iter)]
+        for target, value in pairs:
+            sources = expression_sharers(value, lookup, self.is_static, resolve)
+            item_read = isinstance(value, gast.Subscript) and not isinstance(value.slice, gast.Slice)
+            for stored in _stored_names(target) if sources else ():
+                if stored in self.current:
+                    self.sharing.add(self.current[stored], sources - {self.current[stored]}, item_read)
+        # `t = W` (or `t = a` after `a = W[0:4]`) late in the body: t is W's in the next pass
+        globals_held, grown = set(), True  # the users' names of them
+
+        def held(user):
+            return lookup(user) | ({_GLOBAL} if user in globals_held else set())
+
+        while grown:
+            grown = False
             for target, value in pairs:
-                sources = expression_sharers(value, lookup, self.is_static, resolve)
-                item_read = isinstance(value, gast.Subscript) and not isinstance(value.slice, gast.Slice)
-                for stored in _stored_names(target) if sources else ():
-                    if stored in self.current:
-                        self.sharing.add(self.current[stored], sources - {self.current[stored]}, item_read)
-        return before, numbers
+                sources = expression_sharers(value, held, self.is_static, resolve)
+                if self.module_root(value, resolve) or sources & (self.module_level | {_GLOBAL}):
+                    found = set(_stored_names(target)) - globals_held
+                    globals_held |= found
+                    grown |= bool(found)
+        self.module_level |= {self.current[n] for n in globals_held if n in self.current}
+        return before, kinds
+
+    def sequences_lost(self, pairs):
+        """The names holding a list or a tuple before the loop that may hold something else in a
+        later pass (`t = [a, b]`, then in the loop `u = t + t; t = np.array(u) * c`): each
+        assignment in the loop keeps one only where it makes a list or a tuple of them."""
+        users = {user for user, name in self.current.items() if name in self.sequences}
+        assigned = {n for target, _ in pairs for n in _stored_names(target)}
+        kept = users & assigned
+
+        def makes_one(value):
+            if isinstance(value, (gast.List, gast.Tuple, gast.ListComp)):
+                return True
+            if isinstance(value, gast.Name):
+                return value.id in kept or (value.id in users and value.id not in assigned)
+            if isinstance(value, gast.Subscript):
+                return isinstance(value.slice, gast.Slice) and makes_one(value.value)
+            if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Mult)):
+                return makes_one(value.left) or makes_one(value.right)
+            if isinstance(value, gast.IfExp):
+                return makes_one(value.body) and makes_one(value.orelse)
+            return self.is_builtin_call(value, "list") or self.is_builtin_call(value, "tuple")
+
+        shrunk = True
+        while shrunk:
+            lost = {n for target, value in pairs for n in _stored_names(target)
+                    if n in kept and not (isinstance(target, gast.Name) and makes_one(value))}
+            kept -= lost
+            shrunk = bool(lost)
+        return {self.current[n] for n in users & assigned - kept}
 
     def after_loop(self, before):
         if not self.is_generated():
             self.sharing.join(before[0], self.sharing.snapshot())
-            self.join_numbers(before[1], self.number_kinds())
+            self.join_paths(before[1], self.path_kinds())
 
     def test_atom(self, expr, statements):
         """The test of an `if` as a name that no statement of the `if` assigns."""
@@ -250,6 +322,23 @@ class ControlFlowLowering:
         self.after_loop(before)
         self.loops.pop()
         self.emit(gast.While(test=test, body=body, orelse=[]))
+
+
+_GLOBAL = object()  # what a name holding an object of the module's may share (see share_across_iterations)
+
+
+def _assignments(loop):
+    """(target, value) for each assignment in the loop's body, `for` loops nested in it included
+    (`x += v` keeps what x holds; the body of a function made there runs elsewhere)."""
+    pairs = []
+    for node in walk(loop):
+        if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
+            pairs += [(t, node.value) for t in (node.targets if isinstance(node, gast.Assign) else [node.target])]
+        elif isinstance(node, gast.For) and node is not loop:
+            pairs.append((node.target, node.iter))
+        elif isinstance(node, gast.NamedExpr):
+            pairs.append((node.target, node.value))
+    return pairs
 
 
 def _stored_names(target):

@@ -227,15 +227,15 @@ class ExpressionLowering(JoinLowering, SpreadLowering, ComprehensionLowering):
     def branches(self, name, value, other):
         """The two branches assigning `name` one of two values; after them `name` shares
         what either value shares."""
-        before, numbers = self.sharing.snapshot(), self.number_kinds()
+        before, kinds = self.sharing.snapshot(), self.path_kinds()
         body = self.branch(name, value)
-        after_body, numbers_after_body = self.sharing.snapshot(), self.number_kinds()
+        after_body, kinds_after_body = self.sharing.snapshot(), self.path_kinds()
         if not self.is_generated():
             self.sharing.join(before)
-            self.join_numbers(numbers)
+            self.join_paths(kinds)
         orelse = self.branch(name, other)
         if not self.is_generated():
-            self.join_numbers(numbers_after_body, self.number_kinds())
+            self.join_paths(kinds_after_body, self.path_kinds())
             after = self.sharing.snapshot()
             if after_body[0].get(name) != after[0].get(name):  # `s if c else y[1]`: which one, the running code tells
                 self.uncertain.add(name)

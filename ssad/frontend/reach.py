@@ -6,10 +6,13 @@ made from it), one element of `p` itself (`p:`: `t = p[2]`, `t = p[k]` with `k` 
 integer, `for t in p`), something `p` holds (`p.`: an item at any depth, or a view of one:
 `t = p[1:]`, `t = p.T[0]`), a shallow copy of `p` (`p[]`: `y = p.copy()`, a new container
 of `p`'s items), or a container the function builds by a display holding `p` itself
-(`p+1`: `c = [a, p]`, `{"w": p}`; `p+2`: `[[p]]`) or an element of it (`p;1`: `(p[0], 0.5)`),
-nested k deep (deeper counts as DEPTH). A change of the name itself reaches `p` for the first
-four; an item read from a container holding `p` is `p` itself one level down (`c[1]`), an
-element of it at the last level (`(p[0], 0.5)[0]`), and something `p` holds for the rest.
+(`p+1`: `c = [a, p]`, `{"w": p}`; `p+2`: `[[p]]`), an element of it (`p;1`: `(p[0], 0.5)`)
+or a part of its memory (`p~1`: `[p[1:]]`, `items.append(p.T)`), nested k deep (deeper counts
+as DEPTH). A change of the name itself reaches `p` for the first four; a change of a
+container holding `p` (`c[0] = v`, `c.append(v)`) is none of `p`'s, though a change of
+what it holds is. An item read from a container holding `p` is `p` itself one level down
+(`c[1]`), an element of it at the last level (`(p[0], 0.5)[0]`), a part of its memory or
+something it holds for `p~1`, and something `p` holds for the rest.
 
 An element of `p` itself is told apart for one case: a function that rebinds it (`t /= s`)
 changes nothing of the caller's when `p` is a 1-D array of numbers (its elements are
@@ -26,11 +29,11 @@ from .builders import scope_names, walk
 
 
 EXACT, ELEMENT, HELD, SHALLOW = "=", ":", ".", "[]"
-HOLDS, HOLDS_ELEMENT, DEPTH = "+", ";", 3  # `p+k`, `p;k`: k nested displays, at most DEPTH
+HOLDS, HOLDS_ELEMENT, HOLDS_PART, DEPTH = "+", ";", "~", 3  # `p+k`, `p;k`, `p~k`: k nested displays, at most DEPTH
 
 
-def nested(token):  # (p, HOLDS or HOLDS_ELEMENT, k) of `p+k` and `p;k`, else None
-    if len(token) > 2 and token[-2] in (HOLDS, HOLDS_ELEMENT) and token[-1].isdigit():
+def nested(token):  # (p, HOLDS, HOLDS_ELEMENT or HOLDS_PART, k) of `p+k`, `p;k` and `p~k`, else None
+    if len(token) > 2 and token[-2] in (HOLDS, HOLDS_ELEMENT, HOLDS_PART) and token[-1].isdigit():
         return token[:-2], token[-2], int(token[-1])
     return None
 
@@ -51,7 +54,11 @@ def reached(found):  # the parameters `found` may be, or a part of the memory of
     return {base(t) for t in found if t == base(t) or t.endswith(EXACT)}
 
 
-def _levels(p, kind, depth):  # a container `p+k` (`p;k`) at every level up to k
+def _innermost(p, kind):  # what the last level of a container `p+k`, `p;k` or `p~k` holds
+    return {p + EXACT} if kind == HOLDS else {p + ELEMENT} if kind == HOLDS_ELEMENT else {p, p + HELD}
+
+
+def _levels(p, kind, depth):  # a container `p+k` (`p;k`, `p~k`) at every level up to k
     return {f"{p}{kind}{k}" for k in range(1, depth + 1)}
 
 
@@ -63,7 +70,7 @@ def memory(found):  # of a value made from `found` (a call's result): not `p` it
             made.add(base(t) if t.endswith(EXACT) else t)
         else:  # a new container of the same items (`list(c)`), or one of them (`max(c)`), at any level
             p, kind, depth = inside
-            made |= {p if kind == HOLDS else p + ELEMENT} | _levels(p, kind, depth)
+            made |= {base(t) if t.endswith(EXACT) else t for t in _innermost(p, kind)} | _levels(p, kind, depth)
     return made
 
 
@@ -75,13 +82,15 @@ def holding(found):  # of a display (`[a, p]`, `(p[0], 0.5)`, `{"w": p}`) holdin
             made.add(base(t) + (HOLDS if t.endswith(EXACT) else HOLDS_ELEMENT) + "1")
         elif inside is not None:
             made.add(f"{inside[0]}{inside[1]}{min(inside[2] + 1, DEPTH)}")
+        elif not t.endswith(SHALLOW):  # a part of `p`'s memory, or something it holds
+            made.add(base(t) + HOLDS_PART + "1")
         else:
             made |= memory({t})
     return made
 
 
-def _unnested(p, kind, depth):  # what an element of a container `p+k` or `p;k` holds: one level down
-    down = {f"{p}{kind}{depth - 1}"} if depth > 1 else {p + (EXACT if kind == HOLDS else ELEMENT)}
+def _unnested(p, kind, depth):  # what an element of a container `p+k`, `p;k` or `p~k` holds: one level down
+    down = {f"{p}{kind}{depth - 1}"} if depth > 1 else _innermost(p, kind)
     return down | ({f"{p}{kind}{depth}"} if depth == DEPTH else set())  # DEPTH: that deep or deeper
 
 
@@ -92,7 +101,7 @@ def items(found):  # an item at any depth, or a view of one
         made.add(base(t) + HELD)
         if inside is not None:
             p, kind, depth = inside
-            made |= {p + (EXACT if kind == HOLDS else ELEMENT)} | _levels(p, kind, depth)
+            made |= _innermost(p, kind) | _levels(p, kind, depth)
     return made
 
 
@@ -128,6 +137,10 @@ def shallow(found):  # a copy of a container holding `p` holds `p` as well
 
 def whole(found):  # the parameters whose memory a change of `found` itself reaches
     return {base(t) for t in found if not t.endswith(SHALLOW)}
+
+
+def changed_by(found):  # ... where a change of a container holding `p` (`p+k`, `p;k`, `p~k`) is none of p's
+    return {base(t) for t in found if not t.endswith(SHALLOW) and nested(t) is None}
 
 
 def split_rebound(node, tokens):

@@ -21,7 +21,7 @@ from .outputs import is_library
 from .reach import ELEMENT, EXACT, HELD, elements, integer_names, memory, reached, surely_integer, walked
 from .reach import filled_by_call, filled_by_store, fixed_displays, holding as _holding
 from .reach import base as _base, items as _items, may_resize as _may_resize, split_rebound as _split_rebound
-from .reach import shallow as _shallow, whole as _whole
+from .reach import changed_by as _changed_by, shallow as _shallow, whole as _whole
 from .view_names import (
     CONTAINER_READS, FRESH_BUILTINS, ITEM_READS, VALUE_METHODS, VIEW_METHODS, VIEW_OF_ANY, copies, shares_attribute,
     views_first,
@@ -263,7 +263,7 @@ def _analyse(parsed):
             targets = statement.targets if isinstance(statement, (gast.Assign, gast.Delete)) else [statement.target]
             for target in targets:
                 if isinstance(target, (gast.Subscript, gast.Attribute)):
-                    found = _whole(of(target.value))  # a change of a shallow copy itself is none of `p`'s
+                    found = _changed_by(of(target.value))  # a change of a copy or a display itself is none of `p`'s
                     note(resized, found if _may_resize(statement, target) else (), statement)
                     if isinstance(statement, gast.AugAssign) and not isinstance(getattr(target, "slice", None), gast.Slice):
                         found |= _whole(of(target))  # `y[k] += v` may change the item `y[k]` itself in place
@@ -277,7 +277,7 @@ def _analyse(parsed):
                 note(written, found, statement)
         elif (isinstance(statement, gast.Call) and isinstance(statement.func, gast.Attribute)
               and statement.func.attr in CHANGING_METHODS and not is_static(statement.func)):
-            found = _whole(of(statement.func.value))
+            found = _changed_by(of(statement.func.value))
             note(written, found, statement)
             note(resized, found if statement.func.attr in RESIZING_METHODS else (), statement)
         elif isinstance(statement, gast.Call) and is_static(statement.func):

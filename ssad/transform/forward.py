@@ -23,7 +23,7 @@ from ..analysis.shapes import scalar_names
 from ..frontend.builders import assign, assigned_names, call, clone, comment, constant, is_loop_exit, name, store, walk
 from .adjoints import index_value
 from .forward_calls import Before, Replace, TangentCalls
-from .tangent_sharing import shared_tangents
+from .tangent_sharing import shared_tangents, view_bases
 from ..runtime import copy_adjoint, zeros_like_value
 from ..runtime.partials import made_partial_tangent
 from ..runtime.structure import field_tangent, record_tangent
@@ -45,6 +45,7 @@ def forward(program, wrt, varied, scalar_params=()):
     value known to be scalar (see `shapes`) needs no `broadcast_like` to its shape."""
     tangents = _Forward(program, varied)
     tangents.scalars = scalar_names(program, scalar_params)
+    tangents.views = view_bases(program, tangents.scalars)
     return tangents.run(wrt)
 
 
@@ -231,8 +232,15 @@ class _Forward(TangentCalls):
         shares the memory of the primal as well: the front end refuses a write into `a` that
         such a name read afterwards would see.)"""
         held = {self.tangent[p]: p for p in self.owned if p != target and p in self.tangent}
+        bases = {}  # the tangent of a view (`d_t = d_a[1:]`) -> the private tangents it views
+        for viewer, viewed in self.views.items():
+            private = (viewed & self.owned) - {target}
+            if viewer in self.tangent and private:
+                bases[self.tangent[viewer]] = private
+                held.setdefault(self.tangent[viewer], viewer)
         for shared in shared_tangents(generated, held, self.program):
             self.owned.discard(held[shared])
+            self.owned -= bases.get(shared, set())
 
     def comment_for(self, statement):
         parsed = self.program.parsed

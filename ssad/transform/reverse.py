@@ -126,6 +126,7 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         """
         names = set()
         numeric = set()  # names that operators or NumPy primitives produced
+        made = set()  # names a display, a call of the user's or a list helper made: a container there
         copies = []  # (a, b) for each `a = b`: the two hold the same value
         program = self.program
         for statement in _walk_statements(program.body):
@@ -150,9 +151,11 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                 names |= {a.id for a in op.args[:1] if isinstance(a, gast.Name)}
             elif op.kind in (primitives.PACK, primitives.DICT, primitives.CLOSURE, primitives.CONSTRUCT, primitives.PARTIAL):
                 names.add(target.id)
+                made.add(target.id)
             elif op.kind in (primitives.USER_CALL, primitives.DYNAMIC_CALL, primitives.METHOD_CALL):
                 # a callee may return, or take, anything
                 names.add(target.id)
+                made.add(target.id)
                 names |= {a.id for a in op.operands() if isinstance(a, gast.Name)}
             elif op.kind == primitives.PRIMITIVE:
                 if _indexed_by_a_key(op):
@@ -164,6 +167,8 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                 elif op.primitive in _SEQUENCE_PRIMITIVES or op.primitive in _PACKED_CALLS:
                     names.add(target.id)
                     names |= {a.id for a in op.args if isinstance(a, gast.Name)}
+                    if op.primitive in _LIST_MAKERS:
+                        made.add(target.id)
                 elif _returns_one_number_or_array(op.primitive):
                     numeric.add(target.id)
                 # any other primitive may return a tuple (np.linalg.slogdet, np.linalg.eigh,
@@ -179,7 +184,9 @@ class _Reverse(AdjointSweep, StatementAdjoints):
                     if one in names and other not in names:
                         names.add(other)
                         grown = True
-        return names - numeric
+        # A name indexed like a container is still an array where an operator made it; one a
+        # display made on some path (`t = [a, b]`, later `t = np.array(u) * c`) may be either.
+        return names - (numeric - made)
 
     def run(self, wrt, with_tape=True):
         program = self.program
@@ -380,6 +387,8 @@ def _returns_one_number_or_array(primitive):
 
 _SEQUENCE_PRIMITIVES = {list, tuple, sum, concat, repeated, repeats_summed, np.array, np.stack, np.concatenate, np.hstack, np.vstack, sorted,
                         iterated, zipped, merged}
+# Of those, the ones that make a list or a tuple (never an array).
+_LIST_MAKERS = {list, tuple, concat, repeated, repeats_summed, sorted, iterated, zipped, merged}
 # Primitives whose operands and value may be containers or function values: the items
 # and values of a dict, and calls through function values read again (`pullbacks`).
 _PACKED_CALLS = {dict.items, dict.values, call_forward_packed, method_forward_packed, operator_forward_packed}

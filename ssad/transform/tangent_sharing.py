@@ -11,17 +11,25 @@ the kinds of the program's names (`program.arrays`, see `analysis.kinds`).
 Guarantees: `shared_tangents` names every private tangent those statements may share.
 An operator makes a new value; a call may return any of its operands, except the
 run-time helpers that copy a part of an array (`take_part`, `written_part`,
-`saved_part`): a backward loop's `written_part(d_d_y, i)` leaves `d_d_y` private, so it is
+`saved_part`, `owned`): a backward loop's `written_part(d_d_y, i)` leaves `d_d_y` private, so it is
 not copied once a pass.
+
+A view carries its tangent's sharing too: `t = a[1:]` gives `d_t = d_a[1:]`, a view of
+`d_a`, and `c = t + 1.0` gives `d_c = d_t`; a later `a[0] = v` writing into `d_a` in
+place would change `d_c`, though `c` is a new array. `view_bases` names, for every name
+that may hold a view or the same value as another (`t = a`, `t = a[i]`, not a known
+scalar), the names whose tangent it may view, so that sharing it shares them.
 """
 
 import gast
 
-from ..runtime import saved_part
+from ..analysis.activity import simple_statements
+from ..frontend import primitives
+from ..runtime import owned, saved_part
 from ..runtime.scatter import take_part, written_part
 from .forward_calls import Replace
 
-_PART_COPIES = (saved_part, take_part, written_part)  # of an array: `np.copy(d_y[i])`, or a number
+_PART_COPIES = (saved_part, take_part, written_part, owned)  # of an array: `np.copy(d_y[i])`, or a number
 
 
 def shared_tangents(generated, held, program):
@@ -32,6 +40,28 @@ def shared_tangents(generated, held, program):
         if isinstance(statement, gast.Assign):
             shared |= (may_be(statement.value) - _copied_part(statement.value, held, program)) & held.keys()
     return shared
+
+
+def view_bases(program, scalars):
+    """{name: the names whose tangents its tangent may view}, over every assignment of the
+    function (flow-insensitive, so a loop's later iterations and either branch are covered)."""
+    bases = {}
+    for statement in simple_statements(program.body):
+        if not (isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name)):
+            continue
+        target = statement.targets[0].id
+        op = primitives.operation(statement.value, program)
+        if target not in scalars and op.kind in (primitives.COPY, primitives.GETITEM) \
+                and isinstance(op.args[0], gast.Name):
+            bases.setdefault(target, set()).add(op.args[0].id)
+    changed = True
+    while changed:  # a view of a view views the first array too
+        changed = False
+        for viewed in bases.values():
+            more = set().union(*(bases.get(b, set()) for b in viewed)) - viewed
+            viewed |= more
+            changed |= bool(more)
+    return bases
 
 
 def _copied_part(value, held, program):
