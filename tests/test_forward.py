@@ -208,8 +208,17 @@ def new_value_from_a_view_made_in_a_loop(x, y):
     return t + np.sum(z)
 
 
-@pytest.mark.parametrize("f", [new_value_from_a_reversed_view, new_value_from_a_row,
-                               new_value_from_a_view_of_a_view, new_value_from_a_view_made_in_a_loop])
+def new_value_from_an_unpacked_row(x, y):
+    m = np.outer(x, y)
+    m[0, 0] = 1.0
+    p, q, r, s = m
+    c = p + 0.0
+    m[0] = m[0] * 3.0
+    return np.sum(c * m[0])
+
+
+@pytest.mark.parametrize("f", [new_value_from_a_reversed_view, new_value_from_a_row, new_value_from_a_view_of_a_view,
+                               new_value_from_a_view_made_in_a_loop, new_value_from_an_unpacked_row])
 def test_a_new_value_made_from_a_view_keeps_its_tangent_when_the_array_changes(f):
     x, y = np.array([1.37, 0.78, 0.5, -1.49]), np.array([1.15, -1.35, 0.48, 0.58])
     check_jvp(f, (x, y), seed=1)

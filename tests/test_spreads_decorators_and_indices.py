@@ -8,6 +8,11 @@
   it wraps (what `inspect.getsource` follows `__wrapped__` to), while its code is the
   wrapper's: jvp through it gave a zero tangent. ssad reads the wrapper that runs; one
   that passes on `**kwargs` is refused saying what to write.
+- A tuple or dict spread into a call (`h(*args)`, `h(**opts)`) and bound again later in
+  the loop's body to one of another length (`args = (a, b, c)`) was spread in every pass
+  with the length known before the loop: the third item was dropped, a wrong value and a
+  wrong gradient. Such a spread is refused; one that every pass binds alike
+  (`params = (w * c, b + d)`) is differentiated.
 - A loop index used as a number in a helper (`s = s + x[i] * i`) crashed every
   second-order mode (`'NoneType' object is not subscriptable`): the range the backward
   sweep walks again had no zero tangent or adjoint.
@@ -200,3 +205,52 @@ def test_a_loop_over_zip_of_star_rows_walks_the_tuples_zip_makes():
     assert ssad.value_and_grad(walks_the_zip_of_rows_given)(X, data)[0] == pytest.approx(0.3 * 11.0 + np.sum(X))
     check_every_order(lambda x: walks_the_zip_of_rows_given(x, data), X, V)
     check_every_order(walks_the_zip_of_a_display, X, V)
+
+
+# ----- a spread whose tuple or dict a loop binds again -----
+
+
+def _affine(a, b, c=0.0):
+    return a * b + c * 3.0
+
+
+def spreads_a_tuple_the_loop_lengthens(x):
+    args = (x[0], x[1])
+    s = 0.0
+    for _ in range(2):
+        s = s + _affine(*args)
+        args = (x[0], x[1], x[2])
+    return s
+
+
+def spreads_a_dict_the_loop_widens(x):
+    opts = {"a": x[0], "b": x[1]}
+    s = 0.0
+    for _ in range(2):
+        s = s + _affine(**opts)
+        opts = {"a": x[0], "b": x[1], "c": x[2]}
+    return s
+
+
+@pytest.mark.parametrize("f", [spreads_a_tuple_the_loop_lengthens, spreads_a_dict_the_loop_widens])
+def test_a_spread_the_loop_binds_to_another_length_is_refused_in_both_modes(f):
+    assert f(X) == pytest.approx(2 * X[0] * X[1] + 3.0 * X[2])  # what Python computes
+    for run in (lambda: ssad.grad(f)(X.copy()), lambda: ssad.jvp(f, (X.copy(),), (V,))):
+        with pytest.raises(ssad.SsadError, match=r"`\*\*?(args|options)`") as caught:
+            run()
+        assert caught.value.lineno == f.__code__.co_firstlineno + 4
+
+
+def spreads_parameters_every_pass_binds_alike(x):
+    params = (x[0], x[1])
+    opts = {"a": x[2], "b": x[1]}
+    s = 0.0
+    for _ in range(3):
+        s = s + _affine(*params) + _affine(**opts)
+        params = (params[0] * x[2], params[1] + x[0])
+        opts = {"a": opts["a"] * x[0], "b": opts["b"] - x[2]}
+    return s
+
+
+def test_a_spread_every_pass_binds_alike_is_differentiated_in_every_order():
+    check_every_order(spreads_parameters_every_pass_binds_alike, X.copy(), V)

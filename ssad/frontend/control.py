@@ -93,6 +93,7 @@ class ControlFlowLowering:
         self.numbers -= assigned
         pairs = _assignments(loop)
         self.sequences -= self.sequences_lost(pairs)
+        self.lengths_across_iterations(loop, pairs)
         kinds = self.path_kinds()
         resolve = self.resolve_static
 

@@ -34,14 +34,33 @@ class SpreadLowering:
         self.keys.pop(name, None)
         if self.depth or users.get(name) in self.changed_sequences:
             return
-        if isinstance(value, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in value.elts):
-            self.lengths[name] = len(value.elts)
-        elif isinstance(value, gast.Dict) and all(k is not None and constant_key(k) is not None for k in value.keys):
-            self.keys[name] = [constant_key(k).value for k in value.keys]
+        if _length(value) is not None:
+            self.lengths[name] = _length(value)
+        elif _keys(value) is not None:
+            self.keys[name] = _keys(value)
         elif isinstance(value, gast.Name):
             for known in (self.lengths, self.keys):
                 if value.id in known:
                     known[name] = known[value.id]
+
+    def lengths_across_iterations(self, loop, pairs):
+        """Before a loop's body (`pairs`: its assignments, as `control._assignments`): what is known
+        of a tuple's length or a dict's keys holds in every pass only where each assignment in
+        the loop gives the same (`params = (w, b)` again). `f(*args)` before `args = (a, b, c)`
+        in the body spreads three items in a later pass, not the two known before the loop."""
+        stores = {}
+        for node in walk(loop):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        values = {}
+        for target, value in pairs:
+            if isinstance(target, gast.Name):
+                values.setdefault(target.id, []).append(value)
+        for user, count in stores.items():
+            name, given = self.current.get(user), values.get(user, [])
+            for known, measure in ((self.lengths, _length), (self.keys, _keys)):
+                if name in known and not (len(given) == count and all(measure(v) == known[name] for v in given)):
+                    del known[name]
 
     def arguments(self, argument):
         """The atoms `argument` passes: `*args` of a tuple or list whose length is known is
@@ -76,3 +95,17 @@ class SpreadLowering:
                 "outside control flow and not changed in place; pass the keywords by name")
         return [gast.keyword(arg=k, value=self.atom(gast.Subscript(value=_name(options.id), slice=gast.Constant(
             value=k, kind=None), ctx=gast.Load()))) for k in keys]
+
+
+def _length(value):
+    """How many items a tuple or list display holds (None for another value, or one with `*xs`)."""
+    if isinstance(value, (gast.Tuple, gast.List)) and not any(isinstance(e, gast.Starred) for e in value.elts):
+        return len(value.elts)
+    return None
+
+
+def _keys(value):
+    """The keys of a dict display whose keys are all constants, in order (else None)."""
+    if isinstance(value, gast.Dict) and all(k is not None and constant_key(k) is not None for k in value.keys):
+        return [constant_key(k).value for k in value.keys]
+    return None

@@ -18,7 +18,8 @@ A view carries its tangent's sharing too: `t = a[1:]` gives `d_t = d_a[1:]`, a v
 `d_a`, and `c = t + 1.0` gives `d_c = d_t`; a later `a[0] = v` writing into `d_a` in
 place would change `d_c`, though `c` is a new array. `view_bases` names, for every name
 that may hold a view or the same value as another (`t = a`, `t = a[i]`, not a known
-scalar), the names whose tangent it may view, so that sharing it shares them.
+scalar; an item unpacked, `p, q = m`), the names whose tangent it may view, so that
+sharing it shares them.
 """
 
 import gast
@@ -47,7 +48,14 @@ def view_bases(program, scalars):
     function (flow-insensitive, so a loop's later iterations and either branch are covered)."""
     bases = {}
     for statement in simple_statements(program.body):
-        if not (isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name)):
+        if not isinstance(statement, gast.Assign):
+            continue
+        if isinstance(statement.targets[0], gast.Tuple) and isinstance(statement.value, gast.Name):
+            for item in statement.targets[0].elts:  # `p, q = m`: rows of a matrix are views of it
+                if isinstance(item, gast.Name) and item.id not in scalars:
+                    bases.setdefault(item.id, set()).add(statement.value.id)
+            continue
+        if not isinstance(statement.targets[0], gast.Name):
             continue
         target = statement.targets[0].id
         op = primitives.operation(statement.value, program)
