@@ -308,3 +308,88 @@ def test_the_adjoint_of_a_list_or_an_array_adds_up_as_either(c):
     columns = [(ssad.grad(list_or_array_read_twice)(X + 1e-6 * e, c) - ssad.grad(list_or_array_read_twice)(X - 1e-6 * e, c))
                / 2e-6 for e in np.eye(4)]
     np.testing.assert_allclose(hessian, np.array(columns).T, rtol=1e-5, atol=1e-7)
+
+
+# A name can hold a global array through a call too: a helper of the user's, or a nested
+# function, that returns it on some path (`return W if flag else x * 1.0`), a view of it or a
+# field of a global object. `t = pick(c > 0); t[0] = v` changed W, a silently wrong gradient
+# in both modes; it is refused as `t = W; t[0] = v` is. A helper that only reads W is not.
+
+
+class _Model:
+    def __init__(self):
+        self.w = np.array([0.2, 0.4, -0.6, 0.9])
+
+
+MODEL = _Model()
+
+
+def _global_or_copy(x, flag):
+    return W if flag else x * 1.0
+
+
+def _view_of_global(x, flag):
+    v = W[::-1]
+    return v if flag else x * 1.0
+
+
+def _field_of_global_object(x, flag):
+    return MODEL.w if flag else x * 1.0
+
+
+def _through_another_helper(x, flag):
+    return _global_or_copy(x, flag)
+
+
+def _made_from_global(x, flag):
+    return W * 2.0 if flag else x * 1.0
+
+
+def writes_what_a_helper_returns(helper):
+    def f(x, c):
+        t = helper(x, c > 0)
+        t[0] = 3.0 * x[1]
+        return np.sum(t * x) + np.sum(W * x) + np.sum(MODEL.w * x)
+    return f
+
+
+def writes_what_a_nested_function_returns(x, c):
+    def pick(flag):
+        return W if flag else x * 1.0
+    t = pick(c > 0)
+    t[0] = 3.0 * x[1]
+    return np.sum(t * x) + np.sum(W * x)
+
+
+def writes_what_a_lambda_returned_in_a_loop(x, n):
+    pick = lambda k: W[1:] if k > 0 else x[1:] * 1.0  # noqa: E731
+    t = x * 1.0
+    s = 0.0
+    for k in range(n):
+        t[0] = 3.0 * x[1]
+        s = s + np.sum(t)
+        t = pick(k)
+    return s + np.sum(W * x)
+
+
+@pytest.mark.parametrize("f, argument", [
+    (writes_what_a_helper_returns(_global_or_copy), 1.0), (writes_what_a_helper_returns(_global_or_copy), -1.0),
+    (writes_what_a_helper_returns(_view_of_global), 1.0), (writes_what_a_helper_returns(_field_of_global_object), 1.0),
+    (writes_what_a_helper_returns(_through_another_helper), 1.0), (writes_what_a_nested_function_returns, 1.0),
+    (writes_what_a_lambda_returned_in_a_loop, 3),
+], ids=["helper", "helper-other-path", "view", "field", "two-helpers", "nested", "lambda-in-a-loop"])
+def test_a_global_array_a_call_may_return_is_not_written_into(f, argument):
+    kept, kept_w = W.copy(), MODEL.w.copy()
+    for run in (lambda: ssad.grad(f)(X.copy(), argument), lambda: ssad.jvp(f, (X.copy(), argument), (Y, 0.0))):
+        with pytest.raises(ssad.UnsupportedSyntaxError, match="defined outside the function"):
+            run()
+    np.testing.assert_array_equal(W, kept)
+    np.testing.assert_array_equal(MODEL.w, kept_w)
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_helper_that_makes_a_new_array_from_a_global_is_differentiated(c):
+    f = writes_what_a_helper_returns(_made_from_global)
+    expected = numerical_gradient(lambda x: f(x, c), X)
+    np.testing.assert_allclose(ssad.grad(f)(X.copy(), c), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(f, (X.copy(), c), (Y, 0.0))[1], expected @ Y, rtol=1e-6, atol=1e-8)

@@ -22,7 +22,9 @@ from .builders import walk
 from .view_names import VIEW_METHODS
 from .views import expression_sharers, viewed_operands
 from .expressions import assigns_name, short_label
+from .module_values import returns_module_object
 from ..runtime import iterated
+from ..runtime.closures import closure
 
 
 class ControlFlowLowering:
@@ -64,10 +66,28 @@ class ControlFlowLowering:
         if resolve is None:  # generated code
             return
         sources = viewed_operands(value, lambda n: n in self.defined, self.is_static, resolve)
-        if self.module_root(value, resolve) or any(s in self.module_level for s in sources):
+        if self.module_root(value, resolve) or self.module_returned(value, resolve) or any(
+                s in self.module_level for s in sources):
             self.module_level.add(name)
         else:
             self.module_level.discard(name)
+        template = value.args[0] if isinstance(value, gast.Call) and value.args and self.is_static(value.func) and resolve(
+            value.func) is closure else None  # `pick = closure(pick_template, ...)` for a nested def
+        if isinstance(template, gast.Name) and returns_module_object(self.namespace.values.get(template.id)):
+            self.module_returners.add(name)
+        else:
+            self.module_returners.discard(name)
+
+    def module_returned(self, value, resolve, names=None):
+        """Whether `value` calls a function of the user's, or a nested function (by its name, in
+        `names` where the code is the user's), that may return an object of the module's."""
+        if not isinstance(value, gast.Call):
+            return False
+        if self.is_static(value.func):
+            return returns_module_object(resolve(value.func))
+        if isinstance(value.func, gast.Name):
+            return (names or {}).get(value.func.id, value.func.id) in self.module_returners
+        return False
 
     def module_root(self, value, resolve):
         """Whether `value` is an object of the module's (not a number or a string), an item of
@@ -117,7 +137,8 @@ class ControlFlowLowering:
             grown = False
             for target, value in pairs:
                 sources = expression_sharers(value, held, self.is_static, resolve)
-                if self.module_root(value, resolve) or sources & (self.module_level | {_GLOBAL}):
+                if self.module_root(value, resolve) or self.module_returned(value, resolve, self.current) or sources & (
+                        self.module_level | {_GLOBAL}):
                     found = set(_stored_names(target)) - globals_held
                     globals_held |= found
                     grown |= bool(found)
