@@ -393,3 +393,47 @@ def test_a_helper_that_makes_a_new_array_from_a_global_is_differentiated(c):
     expected = numerical_gradient(lambda x: f(x, c), X)
     np.testing.assert_allclose(ssad.grad(f)(X.copy(), c), expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(ssad.jvp(f, (X.copy(), c), (Y, 0.0))[1], expected @ Y, rtol=1e-6, atol=1e-8)
+
+
+# A list bound in a loop from the list of the pass before (`ys = xs + [v]`, then `xs = ys[1:]`)
+# is still joined as a list; where a later pass makes it an array (`xs = np.array(ys[1:])`),
+# `xs + [v]` is NumPy's addition there, which crashed the gradient ("need at least one array
+# to stack"): it is refused where it runs.
+
+
+def rolls_a_window(x, n):
+    xs = [x[0], x[1]]
+    s = 0.0
+    for i in range(n):
+        ys = xs + [x[2] * i]
+        s = s + np.sum(np.array(xs + ys) ** 2)
+        xs = ys[1:]
+    return s
+
+
+def rolls_a_window_into_an_array(x, n):
+    xs = [x[0], x[1]]
+    s = 0.0
+    for i in range(n):
+        ys = xs + [x[2] * i]
+        s = s + np.sum(np.array(xs + ys) ** 2)
+        xs = np.array(ys[1:]) * 1.0
+    return s
+
+
+@pytest.mark.parametrize("function, n", [
+    (rolls_a_window, 0), (rolls_a_window, 1), (rolls_a_window, 3), (rolls_a_window_into_an_array, 1),
+])
+def test_a_list_the_loop_keeps_a_list_is_joined_in_every_pass(function, n):
+    expected = numerical_gradient(lambda x: function(x, n), X)
+    np.testing.assert_allclose(ssad.grad(function)(X, n), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ssad.jvp(function, (X, n), (Y, 0.0))[1], expected @ Y, rtol=1e-6, atol=1e-8)
+
+
+def test_a_list_a_later_pass_makes_an_array_is_refused_where_it_is_added_to():
+    line = rolls_a_window_into_an_array.__code__.co_firstlineno + 4
+    for run in (lambda: ssad.grad(rolls_a_window_into_an_array)(X, 3),
+                lambda: ssad.jvp(rolls_a_window_into_an_array, (X, 3), (Y, 0.0))):
+        with pytest.raises(ssad.SsadError, match="of a NumPy array and a list or tuple") as caught:
+            run()
+        assert (caught.value.filename, caught.value.lineno) == (__file__, line)

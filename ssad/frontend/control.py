@@ -151,7 +151,8 @@ class ControlFlowLowering:
         assignment in the loop keeps one only where it makes a list or a tuple of them."""
         users = {user for user, name in self.current.items() if name in self.sequences}
         assigned = {n for target, _ in pairs for n in _stored_names(target)}
-        kept = users & assigned
+        # a name first bound in the loop holds what its assignments there make (`ys = xs + [v]`)
+        kept = {n for n in assigned if n in users or n not in self.current}
 
         def makes_one(value):
             if isinstance(value, (gast.List, gast.Tuple, gast.ListComp)):

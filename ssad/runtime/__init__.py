@@ -245,12 +245,30 @@ def drop_last(items, count):
 
 def concat(a, b):
     """`a + b` for two lists or two tuples (sequence concatenation, not arithmetic)."""
+    if not (type(a) is list or type(a) is tuple) or not (type(b) is list or type(b) is tuple):
+        _not_a_sequence("+", a, b)
     return a + b
 
 
 def repeated(items, times):
     """`items * times` for a list or tuple (sequence repetition, not arithmetic)."""
+    if not (type(items) is list or type(items) is tuple):
+        _not_a_sequence("*", items, times)
     return items * times
+
+
+def _not_a_sequence(op, *operands):
+    """ssad read `op` as joining (or repeating) lists where an operand is known to be a list or
+    a tuple on some path; an array there makes NumPy's arithmetic, whose derivative is another:
+    refused at the user's line. Anything else raises as Python does (`[1] + (2,)`)."""
+    if any(isinstance(o, (np.ndarray, np.generic)) for o in operands) and any(isinstance(o, (list, tuple)) for o in operands):
+        raise SourceError(
+            f"`{op}` of a NumPy array and a list or tuple computes NumPy's elementwise arithmetic here, where "
+            f"ssad read it as {'joining' if op == '+' else 'repeating'} a list (the operand is a list on another "
+            "path, or in another pass of the loop); make it one kind on every path (`np.asarray(xs)`, or "
+            "`list(a)`)",
+            *caller_location(),
+        )
 
 
 def repeats_summed(dy, items, times):
