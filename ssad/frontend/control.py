@@ -351,8 +351,9 @@ _GLOBAL = object()  # what a name holding an object of the module's may share (s
 
 
 def _assignments(loop):
-    """(target, value) for each assignment in the loop's body, `for` loops nested in it included
-    (`x += v` keeps what x holds; the body of a function made there runs elsewhere)."""
+    """(target, value) for each assignment in the loop's body, the targets of `for` loops nested
+    in it included (`x += v` keeps what x holds), and those of functions made there (which
+    counts more names than their own scope binds: never fewer)."""
     pairs = []
     for node in walk(loop):
         if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:

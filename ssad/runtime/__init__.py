@@ -260,7 +260,7 @@ def repeated(items, times):
 def _not_a_sequence(op, *operands):
     """ssad read `op` as joining (or repeating) lists where an operand is known to be a list or
     a tuple on some path; an array there makes NumPy's arithmetic, whose derivative is another:
-    refused at the user's line. Anything else raises as Python does (`[1] + (2,)`)."""
+    refused at the user's line. Anything else is left to Python (`[1] + (2,)` raises there)."""
     if any(isinstance(o, (np.ndarray, np.generic)) for o in operands) and any(isinstance(o, (list, tuple)) for o in operands):
         raise SourceError(
             f"`{op}` of a NumPy array and a list or tuple computes NumPy's elementwise arithmetic here, where "
