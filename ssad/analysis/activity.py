@@ -22,7 +22,7 @@ from ..errors import SourceError
 from .invariance import invariant_maxima
 from ..registry import PRINTS, REGISTRY, is_random_draw, primitive_name
 from ..frontend.builders import walk
-from ..frontend.views import CHANGING_METHODS
+from ..frontend.view_names import CHANGING_METHODS
 
 
 @dataclass

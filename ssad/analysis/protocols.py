@@ -24,8 +24,8 @@ import numpy as np
 
 from ..frontend import primitives
 from ..frontend.outputs import is_library
-from ..frontend.view_names import ITEM_READS, VALUE_METHODS, VIEW_METHODS
-from ..frontend.views import CHANGING_METHODS, effects
+from ..frontend.view_names import CHANGING_METHODS, ITEM_READS, VALUE_METHODS, VIEW_METHODS
+from ..frontend.views import effects
 from ..frontend.builders import assign, call, constant, name
 from ..registry import REGISTRY
 from ..runtime import concat, iterated, repeated, zipped

@@ -231,3 +231,26 @@ def constant_key(key):
     except (ValueError, TypeError, SyntaxError):  # not a literal, or a list or a dict (no key)
         return None
     return gast.copy_location(gast.Constant(value=value, kind=None), key)
+
+
+def read_names(function):
+    """The names a nested function or lambda reads that are not its own parameters: what it
+    may hold of the enclosing function's (a superset: names it assigns itself count)."""
+    arguments = function.args
+    own = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    own |= {a.id for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    body = [function.body] if isinstance(function, gast.Lambda) else function.body
+    return [n for statement in body for n in walk(statement)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in own]
+
+
+def positional_parameters(function):
+    """The names of the live `function`'s parameters that take positional arguments, in order."""
+    code = function.__code__
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def parameter_names(function):
+    """The names of the live `function`'s parameters that take arguments by name (not `*args`)."""
+    code = function.__code__
+    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])

@@ -80,13 +80,27 @@ class ControlFlowLowering:
 
     def module_returned(self, value, resolve, names=None):
         """Whether `value` calls a function of the user's, or a nested function (by its name, in
-        `names` where the code is the user's), that may return an object of the module's."""
+        `names` where the code is the user's), that may return an object of the module's; or a
+        function value the caller passed in (`g(z)` with `g` a parameter, or an item of one),
+        whose source ssad does not read: it may return a global (`lambda: W`)."""
         if not isinstance(value, gast.Call):
             return False
         if self.is_static(value.func):
             return returns_module_object(resolve(value.func))
         if isinstance(value.func, gast.Name):
-            return (names or {}).get(value.func.id, value.func.id) in self.module_returners
+            func = (names or {}).get(value.func.id, value.func.id)
+            return func in self.module_returners or self.passed_in(func)
+        return False
+
+    def passed_in(self, name):
+        """Whether the local `name` holds what the caller passed (a parameter, a copy of one),
+        or an item of it, or a second name of one of these."""
+        seen = set()
+        while name is not None and name not in seen:
+            if name in self.callers or name in self.sharing.owned:
+                return True
+            seen.add(name)
+            name = self.sharing.item_of.get(name, self.sharing.second_names.get(name))
         return False
 
     def module_root(self, value, resolve):

@@ -22,7 +22,7 @@ import weakref
 import gast
 import numpy as np
 
-from .builders import walk
+from .builders import read_names, walk
 from .namespace import named_object
 from .outputs import is_library
 from .view_names import CONTAINER_READS, VIEW_METHODS, shares_attribute
@@ -101,8 +101,12 @@ def _reads_module_object(node, namespace):
             return any(may_be(e) for e in expr.elts)
         if isinstance(expr, gast.Dict):
             return any(may_be(v) for v in expr.values)
+        if isinstance(expr, gast.Lambda):  # a function value: a call of it may return what it reads
+            return any(may_be(n) for n in read_names(expr))
         if isinstance(expr, gast.Call):
             func = expr.func
+            if isinstance(func, gast.Name) and func.id in holders:  # `g = lambda: W; g()`
+                return True
             if is_static(func):
                 callee = named_object(func, namespace)
                 if inspect.isfunction(callee) and not is_library(callee):
@@ -124,6 +128,10 @@ def _reads_module_object(node, namespace):
                 pairs = [(statement.target, statement.iter)]
             elif isinstance(statement, gast.NamedExpr):
                 pairs = [(statement.target, statement.value)]
+            elif isinstance(statement, gast.FunctionDef) and statement.name not in holders:
+                if any(may_be(n) for n in read_names(statement)):  # a nested function holds what it reads
+                    holders.add(statement.name)
+                    grown = True
             for target, value in pairs:
                 if may_be(value):
                     stored = {n.id for n in walk(target) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}

@@ -92,3 +92,19 @@ def copies(call):
     """Whether `call` is told to copy: no `copy=` (True is the default) or `copy=True`."""
     told = [k.value for k in call.keywords if k.arg == "copy"]
     return not told or (isinstance(told[0], gast.Constant) and told[0].value is True)
+
+# methods that change a list, dict or array in place (push: the Tape of generated code)
+CHANGING_METHODS = {
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault", "popitem",
+    "fill", "put", "itemset", "resize", "partition", "setflags", "push",
+}
+# those that may make a list longer or shorter
+RESIZING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "resize", "push"}
+
+
+def chooses_an_operand(call, is_static, resolve):
+    """Whether `call` is the builtin `max` or `min` given its operands by position: its result
+    is one of them (or one item of the one it is given)."""
+    return (is_static(call.func) and resolve(call.func) in (max, min) and call.args
+            and not any(isinstance(a, gast.Starred) for a in call.args)
+            and all(k.arg in ("key", "default") for k in call.keywords))

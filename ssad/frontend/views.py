@@ -15,7 +15,8 @@ import weakref
 
 import gast
 
-from .builders import walk
+from ..runtime.closures import closure, joined
+from .builders import parameter_names, positional_parameters, read_names, walk
 from .namespace import named_object
 from .outputs import is_library
 from .reach import ELEMENT, EXACT, HELD, elements, integer_names, memory, reached, surely_integer, walked
@@ -23,8 +24,8 @@ from .reach import filled_by_call, filled_by_store, fixed_displays, holding as _
 from .reach import base as _base, items as _items, may_resize as _may_resize, split_rebound as _split_rebound
 from .reach import changed_by as _changed_by, shallow as _shallow, whole as _whole
 from .view_names import (
-    CONTAINER_READS, FRESH_BUILTINS, ITEM_READS, VALUE_METHODS, VIEW_METHODS, VIEW_OF_ANY, copies, shares_attribute,
-    views_first,
+    CHANGING_METHODS, CONTAINER_READS, FRESH_BUILTINS, chooses_an_operand, ITEM_READS, RESIZING_METHODS, VALUE_METHODS, VIEW_METHODS,
+    VIEW_OF_ANY, copies, shares_attribute, views_first,
 )
 
 
@@ -71,6 +72,8 @@ def viewed_operands(value, is_local, is_static, resolve=None):
     callee = resolve(func) if resolve is not None else None
     if callee is copy.deepcopy or callee is copy.copy:
         return []  # a new value (the items `copy.copy` shares are held, as `list(xs)`'s are)
+    if callee is closure or callee is joined:
+        return [n for expr in _captured_returned(value, resolve) for n in local(expr)]
     if callee is None or is_library(callee):
         if name in VIEW_OF_ANY or (name == "meshgrid" and not copies(value)):
             return every(operands)
@@ -81,7 +84,7 @@ def viewed_operands(value, is_local, is_static, resolve=None):
     returned = returned_views(callee)
     if returned is None or any(isinstance(a, gast.Starred) for a in value.args):
         return every([a.value if isinstance(a, gast.Starred) else a for a in operands])
-    positional, parameters = _positional(callee), _parameter_list(callee)
+    positional, parameters = positional_parameters(callee), parameter_names(callee)
     chosen = []
     for position, arg in enumerate(value.args):
         name = positional[position] if position < len(positional) else "*"
@@ -94,15 +97,18 @@ def viewed_operands(value, is_local, is_static, resolve=None):
     return chosen
 
 
-def _positional(function):
-    """The names of `function`'s parameters that take positional arguments, in order."""
-    code = function.__code__
-    return list(code.co_varnames[: code.co_argcount])
-
-
-def _parameter_list(function):
-    code = function.__code__
-    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+def _captured_returned(made, resolve):
+    """Of `closure(g_template, z=z, ...)` (a nested function or lambda, `frontend.closures`): the
+    captured values a call of it may hand back (`lambda: z[1:]`), which the function value holds;
+    all where the template cannot be read or captures functions made after it; of `joined(g_template,
+    f, "g")`, the function `f` whose captured values it shares."""
+    if made.func is not None and resolve(made.func) is joined:
+        return made.args[1:2]
+    template = resolve(made.args[0]) if made.args and isinstance(made.args[0], gast.Name) else None
+    found = effects(template) if inspect.isfunction(template) else None
+    if found is None or any(not isinstance(k.value, gast.Name) for k in made.keywords):
+        return [k.value for k in made.keywords]
+    return [k.value for k in made.keywords if k.arg in found.returned]
 
 
 class Effects:
@@ -138,7 +144,7 @@ def effects(function):
     if not inspect.isfunction(function):
         return None
     if function.__code__ in _WORKING:
-        return Effects(set(_parameter_list(function)) | {"*", "**"}, {}, {})
+        return Effects(set(parameter_names(function)) | {"*", "**"}, {}, {})
     snapshot = free_objects(function)
     known = _EFFECTS.get(function)
     if known is not None and same_objects(known[0], snapshot):
@@ -227,6 +233,9 @@ def _analyse(parsed):
                 pairs = walked(statement.target, statement.iter, of, called)
             elif isinstance(statement, gast.NamedExpr):
                 pairs = [(statement.target, of(statement.value))]
+            elif isinstance(statement, gast.FunctionDef) and statement is not node:  # holds what it reads
+                held = _holding(set().union(*(of(n) for n in read_names(statement))))
+                pairs = [(gast.Name(id=statement.name, ctx=gast.Store(), annotation=None, type_comment=None), held)]
             elif isinstance(statement, gast.AugAssign) and isinstance(statement.value, (gast.List, gast.Tuple)):
                 pairs = [(statement.target, _shallow(of(statement.value)))]  # `items += [v]`: items holds v
             # a value put into a container (`d[k] = v`, `items.append(v)`): the container holds it
@@ -283,7 +292,7 @@ def _analyse(parsed):
         elif isinstance(statement, gast.Call) and is_static(statement.func):
             callee = resolve(statement.func)
             inner = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
-            passed = list(zip(_positional(callee), statement.args, strict=False)) if inner is not None else []
+            passed = list(zip(positional_parameters(callee), statement.args, strict=False)) if inner is not None else []
             passed += [(k.arg, k.value) for k in statement.keywords if k.arg is not None] if inner is not None else []
             for parameter_name, arg in passed:
                 found = of(arg)
@@ -309,15 +318,6 @@ def _analyse(parsed):
                    lines(changed_elements), only_elements)
 
 
-# methods that change a list, dict or array in place (push: the Tape of generated code)
-CHANGING_METHODS = {
-    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault", "popitem",
-    "fill", "put", "itemset", "resize", "partition", "setflags", "push",
-}
-# those that may make a list longer or shorter
-RESIZING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "resize", "push"}
-
-
 def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None, element=None):
     """What the value of the source expression `expr` may share: the union of `lookup(n)`
     over the names `n` whose memory it may hand back, through views, containers and calls
@@ -328,7 +328,9 @@ def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None
     and `max(a, y)` what `a` or `y` has (`max(items)` what an element of `items` has). A value
     made from `y` (a call's result) has `memory(of(y))`: not `y` itself (see `reach`)."""
     item = item or (lambda found: found)
-    holds = _holding if element is not None else memory  # a display's value: a container of the items
+    # a display's value, a container of the items; a call's result, made from its operands (plain
+    # names, and markers of the caller's, are what they are without `element`)
+    holds, made = (_holding, memory) if element is not None else (set, set)
 
     def of(expr):
         if isinstance(expr, gast.Name):
@@ -357,14 +359,18 @@ def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None
             return of(expr.body) | of(expr.orelse)
         if isinstance(expr, gast.BoolOp):
             return set().union(*(of(v) for v in expr.values))
-        if isinstance(expr, gast.Call) and element is not None and _chooses(expr, is_static, resolve):
+        if isinstance(expr, gast.Call) and element is not None and chooses_an_operand(expr, is_static, resolve):
             # `max(a, b)` is a or b itself, `max(items, key=f)` one item, as an integer index reads
             chosen = [of(a) for a in expr.args] if len(expr.args) > 1 else [element(of(expr.args[0]), _AN_INT)]
             return set().union(*chosen, *(of(k.value) for k in expr.keywords if k.arg == "default"))
+        if isinstance(expr, gast.Lambda):  # a function value holds what it reads of the enclosing function's
+            return holds(set().union(*(of(n) for n in read_names(expr))))
         if isinstance(expr, gast.Call):  # `helper(b)` that returns `b[2]`: an element of what `b` has
             one = _returned_elements(expr, is_static, resolve) if element is not None else set()
-            return set().union(*(element(of(a), _AN_INT) if id(a) in one else memory(of(a))
-                                 for a in _operands_shared(expr, is_static, resolve)))
+            # through a function value (`g = lambda: z`, `g = make(z)`): what it holds, too
+            held = made(of(expr.func)) if isinstance(expr.func, gast.Name) and not is_static(expr.func) else set()
+            return held.union(*(element(of(a), _AN_INT) if id(a) in one else made(of(a))
+                                for a in _operands_shared(expr, is_static, resolve)))
         return set()  # arithmetic, comparisons, constants: new values
 
     return of(expr)
@@ -372,12 +378,6 @@ def expression_sharers(expr, lookup, is_static, resolve, item=None, shallow=None
 
 _AN_INT = gast.Constant(value=0, kind=None)
 
-
-def _chooses(call, is_static, resolve):
-    """Whether `call` is the builtin `max` or `min` given its operands by position."""
-    return (is_static(call.func) and resolve(call.func) in (max, min) and call.args
-            and not any(isinstance(a, gast.Starred) for a in call.args)
-            and all(k.arg in ("key", "default") for k in call.keywords))
 
 
 def _returned_elements(call, is_static, resolve):
@@ -389,8 +389,8 @@ def _returned_elements(call, is_static, resolve):
     found = effects(callee) if inspect.isfunction(callee) and not is_library(callee) else None
     if found is None or not found.returned_elements:
         return set()
-    parameters = _parameter_list(callee)
-    return {id(a) for name, a in zip(_positional(callee), call.args, strict=False) if name in found.returned_elements} | {
+    parameters = parameter_names(callee)
+    return {id(a) for name, a in zip(positional_parameters(callee), call.args, strict=False) if name in found.returned_elements} | {
         id(k.value) for k in call.keywords if k.arg in parameters and k.arg in found.returned_elements}
 
 
