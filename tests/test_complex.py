@@ -489,3 +489,115 @@ def test_a_real_input_accumulates_a_real_gradient_from_complex_values_in_a_loop(
     assert not np.iscomplexobj(got)
     np.testing.assert_allclose(got, autograd.grad(program(anp))(x), rtol=1e-10)
     np.testing.assert_allclose(ssad.hessian(program(np))(x), autograd.hessian(program(anp))(x), rtol=1e-8, atol=1e-10)
+
+
+# ----- A real adjoint array meeting a complex part -----
+# Each program was wrong or crashed: an adjoint (or tangent) array made real by its first
+# part (`np.real(z)`'s, a real input's) was then written into in place with a complex part,
+# which NumPy dropped (a silently wrong gradient of a complex input, a wrong jvp) or refused
+# (`d_x += ...` with a complex right side). Adjoints now add in place only where every value
+# is real, a part added at an index makes a real array complex, a complex value's tangent
+# is complex, and a real input's gradient is real in the generated code too, so that a
+# derivative of the gradient sees a real value.
+
+
+def real_part_then_an_element(xp):
+    def f(z):
+        a = xp.abs(z[1]) ** 2
+        return a + xp.sum(xp.real(z))
+
+    return f
+
+
+def real_part_then_elements_in_a_loop(xp):
+    def f(z):
+        s = 0.0
+        for i in range(3):
+            s = s + xp.abs(z[i]) ** 2 * (i + 1)
+        return s + xp.sum(xp.real(z) ** 3)
+
+    return f
+
+
+def real_part_then_a_slice(xp):
+    def f(z):
+        a = xp.sum(xp.abs(z[1:]) ** 2)
+        return a + xp.sum(xp.real(z) * 2.0)
+
+    return f
+
+
+@pytest.mark.parametrize("program", [real_part_then_an_element, real_part_then_elements_in_a_loop,
+                                     real_part_then_a_slice])
+def test_a_complex_input_read_by_real_part_and_by_element(program):
+    got = assert_matches_fd(program(np), Z[:3].copy())
+    np.testing.assert_allclose(got, autograd.grad(program(anp))(Z[:3].copy()), rtol=1e-10)
+
+
+def written_after_a_complex_cast(x):
+    z = x + 0j
+    z[1] = z[1] * 1j
+    return np.sum(np.real(z) ** 2 + np.imag(z) ** 2 * x) + np.sum(x)
+
+
+def written_after_a_complex_cast_of_a_copy(x):
+    z = x * 1.0
+    z = z + 0j
+    z[0] = z[0] * C[0]
+    return np.sum(np.real(z) + np.imag(z) * x)
+
+
+def product_with_a_global_complex_array(name):
+    products = {
+        "outer": lambda x: np.sum(np.abs(np.outer(x, C)) ** 2),
+        "einsum": lambda x: np.abs(np.einsum("i,i->", x, C)),
+        "vdot": lambda x: np.abs(np.vdot(C, x)),
+        "inner": lambda x: np.abs(np.inner(x, C)) + np.abs(np.tensordot(x, C, 1)),
+    }
+    product = products[name]
+
+    def f(x):
+        a = product(x)
+        return a + np.sum(x ** 2)
+
+    return f
+
+
+def imaginary_part_of_a_real_array(x):
+    z = x.imag
+    return np.sum(z * 2.0) + np.sum(x ** 2)
+
+
+def imaginary_part_of_a_real_array_and_a_phase(x):
+    z = x * np.exp(1j * x)
+    return np.sum(np.real(z * z)) + np.sum(x.imag) + np.sum(x * x)
+
+
+REAL_INPUT_PROGRAMS = [
+    written_after_a_complex_cast,
+    written_after_a_complex_cast_of_a_copy,
+    *(product_with_a_global_complex_array(n) for n in ("outer", "einsum", "vdot", "inner")),
+    imaginary_part_of_a_real_array,
+    imaginary_part_of_a_real_array_and_a_phase,
+]
+
+
+@pytest.mark.parametrize("f", REAL_INPUT_PROGRAMS, ids=range(len(REAL_INPUT_PROGRAMS)))
+def test_a_real_input_with_complex_parts_at_first_and_second_order(f):
+    from ssad.testing import numerical_gradient
+
+    x = np.array([0.3, 0.5, 0.9, 1.2])
+    t = direction_like(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a ComplexWarning is a failure
+        got = ssad.grad(f)(x.copy())
+        _, tangent = ssad.jvp(f, (x.copy(),), (t,))
+    assert not np.iscomplexobj(got) and not np.iscomplexobj(tangent)
+    np.testing.assert_allclose(got, numerical_gradient(f, x.copy()), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tangent, fd_tangent(f, x, t), rtol=1e-6, atol=1e-8)
+    grad_f = ssad.grad(f)
+    expected = (grad_f(x + EPS * t) - grad_f(x - EPS * t)) / (2 * EPS)
+    _, along = ssad.jvp(grad_f, (x.copy(),), (t,))
+    assert not np.iscomplexobj(along)
+    np.testing.assert_allclose(along, expected, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(ssad.hessian(f)(x.copy()) @ t, expected, rtol=1e-5, atol=1e-7)

@@ -12,6 +12,7 @@ import ssad
 from ssad.analysis.ranks import Fact, rank_facts
 from ssad.backend.driver import argument_class
 from ssad.frontend import anf, parse
+from ssad.runtime.receivers import COMPLEX
 from ssad.testing import assert_close
 
 from .conftest import assert_gradient_matches
@@ -270,7 +271,8 @@ def test_argument_classes():
     assert argument_class(np.ones((2, 3))) == Fact(2, False, (False, False))
     assert argument_class(np.ones((1, 3))) == Fact(2, False, (True, False))  # broadcasts along axis 0
     assert argument_class(np.arange(3)) == Fact(1, True, (False,))
-    assert argument_class(np.ones(3, complex)) is None
+    assert argument_class(np.ones(3, complex)) == COMPLEX  # no rank: real inputs' gradients made real
+    assert argument_class(1.5 + 2j) == argument_class(np.complex128(1j)) == COMPLEX
     assert argument_class([1.0, 2.0]) is None
     assert argument_class(np.ma.masked_array([1.0])) is None  # a subclass: general code
 

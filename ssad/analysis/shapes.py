@@ -45,14 +45,14 @@ def is_elementwise(primitive):
 
 
 _COMPLEX_MAKERS = {complex, np.complex64, np.complex128, np.linalg.eig, np.linalg.eigvals, np.roots}
-_COMPLEX_MODULES = ("numpy.fft", "numpy.lib.scimath", "numpy.emath")
+_COMPLEX_MODULES = ("numpy.fft", "numpy.lib.scimath", "numpy.emath", "scipy.fft", "scipy.fftpack")
 _REAL_TYPES = {float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_}
 
 
 def may_be_complex(program):
     """Whether `program` itself may make a complex value from real ones: a complex literal
-    (`1j * x`), an FFT, `np.emath`, `complex(...)`, a conversion to a dtype that is not
-    known to be real. Then no `unbroadcast` is dropped: it takes the real part of a real
+    (`1j * x`), a complex array or number it reads from its globals or closure, an FFT,
+    `np.emath`, `complex(...)`, a conversion to a dtype that is not known to be real. Then no `unbroadcast` is dropped: it takes the real part of a real
     operand's adjoint (docs/conventions.md), which a dropped one would leave complex."""
 
     def static(expr):
@@ -64,6 +64,9 @@ def may_be_complex(program):
     for node in walk(gast.Module(body=program.body, type_ignores=[])):
         if isinstance(node, gast.Constant) and isinstance(node.value, complex):
             return True
+        if isinstance(node, (gast.Name, gast.Attribute)) and isinstance(node.ctx, gast.Load) \
+                and primitives.is_static(node, program) and _complex_value(static(node)):
+            return True  # a global or captured complex array or number
         if not isinstance(node, gast.Call):
             continue
         if any(k.arg == "dtype" for k in node.keywords):
@@ -76,9 +79,15 @@ def may_be_complex(program):
         if not (isinstance(func, (gast.Name, gast.Attribute)) and primitives.is_static(func, program)):
             continue
         maker = static(func)
-        if maker in _COMPLEX_MAKERS or getattr(maker, "__module__", None) in _COMPLEX_MODULES:
+        module = getattr(maker, "__module__", None) or ""
+        if maker in _COMPLEX_MAKERS or module.startswith(_COMPLEX_MODULES) or (
+                module.startswith("scipy.signal") and getattr(maker, "__name__", "") == "hilbert"):
             return True
     return False
+
+
+def _complex_value(value):
+    return isinstance(value, (complex, np.complexfloating)) or (isinstance(value, np.ndarray) and value.dtype.kind == "c")
 
 
 def scalar_names(program, facts):

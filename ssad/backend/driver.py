@@ -20,7 +20,7 @@ from ..frontend.passing import changed_parameters
 from ..runtime import handles, passed
 from ..runtime.callables import parameters
 from ..runtime.reads import keep, kept, values_read
-from ..runtime.receivers import OBJECT, is_object
+from ..runtime.receivers import COMPLEX, OBJECT, is_object
 from ..analysis.ranks import Fact
 from .pipeline import build, check
 
@@ -83,7 +83,9 @@ def argument_class(a):
     """The shape class code is specialized on: a Fact for a real scalar or a real NumPy array
     (not a subclass): its rank, whether it holds integers, which of its dimensions have
     length 1; OBJECT for an object of the user's, whose methods, attributes and operators
-    are its own (`runtime.receivers`); else None (a list, a complex value, a Dask array...)."""
+    are its own (`runtime.receivers`); COMPLEX for a complex number or NumPy array (its real
+    inputs' gradients are then made real in the generated code, see `reverse`); else None
+    (a list, a Dask array...)."""
     fact = _SCALAR_FACTS.get(type(a))
     if fact is not None:
         return fact
@@ -95,11 +97,14 @@ def argument_class(a):
         except KeyError:
             pass
         kind = a.dtype.kind
-        fact = Fact(len(shape), kind in "iu", tuple([n == 1 for n in shape])) if kind in "fiu" else None
+        fact = Fact(len(shape), kind in "iu", tuple([n == 1 for n in shape])) if kind in "fiu" else (
+            COMPLEX if kind == "c" else None)
         if len(_ARRAY_FACTS) >= _MOST_SHAPES:
             _ARRAY_FACTS.clear()
         _ARRAY_FACTS[key] = fact
         return fact
+    if isinstance(a, (complex, np.complexfloating)):
+        return COMPLEX
     return OBJECT if is_object(a) else None
 
 

@@ -612,8 +612,8 @@ def real_tangent(tangents, y, val):
 @adjoint(np.imag)
 @adjoint(np.ndarray.imag)
 def imag_adjoint(dy, y, val):
-    # imag(z) = Re(-1j * z)
-    return (-1j * np.real(dy),)
+    # imag(z) = Re(-1j * z); of a real value, the constant 0 (a real adjoint, as every real value's)
+    return (-1j * np.real(dy) if np.iscomplexobj(val) else np.zeros_like(np.real(dy)),)
 
 
 @tangent(np.imag)

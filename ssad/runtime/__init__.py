@@ -95,13 +95,16 @@ def size(x):
 
 
 def broadcast_like(t, y):
-    """The tangent `t` spread to the shape of the result `y` it is the tangent of. An entry
+    """The tangent `t` spread to the shape of the result `y` it is the tangent of (complex where
+    `y` is: a real tangent of `x + 0j` would drop what is written into it later). An entry
     of a list or dict written over later has adjoint 0.0: for an entry that is a tuple, a
     dict, a record or a closure that is its zero (`zeros_like_value(y)`)."""
     if type(y) is float or type(y) is np.float64:  # a scalar's tangent is a number: the hot case of scalar loops
         return t
     if is_zero_number(t) and has_structure(y):
         return zeros_like_value(y)
+    if _is_complex(y) and not _is_complex(t):  # `x + 0j`: the tangent of a complex value is complex, so a
+        t = t + 0j  # write of a complex tangent into it (`d_z[1] = d_v`) keeps the imaginary part
     shape = getattr(y, "shape", ())
     if getattr(t, "shape", ()) == shape:
         return t

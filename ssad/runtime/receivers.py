@@ -24,6 +24,7 @@ from .structure import is_other_array
 
 ARRAY = "array"  # the parameter holds a NumPy value or a number: NumPy's members and operators
 OBJECT = "object"  # the parameter holds an object whose members and operators are its own
+COMPLEX = "complex"  # the parameter holds a complex number or array (`backend.driver.argument_class`)
 
 # Values that are neither: their members are Python's, which NumPy's names do not reach
 # (a list's `copy`, a string's `partition`) or reach as the rules expect.

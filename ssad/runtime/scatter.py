@@ -140,6 +140,13 @@ def _dense_row_sums(shape, index, d_part):
     return np.bincount(positions, weights, minlength=math.prod(shape)).reshape(shape)
 
 
+def _is_complex_part(d_part):
+    kind = type(d_part)
+    if kind is np.ndarray:
+        return d_part.dtype.kind == "c"
+    return kind is not float and kind is not np.float64 and np.iscomplexobj(d_part)
+
+
 def add_at(d_x, index, d_part):
     """`d_x` with `d_part` added at `index`, in place when `d_x` can be (the adjoint of x[index]).
 
@@ -150,6 +157,8 @@ def add_at(d_x, index, d_part):
     if d_part is None:
         return d_x
     if isinstance(d_x, np.ndarray):
+        if d_x.dtype.kind != "c" and _is_complex_part(d_part):
+            d_x = d_x + 0j  # a real adjoint so far (`np.real(z)`'s): a write would drop the imaginary part
         if _is_basic_index(index):
             try:
                 d_x[index] += d_part

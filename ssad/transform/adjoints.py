@@ -23,20 +23,8 @@ from ..frontend.builders import assign, call, clone, comment, constant, name, st
 from .call_adjoints import CallAdjoints
 from ..analysis.activity import list_mutation
 from ..runtime import (
-    add_adjoint,
-    add_at,
-    add_attr,
-    broadcast_like,
-    clear_at,
-    copy_adjoint,
-    getitem_adjoint,
-    kept,
-    pack_like,
-    saved_part,
-    take_part,
-    written_part,
-    zero_at,
-    zeros_like_value,
+    add_adjoint, add_at, add_attr, broadcast_like, clear_at, copy_adjoint, getitem_adjoint, kept, pack_like, saved_part,
+    take_part, written_part, zero_at, zeros_like_value,
 )
 from ..runtime import unbroadcast as unbroadcast_helper
 from ..runtime.partials import made_partial_adjoint
@@ -65,6 +53,7 @@ class StatementAdjoints(CallAdjoints):
         self.overwritten = set()  # names written by `x[i] = v`: the adjoint there is a bare 0.0
         self.scalars = set()  # names known to hold scalars (see `shapes`)
         self.facts = {}  # name -> what is known of every value it holds (see `ranks`)
+        self.real_only = True  # every value (so every adjoint) real: one of ours takes `+=` (`contribute`)
         self.ranks = {}  # name -> its rank, where every value it holds has that rank (see `ranks`)
         self.integers = set()  # names known to hold integers (see `ranks`)
         self.calls = {}
@@ -374,13 +363,15 @@ class StatementAdjoints(CallAdjoints):
         if key in self.containers:
             total = call(self.helper("add_adjoint", add_adjoint), name(adjoint), expr)
             self.out.append(assign(adjoint, total))
-        elif key in self.owned:
-            # The array is ours alone (see the module docstring): add in place.
+        elif key in self.owned and self.real_only:
+            # The array is ours alone (see the module docstring): add in place. Where a value may be
+            # complex (`real_only` is False: a complex argument, or a complex value made or read),
+            # `d_x + v` makes a real adjoint complex where a complex part arrives.
             self.out.append(gast.AugAssign(target=store(adjoint), op=gast.Add(), value=expr))
         else:
             total = gast.BinOp(left=name(adjoint), op=gast.Add(), right=expr)
             self.out.append(assign(adjoint, total))
-        self.owned.add(key)  # `a + b` is a fresh array
+        self.owned.add(key)  # `a + b` is a fresh array (in place only where `real_only`)
 
     def materialize_zero(self, primal, out):
         """Give `primal` an explicit zero adjoint (where symbolic zeros meet at a join)."""

@@ -33,11 +33,12 @@ import gast
 from . import mirror
 from ..frontend import primitives
 from ..analysis.activity import list_mutation
-from ..frontend.builders import assign, assigned_names, clone, constant, is_loop_exit, name, store
+from ..frontend.builders import assign, assigned_names, call, clone, constant, is_loop_exit, name, store
 from .adjoints import StatementAdjoints
 from .replay import AdjointSweep, _walk_statements
 from .calls import bind_operands
 from ..errors import MissingRuleError
+from ..runtime.receivers import COMPLEX
 from ..runtime.dynamic import call_forward, method_forward
 from ..runtime.operators import operator_forward
 from ..runtime.handles import vjp_handles
@@ -45,8 +46,7 @@ from ..runtime.pullbacks import call_forward_packed, method_forward_packed
 from ..rules.objects import operator_forward_packed
 from ..runtime import (
     add_adjoint, add_at, add_attr, added_at, concat, copy_adjoint, getitem_adjoint, iterated, kept, merged, owned,
-    pack_like, repeated, repeats_summed, take_part, unspent, written_part, zero_at, zipped,
-    zeros_like_value,
+    pack_like, repeated, repeats_summed, take_part, unbroadcast, unspent, written_part, zero_at, zipped, zeros_like_value,
 )
 from ..analysis.kinds import operand_kinds
 from ..analysis.ranks import Fact, rank_facts
@@ -82,9 +82,11 @@ def reverse(program, activity, wrt, scalar_params=(), tape=True, checkpoint=None
     """
     rev = _Reverse(program, activity)
     rev.checkpoint = checkpoint
-    specialize = specialize and not may_be_complex(program)
-    facts = rank_facts(program, parameter_facts(scalar_params)) if specialize else {}
-    rev.facts = facts
+    given, complex_made = parameter_facts(scalar_params), may_be_complex(program)
+    specialize = specialize and not complex_made
+    rev.facts = facts = rank_facts(program, given) if specialize else {}
+    rev.complex_seen = complex_made or any(not isinstance(i, str) and i[1] == COMPLEX for i in scalar_params)
+    rev.real_only = not rev.complex_seen  # see `AdjointSweep.real_only`
     rev.ranks = {n: fact.rank for n, fact in facts.items()}
     rev.integers = {n for n, fact in facts.items() if fact.integer and fact.rank == 0}
     rev.scalars = {n for n, rank in rev.ranks.items() if rank == 0}
@@ -114,8 +116,8 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         self.adjoint_loops = {}  # id(ANF loop) -> its loop in the adjoint sweep
         self.forward_loops = {}  # id(loop of the forward sweep) -> the ANF loop it came from
         self.unsplit = {}  # id(split call of the forward sweep) -> the ANF statement it came from
-        self.checkpoint = None
-        self.tape_name = None
+        self.checkpoint, self.tape_name = None, None
+        self.complex_seen = False  # a complex value made, read or passed in: real inputs' adjoints made real
         self.facts = {}  # name -> what is known of its values (see `ranks`)
 
     def _container_names(self):
@@ -205,6 +207,9 @@ class _Reverse(AdjointSweep, StatementAdjoints):
         for param in wrt:
             if param not in self.adjoint:
                 self.materialize_zero(param, backward)
+            elif result_active and self.complex_seen and param not in self.containers:  # a real input's is real,
+                adjoint = self.adjoint[param]  # for a derivative of the gradient too (docs/conventions.md)
+                backward.append(assign(adjoint, call(self.helper("unbroadcast", unbroadcast), name(adjoint), name(param))))
         adjoints = {param: self.adjoint[param] for param in wrt}
         if not with_tape:
             forward, backward = mirror.strip(markers_as_comments(forward)), mirror.strip(markers_as_comments(backward))
