@@ -64,8 +64,9 @@ def _jvp_entry(f, primals, tangents):
 
 def _fitted(primal, tangent):
     """`tangent` as the kind of value `primal` is, where it is a Python number standing for
-    the tangent of a NumPy array or scalar (`jvp(f, (np.array(2.0),), (1.0,))`): the
-    generated code treats a tangent as its primal is treated, and may index it."""
+    the tangent of a NumPy array or scalar (`jvp(f, (np.array(2.0),), (1.0,))`), or a real
+    array for a complex one: the generated code treats a tangent as its primal is treated,
+    and may index it and write into it."""
     if isinstance(tangent, (int, float, complex)) and not isinstance(tangent, bool):
         if isinstance(primal, np.ndarray):
             return np.full(primal.shape, tangent, dtype=np.result_type(primal.dtype, type(tangent), float))
@@ -80,4 +81,6 @@ def _fitted(primal, tangent):
     if isinstance(primal, dict) and isinstance(tangent, dict):
         fitted = {k: t if t is None or k not in primal else _fitted(primal[k], t) for k, t in tangent.items()}
         return dict_derivative(primal, fitted, zeros_like_value)  # a defaultdict's: a key read anew has a zero
+    if isinstance(tangent, np.ndarray) and tangent.dtype.kind != "c" and np.iscomplexobj(primal):
+        return tangent + 0j  # a complex array's tangent is complex: a write into it keeps the imaginary part
     return tangent
