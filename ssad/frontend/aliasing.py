@@ -80,7 +80,8 @@ class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
             raise self.parsed.unsupported(
                 statement,
                 f"`{written}` would change an array or list defined outside the function (`{user_name}` "
-                f"holds it, or a part of it, or may: what a function passed in returns may be one), which "
+                f"holds it, or a part of it, or may: what a function or an object's method passed in returns "
+                f"may be one), which "
                 f"ssad reads as a constant; copy it first (`{user_name} = {user_name}.copy()`)",
             )
         # For arrays `+=` and `x[i] = v` write in place: a sharing name read afterwards would

@@ -148,7 +148,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         # changing the container itself changes nothing the caller holds
         self.new_containers = set()
         # names that may hold an array or list defined outside the function (`buf = G[0]`), and
-        self.module_level, self.module_returners = set(), set()  # nested functions that may return one
+        self.module_level, self.module_returners, self.made_here = set(), set(), set()  # see `control`
         self.callers = set()  # names that may hold an array the caller passed in
         self.guarded_arguments, self.guarded_calls, self.read_in_rest = {}, {}, {}  # see passing
         self.guards = set()  # the ids of the checks' calls (see `aliasing.emit_guard`)

@@ -19,12 +19,15 @@ from .builders import is_loop_exit
 from .builders import name as _name
 from .builders import store as _store
 from .builders import walk
-from .view_names import VIEW_METHODS
+from .view_names import CHANGING_METHODS, CONTAINER_READS, VALUE_METHODS, VIEW_METHODS
 from .views import expression_sharers, viewed_operands
 from .expressions import assigns_name, short_label
 from .module_values import returns_module_object
 from ..runtime import iterated
-from ..runtime.closures import closure
+from ..runtime.closures import closure, joined
+
+# methods NumPy's arrays, lists and dicts have: what they return is theirs (see `views`)
+NUMPY_METHODS = VALUE_METHODS | VIEW_METHODS | CONTAINER_READS | CHANGING_METHODS
 
 
 class ControlFlowLowering:
@@ -71,37 +74,36 @@ class ControlFlowLowering:
             self.module_level.add(name)
         else:
             self.module_level.discard(name)
-        template = value.args[0] if isinstance(value, gast.Call) and value.args and self.is_static(value.func) and resolve(
-            value.func) is closure else None  # `pick = closure(pick_template, ...)` for a nested def
+        maker = resolve(value.func) if isinstance(value, gast.Call) and value.args and self.is_static(value.func) else None
+        template = value.args[0] if maker is closure else None  # `pick = closure(pick_template, ...)` for a nested def
         if isinstance(template, gast.Name) and returns_module_object(self.namespace.values.get(template.id)):
             self.module_returners.add(name)
         else:
             self.module_returners.discard(name)
+        (self.made_here.add if maker is closure or maker is joined else self.made_here.discard)(name)
 
     def module_returned(self, value, resolve, names=None):
         """Whether `value` calls a function of the user's, or a nested function (by its name, in
         `names` where the code is the user's), that may return an object of the module's; or a
-        function value the caller passed in (`g(z)` with `g` a parameter, or an item of one),
-        whose source ssad does not read: it may return a global (`lambda: W`)."""
+        function value the caller passed in (`g(z)` with `g` a parameter, an item of one, or a
+        method of an object passed in, `m.weights()`), whose source ssad does not read: it may
+        return a global (`lambda: W`)."""
         if not isinstance(value, gast.Call):
             return False
-        if self.is_static(value.func):
-            return returns_module_object(resolve(value.func))
-        if isinstance(value.func, gast.Name):
-            func = (names or {}).get(value.func.id, value.func.id)
-            return func in self.module_returners or self.passed_in(func)
-        return False
+        func = value.func
+        if self.is_static(func):
+            return returns_module_object(resolve(func))
+        if isinstance(func, gast.Name):
+            return (names or {}).get(func.id, func.id) in self.module_returners or self.passed_in(func.id, names)
+        return (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr not in NUMPY_METHODS
+                and self.passed_in(func.value.id, names))
 
-    def passed_in(self, name):
-        """Whether the local `name` holds what the caller passed (a parameter, a copy of one),
-        or an item of it, or a second name of one of these."""
-        seen = set()
-        while name is not None and name not in seen:
-            if name in self.callers or name in self.sharing.owned:
-                return True
-            seen.add(name)
-            name = self.sharing.item_of.get(name, self.sharing.second_names.get(name))
-        return False
+    def passed_in(self, user_or_ssa, names=None):
+        """Whether a local holds what the caller passed (a parameter, a copy of one, a part of
+        one, a method of one), not a function made here."""
+        name = (names or {}).get(user_or_ssa, user_or_ssa)
+        return name not in self.made_here and bool(
+            {name, *self.sharing.others(name)} & (self.callers | self.sharing.owned))
 
     def module_root(self, value, resolve):
         """Whether `value` is an object of the module's (not a number or a string), an item of
