@@ -389,8 +389,9 @@ class _Forward(TangentCalls):
         return [gast.Assign(targets=[stores], value=name(self.tangent[value.id]), type_comment=None)]
 
     def mutation(self, items, method, operands):
-        """items.append(v) and friends: the same change to the tangent list."""
-        if items not in self.tangent and not any(self.d(o) is not None for o in operands):
+        """items.append(v) and friends: the same change to the tangent list (none for a global
+        list, a log: ssad reads globals as constants, and refuses reading one it changed)."""
+        if items not in self.names or (items not in self.tangent and not any(self.d(o) is not None for o in operands)):
             return []
         # A list with no tangent yet gets zeros shaped like it *before* the change.
         out = [Before(self.own(items))] if items not in self.tangent else self.own(items)
