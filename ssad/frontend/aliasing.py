@@ -15,6 +15,7 @@ from ..runtime.refusals import not_a_view_of, rebound_by_augmented, unshared_wit
 from .builders import clone, walk
 from .builders import name as _name
 from .expressions import assigns_name, reads_name
+from .globals_changed import GlobalChanges
 from .items import ItemChangeLowering
 from .passing import CallArgumentChecks
 from .sharing import copy_method_source
@@ -23,8 +24,14 @@ from .view_names import CONTAINER_READS, NEW_CONTAINERS, VALUE_METHODS, VIEW_MET
 from .views import effects
 
 
-class AliasingLowering(ItemChangeLowering, CallArgumentChecks):
+class AliasingLowering(ItemChangeLowering, CallArgumentChecks, GlobalChanges):
     """Mixin of `anf._Lowering`: the checks of writes into shared arrays and lists."""
+
+    def check_statement(self, statement):
+        """Before `statement` is lowered: what the calls in it change of their arguments
+        (`passing`), and a read of a global the function changed (`globals_changed`)."""
+        self.check_calls_keep_arguments(statement)
+        self.check_global_changes(statement)
 
     def share_item(self, stored, source, position):
         """Record that `stored`, unpacked from the local `source`, may share its memory."""

@@ -207,7 +207,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
     def statement(self, statement):
         if isinstance(statement, (gast.Assign, gast.Expr)):
             statement.value = self.with_unspent_residuals(statement.value)
-        self.check_calls_keep_arguments(statement)
+        self.check_statement(statement)
         if self.is_drop_last(statement):
             self.block(self.without_drop_last(statement))
         elif self.is_put_back(statement):

@@ -25,7 +25,7 @@ import numpy as np
 from .builders import read_names, walk
 from .namespace import named_object
 from .outputs import is_library
-from .view_names import CONTAINER_READS, VIEW_METHODS, shares_attribute
+from .view_names import CHANGING_METHODS, CONTAINER_READS, VIEW_METHODS, shares_attribute
 
 _KNOWN = weakref.WeakKeyDictionary()  # function -> (its globals' ids, the answer)
 _WORKING = set()  # code objects being read: a recursive call adds nothing
@@ -35,25 +35,32 @@ _NOT_STATE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, t
 
 def returns_module_object(function):
     """Whether a value `function` returns may be an object of its module's (see the module)."""
+    return _read_once(function, _KNOWN, lambda parsed: _reads_module_object(parsed.node, parsed.namespace), False)
+
+
+def _read_once(function, known, analyse, nothing):
+    """`analyse(parsed)` of the user's `function`, kept in `known` while the objects its free
+    names denote stay the same; `nothing` for a library function, one being read already (a
+    recursive call adds nothing) or one whose source ssad cannot read."""
     if not inspect.isfunction(function) or is_library(function) or function.__code__ in _WORKING:
-        return False
+        return nothing
     from .parse import free_objects, parsed_to_read, same_objects
 
     snapshot = free_objects(function)
-    known = _KNOWN.get(function)
-    if known is not None and same_objects(known[0], snapshot):
-        return known[1]
+    found = known.get(function)
+    if found is not None and same_objects(found[0], snapshot):
+        return found[1]
     try:
         parsed = parsed_to_read(function)
     except Exception:  # noqa: BLE001 - no source: a function made at run time
-        return False
+        return nothing
     _WORKING.add(function.__code__)
     try:
-        found = _reads_module_object(parsed.node, parsed.namespace)
+        result = analyse(parsed)
     finally:
         _WORKING.discard(function.__code__)
-    _KNOWN[function] = (snapshot, found)
-    return found
+    known[function] = (snapshot, result)
+    return result
 
 
 def is_state(value):
@@ -145,3 +152,50 @@ def _shared_operands(call, is_static, namespace):
     from .views import _operands_shared
 
     return _operands_shared(call, is_static, lambda f: named_object(f, namespace))
+
+
+_OBJECTS = weakref.WeakKeyDictionary()  # function -> (its globals' ids, (changed, read))
+
+
+def module_objects(function):
+    """({id: name} of the objects of its module's (arrays, lists, dicts, objects) the user's
+    `function` may change in place, {id: name} of those it may read), through the functions it
+    calls by name; ({}, {}) for a library function or one ssad cannot read."""
+    return _read_once(function, _OBJECTS, lambda parsed: _objects_of(parsed.node, parsed.namespace), ({}, {}))
+
+
+def _objects_of(node, namespace):
+    arguments = node.args
+    local = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    local |= {a.id for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    local |= {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+    def state(expr):  # the object a global name denotes, where it is one whose memory may change
+        if isinstance(expr, gast.Name) and expr.id not in local and expr.id in namespace:
+            value = namespace[expr.id]
+            return value if is_state(value) else None
+        return None
+
+    changed, read, receivers = {}, {}, set()
+    for current in walk(node):
+        root = None
+        if isinstance(current, gast.Call) and isinstance(current.func, gast.Attribute) and current.func.attr in CHANGING_METHODS:
+            root = current.func.value
+        elif isinstance(current, (gast.Subscript, gast.Attribute)) and isinstance(current.ctx, (gast.Store, gast.Del)):
+            root = current.value
+        while isinstance(root, (gast.Subscript, gast.Attribute)):
+            root = root.value
+        if state(root) is not None:
+            changed[id(state(root))] = root.id
+            receivers.add(id(root))
+        if isinstance(current, gast.Call) and isinstance(current.func, gast.Name) and current.func.id not in local:
+            callee = namespace.get(current.func.id)
+            if inspect.isfunction(callee) and not is_library(callee):
+                inner_changed, inner_read = module_objects(callee)
+                changed.update(inner_changed)
+                read.update(inner_read)
+    for current in walk(node):
+        if isinstance(current, gast.Name) and isinstance(current.ctx, gast.Load) and id(current) not in receivers \
+                and state(current) is not None:
+            read[id(state(current))] = current.id
+    return changed, read

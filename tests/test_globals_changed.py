@@ -1,0 +1,133 @@
+"""A global the function changes in place and also reads: refused where it is changed.
+
+ssad reads globals as constants. Each refused program below changed a global in place with a
+value computed from the input (by `LOG.append(v)` in the function, or in a function of the
+user's it calls) and read it too: after the change the gradient missed the derivative through
+it (a silently wrong gradient, `W[0]`'s part of it), before it the backward sweep read the
+changed value for the adjoint of the earlier read (wrong again), and for a list the function
+itself appended to, the transformation stopped with an internal KeyError. Each is refused now
+at the change, in both modes. Changing a global as a log, never read, is differentiated (in
+forward mode, `LOG.append(loss)` stopped with an internal KeyError too).
+"""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import ssad
+from ssad.testing import numerical_gradient
+
+W = np.array([0.5, -1.0, 2.0, 0.1])
+LOG = []
+TABLE = {}
+
+
+def record_weight(v):
+    W[0] = v
+    return 0.0
+
+
+def log(v):
+    LOG.append(v)
+
+
+def total_weight():
+    return np.sum(W)
+
+
+def helper_writes_a_global_array_then_it_is_read(x):
+    record_weight(x[0] * 10)
+    return np.sum(W * x)
+
+
+def helper_appends_to_a_global_list_then_it_is_read(x):
+    log(x[0] ** 2)
+    return LOG[-1] * x[1]
+
+
+def appended_to_a_global_list_then_read(x):
+    LOG.append(x[0] ** 2)
+    return LOG[-1] * x[1]
+
+
+def global_dict_written_then_read(x):
+    TABLE.update(a=x[0] ** 2)
+    return TABLE["a"] * x[1]
+
+
+def changed_then_read_by_a_helper(x):
+    record_weight(x[0] * 10)
+    return total_weight() * x[1]
+
+
+def read_in_the_next_pass_of_a_loop(x):
+    s = 0.0
+    for v in x:
+        s = s + (LOG[-1] if LOG else 0.0) * v
+        LOG.append(v ** 2)
+    return s
+
+
+def read_before_a_helper_changes_it(x):
+    s = np.sum(W * x)
+    record_weight(x[0])
+    return s
+
+
+REFUSED = [
+    (helper_writes_a_global_array_then_it_is_read, "`record_weight\\(...\\)` changes `W`, defined outside"),
+    (helper_appends_to_a_global_list_then_it_is_read, "`log\\(...\\)` changes `LOG`, defined outside"),
+    (appended_to_a_global_list_then_read, "`LOG.append\\(x\\[0\\] \\*\\* 2\\)` changes `LOG`"),
+    (global_dict_written_then_read, "`TABLE.update\\(a=x\\[0\\] \\*\\* 2\\)` changes `TABLE`"),
+    (changed_then_read_by_a_helper, "`record_weight\\(...\\)` changes `W`, defined outside"),
+    (read_in_the_next_pass_of_a_loop, "`LOG.append\\(v \\*\\* 2\\)` changes `LOG`"),
+    (read_before_a_helper_changes_it, "`record_weight\\(...\\)` changes `W`, defined outside"),
+]
+
+X = np.array([0.3, 0.5, 0.9, 1.2])
+T = np.array([1.0, -0.5, 0.25, 0.75])
+
+
+@pytest.fixture(autouse=True)
+def _globals_as_they_were():
+    kept = W.copy()
+    yield
+    W[:] = kept
+    LOG.clear()
+    TABLE.clear()
+
+
+@pytest.mark.parametrize("f, message", REFUSED, ids=[f.__name__ for f, _ in REFUSED])
+def test_a_global_the_function_reads_and_changes_is_refused(f, message):
+    source, first = inspect.getsourcelines(f)
+    for run in (lambda: ssad.grad(f)(X.copy()), lambda: ssad.jvp(f, (X.copy(),), (T,))):
+        with pytest.raises(ssad.UnsupportedSyntaxError, match=message) as caught:
+            run()
+        assert caught.value.filename == __file__
+        assert first < caught.value.lineno < first + len(source)
+
+
+def test_python_reads_what_was_put_into_the_global():
+    # the derivative ssad would have given misses d(W[0])/dx[0] = 10
+    kept = W[0]
+    assert helper_writes_a_global_array_then_it_is_read(X.copy()) == pytest.approx(
+        10 * X[0] * X[0] + np.sum(W[1:] * X[1:]))
+    assert kept != W[0]
+
+
+def logs_the_loss(x):
+    loss = np.sum(np.sin(x) ** 2)
+    LOG.append(loss)
+    log(loss * 2.0)
+    return loss
+
+
+@pytest.mark.parametrize("f", [logs_the_loss])
+def test_a_global_changed_and_not_read_afterwards_is_differentiated(f):
+    kept = W.copy()
+    expected = numerical_gradient(lambda v: (W.__setitem__(slice(None), kept), f(v))[1], X.copy())
+    W[:] = kept
+    np.testing.assert_allclose(ssad.grad(f)(X.copy()), expected, rtol=1e-6, atol=1e-8)
+    W[:] = kept
+    np.testing.assert_allclose(ssad.jvp(f, (X.copy(),), (T,))[1], expected @ T, rtol=1e-6, atol=1e-8)
