@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from ..registry import REGISTRY
-from ..frontend.passing import changed_parameters
+from ..frontend.passing import changed_or_written
 from ..runtime import handles, passed
 from ..runtime.callables import parameters
 from ..runtime.reads import keep, kept, values_read
@@ -192,4 +192,4 @@ def code_for(f, args, kwargs=None):
 
 
 handles.install(compiled, under_way)
-passed.install(changed_parameters)
+passed.install(changed_or_written)

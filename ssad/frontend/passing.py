@@ -18,7 +18,7 @@ from .builders import clone, walk
 from .builders import name as _name
 from .expressions import reads_name
 from .outputs import is_library, passed_on_outputs
-from .view_names import VALUE_METHODS
+from .view_names import CHANGING_METHODS, VALUE_METHODS
 from .views import effects, expression_sharers
 
 _REPEATED = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.Lambda)
@@ -81,6 +81,41 @@ def changed_parameters(function):
     return changes
 
 
+def written_parameters(function):
+    """{parameter: line} of the parameters the user's `function` writes into in place, by their
+    own name (`v[i] = e`, `v.w = e`, `v[i] += e`, `v.append(e)`, `v.fill(0)`, `del v[i]`), where
+    it never binds the name anew (`v = v.copy()` first makes the writes its own)."""
+    if not inspect.isfunction(function) or is_library(function):
+        return {}
+    from .parse import parsed_to_read
+
+    try:
+        parsed = parsed_to_read(function)
+    except Exception:  # noqa: BLE001 - no source: a function made at run time
+        return {}
+    node = parsed.node
+    parameters = set(inspect.getfullargspec(function).args) | set(inspect.getfullargspec(function).kwonlyargs)
+    parameters -= {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    found = {}
+    for current in walk(node):
+        root = current.func.value if isinstance(current, gast.Call) and isinstance(
+            current.func, gast.Attribute) and current.func.attr in CHANGING_METHODS else (
+            current.value if isinstance(current, (gast.Subscript, gast.Attribute)) and isinstance(
+                current.ctx, (gast.Store, gast.Del)) else None)
+        while isinstance(root, (gast.Subscript, gast.Attribute)):
+            root = root.value
+        if isinstance(root, gast.Name) and root.id in parameters:
+            found.setdefault(root.id, parsed.line_offset + current.lineno)
+    return found
+
+
+def changed_or_written(function):
+    """`changed_parameters`, with each parameter written into otherwise (`v[0] = e`) as changed
+    itself: what a call through a function value, known only where it runs, may change of
+    what it is given (`runtime.passed`), an object's method its object too."""
+    return {**{p: (line, "itself") for p, line in written_parameters(function).items()}, **changed_parameters(function)}
+
+
 # the check of a value passed to a parameter changed in place, by what of it changes
 UNCHANGED = {"itself": unchanged_by_call, "items": items_unchanged_by_call, "elements": elements_unchanged_by_call}
 
@@ -119,7 +154,8 @@ class CallArgumentChecks:
                     self._guard_dynamic_call(call, region, statement, targets)
                 continue
             found = changed_parameters(callee)
-            if not found:
+            written = {p: line for p, line in written_parameters(callee).items() if p not in found}
+            if not found and not written:
                 continue
             code = callee.__code__
             positional = code.co_varnames[: code.co_argcount]
@@ -128,6 +164,8 @@ class CallArgumentChecks:
             passed += [(rest, a) for a in call.args[len(positional):]] if rest is not None else []
             passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
             for parameter, arg in passed:
+                if parameter in written and parameter != rest:
+                    self._guard_written_argument(callee, parameter, written[parameter], call, arg, statement)
                 line, kind = found.get(parameter, (None, None))
                 kind = "itself" if parameter == rest else kind  # an item of `*rest` is the argument itself
                 # the names whose value, a part of it or a view of it the argument may be:
@@ -144,6 +182,32 @@ class CallArgumentChecks:
                          for u in self._read_elsewhere(user_name, call, statement, region, targets, kind != "itself")]
                 if later:
                     self._guard_argument(callee, parameter, line, call, test, arg, later[0])
+
+    def _guard_written_argument(self, callee, parameter, line, call, arg, statement):
+        """`helper(z)` where `helper` writes into its parameter in place (`v[0] = e`, `v.fill(e)`)
+        and runs as Python (passed nothing that carries a gradient: else its own lowering
+        refuses the write), after the function read `z`: the backward sweep reads `z` again
+        for the derivative of that read, after the change. `unchanged_by_call` raises for an
+        array (or a list, or a value holding one) passed there."""
+        if self.is_generated():
+            return
+        users = {ssa: user for user, ssa in self.current.items()}
+        for user_name in sorted(expression_sharers(arg, lambda n: {n}, self.is_static, self.resolve_static)):
+            name = self.current.get(user_name)
+            if name is None or name in self.numbers:
+                continue
+            readers = [user_name] + [users[n] for n in sorted(self.sharing.others(name)) if n in users]
+            before = [u for u in readers if self.read_before(u) or any(  # or in a pass of a loop before
+                reads([loop], u) > reads([call], u) for loop in self.loops) or reads([statement], u) > reads([call], u)]
+            if before:
+                label, arg_text = callee.__name__, self.spelled_as_written(arg)
+                message = (
+                    f"{label} writes into its argument `{arg_text}` in place (line {line}, its parameter "
+                    f"`{parameter}`), and `{before[0]}` is read before the call: the derivative of that read reads "
+                    f"it again after the call, changed; pass a copy (`{arg_text}.copy()`), or in {label} write "
+                    f"into a copy (`{parameter} = {parameter}.copy()`)")
+                self.guarded_arguments.setdefault(id(arg), [unchanged_by_call, message, call, False])
+                return
 
     def _read_elsewhere(self, user_name, call, statement, region, targets, held=True):
         """The names sharing the value of `user_name` (it first), or with `held` what it holds
@@ -196,7 +260,11 @@ class CallArgumentChecks:
             return  # a method of a list, dict, array or string
         if isinstance(func, gast.Name) and self._keeps_what_it_is_given(func.id):
             return
-        for arg in [*call.args, *(k.value for k in call.keywords)]:
+        # `m.bump(v)` may change m (a method named like a list's change, `m.append(v)`, is checked
+        # where it is lowered; a namedtuple's `p._replace(...)` makes a new one)
+        receiver = [func.value] if isinstance(func, gast.Attribute) and func.attr not in CHANGING_METHODS and not \
+            func.attr.startswith("_") else []
+        for arg in [*receiver, *call.args, *(k.value for k in call.keywords)]:
             for user_name in expression_sharers(arg, lambda n: {n}, self.is_static, self.resolve_static):
                 name = self.current.get(user_name)
                 # a parameter's value is the caller's, who may read it again (see `changed_parameters`)

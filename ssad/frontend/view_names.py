@@ -13,6 +13,7 @@ import gast
 import numpy as np
 
 from ..runtime import concat, merged, repeated, zipped
+from ..runtime.passed import CHANGING_METHODS  # noqa: F401 - the names ssad reads as a list's or an array's change
 
 # Methods and NumPy functions whose result may be a view of (or be) their first operand.
 VIEW_METHODS = {
@@ -93,11 +94,6 @@ def copies(call):
     told = [k.value for k in call.keywords if k.arg == "copy"]
     return not told or (isinstance(told[0], gast.Constant) and told[0].value is True)
 
-# methods that change a list, dict or array in place (push: the Tape of generated code)
-CHANGING_METHODS = {
-    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault", "popitem",
-    "fill", "put", "itemset", "resize", "partition", "setflags", "push",
-}
 # those that may make a list longer or shorter
 RESIZING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "resize", "push"}
 

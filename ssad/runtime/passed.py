@@ -24,6 +24,13 @@ from .locations import source_line
 
 _hook = {}  # "changes": function -> {parameter: (line, kind)} (see `install`)
 
+# methods that change a list, dict or array in place (push: the Tape of generated code); the
+# front end reads them as such, and checks one of an object of the user's where it is lowered
+CHANGING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault", "popitem",
+    "fill", "put", "itemset", "resize", "partition", "setflags", "push",
+})
+
 
 def install(changes):
     """`changes(function)`: the parameters the user's `function` changes in place, each with
@@ -35,8 +42,10 @@ def install(changes):
 def keeps_arguments(call_text, filename, lineno, col, function, method, *args, **kwargs):
     """Before `function(*args, **kwargs)`, or `function.method(...)` where `method` is a
     name (the source `call_text`, at `filename`:`lineno`): raise where the function changes
-    a parameter given an array, or a value holding one."""
+    a parameter given an array, or a value holding one, or (a method) its object."""
     changes = _hook.get("changes")
+    # the object of a method it may change (one named like a list's change is checked elsewhere)
+    receiver = function if method is not None and method not in CHANGING_METHODS and not method.startswith("_") else None
     if method is not None:
         function = getattr(function, method, None)
     function, args, kwargs = _plain(function, args, kwargs)
@@ -53,14 +62,16 @@ def keeps_arguments(call_text, filename, lineno, col, function, method, *args, *
         value = bound.arguments[parameter]
         if kind == "elements" and numbers_only(value):
             continue  # its elements are numbers, which the function rebinds
-        if isinstance(value, np.ndarray) or (kind == "itself" and isinstance(value, list)) or holds_changeable(value):
+        if isinstance(value, np.ndarray) or (kind == "itself" and isinstance(value, list)) or holds_changeable(value) or (
+                receiver is not None and value is receiver):  # `m.bump(v)` changing m, an object of the user's
             label = getattr(function, "__name__", "the function").rsplit("_template", 1)[0]  # a closure's: its own
             label = "the lambda" if label == "function" else label
             raise UnsupportedSyntaxError(
-                f"`{call_text}` calls {label}, which changes its parameter `{parameter}` in place (the augmented "
-                f"assignment at line {line}), and passes it an array or a value holding one, which the code reads "
-                f"elsewhere: ssad would see the change where Python does not, or the other way round; in {label} "
-                f"assign a new array (`{parameter} = {parameter} * s` for `{parameter} *= s`), or pass a copy",
+                f"`{call_text}` calls {label}, which changes its parameter `{parameter}` in place (line {line}), and "
+                f"passes it an array, an object or a value holding one, which the code reads elsewhere: ssad would "
+                f"see the change where Python does not, or the other way round (the derivative of a read before "
+                f"the call reads it again after it); in {label} assign a new array (`{parameter} = {parameter} * s` "
+                f"for `{parameter} *= s`, a copy before `{parameter}[i] = e`), or pass a copy",
                 filename, lineno, col, source_line(filename, lineno))
 
 
