@@ -9,6 +9,7 @@ call inside a comprehension, a lambda or a `while` test.
 """
 
 import inspect
+import weakref
 
 import gast
 
@@ -87,6 +88,16 @@ def written_parameters(function):
     it never binds the name anew (`v = v.copy()` first makes the writes its own)."""
     if not inspect.isfunction(function) or is_library(function):
         return {}
+    known = _WRITTEN.get(function)
+    if known is None or known[0] is not function.__code__:  # asked before each call through a function value
+        known = _WRITTEN[function] = (function.__code__, _written_by_name(function))
+    return known[1]
+
+
+_WRITTEN = weakref.WeakKeyDictionary()  # function -> (its code, what `written_parameters` found)
+
+
+def _written_by_name(function):
     from .parse import parsed_to_read
 
     try:
