@@ -27,7 +27,8 @@ from .runtime.callables import function_label, parameters, positions, unwrapped,
 from .runtime.checkpoints import validate as validate_checkpoint
 from .runtime.closures import Closure, gradient_closure
 from .runtime.handles import GRAD, VALUE_AND_GRAD, VJP
-from .runtime.reads import keep, kept, values_read
+from .runtime.item_guards import kept_apart
+from .runtime.reads import keep, kept, still_read, values_read, watch
 from .runtime.rows import gradient_fitter
 from .wrt import _argument_getter, normalize_wrt  # noqa: F401  (display and matrices read them here)
 from .runtime.structure import fit_gradient
@@ -267,8 +268,12 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value, checkpoint=N
     positional = parameters(f)[0]
     getters = [_argument_getter(f, n, p) for n, p in zip(names, positions(f, names), strict=True)]
     by_mask = {}
+    made_with = [watch(f)]  # the objects f reads: code made before one was rebound is dropped
 
     def wrapper(*args, **kwargs):
+        if not still_read(made_with[0]):
+            made_with[0] = watch(f)
+            by_mask.clear()
         mask = tuple([argument_class(a) for a in args]) + tuple(sorted(argument_facts((), (), kwargs)))
         entry = by_mask.get(mask)
         if entry is None:
@@ -294,7 +299,8 @@ def vjp(
     its order), by default one adjoint per positional argument, as a tuple. `sparse`
     makes the adjoints of parameters read only by row gathers `RowGradient`s,
     `compile` compiles both halves with Numba, and `checkpoint` checkpoints the outermost
-    loops, as for `grad`.
+    loops, as for `grad`. The pullback reads the arguments and the value as the forward
+    half had them, whatever the caller changes in place in between (`kept_apart`).
 
     `wrt`, `sparse`, `compile` and `checkpoint` are taken by vjp itself, never passed on to `f`.
     """
@@ -325,6 +331,7 @@ def vjp(
 
         forward, backward = vjp_halves(entry, compile == "strict", args, kwargs)
     value, residuals = forward(*args, **kwargs)
+    residuals = kept_apart(residuals, (args, kwargs, value))  # the caller may change those before the pullback
     runs = []
 
     once = _writes_in_place_anywhere(entry)

@@ -6,8 +6,10 @@ was made. A fresh `ssad.grad(f)` (or `value_and_grad`, `vjp`, `jvp`, `hessian`, 
 global and closure cell that `f` and the functions it calls, at any depth, read; code
 made with the old values was once reused (a stale gradient, Hessian and even value)
 where the rebound value was a closure cell or a global only a callee reads. A gradient
-function already made keeps the code it has compiled (docs/how-it-works.md, "cache"),
-and making the gradient again while nothing changed finds the code already made.
+function already made sees them too: each of its calls looks that the objects it was
+compiled with are still those read, and compiles again where one was rebound
+(docs/how-it-works.md, "cache"); making the gradient again while nothing changed finds
+the code already made.
 Expected values are closed forms or central differences.
 """
 
@@ -235,19 +237,64 @@ def test_a_helper_of_a_module_rebound(monkeypatch):
 
 
 # ----- what a gradient function already made does -----
+#
+# A gradient function kept from before a rebinding (a notebook cell that sets `X` again,
+# then calls the `grad` made in an earlier cell) once went on running the code it had
+# compiled with the old objects: a stale gradient, and a stale value from
+# `value_and_grad`. Each call now looks that the objects are still the ones read.
 
 
-def test_a_gradient_function_already_made_keeps_the_code_it_compiled(monkeypatch):
+def test_a_gradient_function_already_made_sees_a_rebound_global(monkeypatch):
     monkeypatch.setitem(globals(), "X", np.array([[1.0, 2.0], [3.0, 4.0]]))
     made = ssad.grad(squared_error)
-    old = 2 * X.T @ X @ W
-    np.testing.assert_allclose(made(W), old, rtol=1e-12)
-    monkeypatch.setitem(globals(), "X", np.eye(2))
-    np.testing.assert_allclose(made(W), old, rtol=1e-12)  # compiled at its first call, with the X of then
-    np.testing.assert_allclose(ssad.grad(squared_error)(W), 2 * W, rtol=1e-12)  # made again: the X of now
+    with_value = ssad.value_and_grad(squared_error)
+    np.testing.assert_allclose(made(W), 2 * X.T @ X @ W, rtol=1e-12)
+    with_value(W)
+    for matrix in (np.eye(2), np.array([[2.0, -1.0], [0.5, 3.0], [1.0, 1.0]])):
+        monkeypatch.setitem(globals(), "X", matrix)
+        np.testing.assert_allclose(made(W), 2 * matrix.T @ matrix @ W, rtol=1e-12)
+        value, gradient = with_value(W)
+        assert value == pytest.approx(squared_error(W))
+        np.testing.assert_allclose(gradient, 2 * matrix.T @ matrix @ W, rtol=1e-12)
+        assert_gradient_matches(squared_error, (W,), 0, made(W))
 
 
-def test_a_gradient_function_made_before_a_rebinding_compiles_with_the_values_of_its_first_call(monkeypatch):
+def test_every_derivative_function_already_made_sees_a_global_a_helper_reads(monkeypatch):
+    x = 0.8
+    monkeypatch.setitem(globals(), "RATE", 1.0)
+    made = ssad.grad(sine_of_scaled)
+    hessian = ssad.hessian(sine_of_scaled)
+    hvp = ssad.hvp(sine_of_scaled)
+    with_aux = ssad.grad(scaled_with_aux, has_aux=True)
+    elementwise = ssad.elementwise_grad(scaled)
+    for function in (made, hessian):
+        function(x)
+    hvp(x, 1.0)
+    with_aux(np.array([1.0, 2.0]))
+    for rate in (2.5, -0.5):
+        monkeypatch.setitem(globals(), "RATE", rate)
+        assert made(x) == pytest.approx(np.cos(rate * x**2) * 2 * rate * x)
+        second = 2 * rate * np.cos(rate * x**2) - 4 * rate**2 * x**2 * np.sin(rate * x**2)
+        assert float(hessian(x)) == pytest.approx(second, rel=1e-10)
+        assert hvp(x, 2.0) == pytest.approx(2.0 * second, rel=1e-10)
+        np.testing.assert_allclose(with_aux(np.array([1.0, 2.0]))[0], 2 * rate * np.array([1.0, 2.0]), rtol=1e-12)
+        np.testing.assert_allclose(elementwise(np.array([1.0, 2.0])), 2 * rate * np.array([1.0, 2.0]), rtol=1e-12)
+
+
+def test_a_hessian_of_two_parameters_already_made_sees_a_rebound_global(monkeypatch):
+    def f(w, v):
+        return np.sum(RATE * w**2 * v)
+
+    monkeypatch.setitem(globals(), "RATE", 1.0)
+    hessian = ssad.hessian(f, wrt=(0, 1))
+    np.testing.assert_allclose(hessian(W, V)[0][0], 2 * np.diag(V), rtol=1e-12)
+    monkeypatch.setitem(globals(), "RATE", 3.0)
+    blocks = hessian(W, V)
+    np.testing.assert_allclose(blocks[0][0], 6 * np.diag(V), rtol=1e-12)
+    np.testing.assert_allclose(blocks[0][1], 6 * np.diag(W), rtol=1e-12)
+
+
+def test_a_gradient_function_already_made_sees_a_rebound_closure_cell():
     s = 1.0
 
     def helper(x):
@@ -256,14 +303,65 @@ def test_a_gradient_function_made_before_a_rebinding_compiles_with_the_values_of
     def loss(x):
         return helper(x) + 0.0
 
-    made = ssad.grad(loss)  # checked, not compiled
+    made = ssad.grad(loss)
+    assert made(1.0) == pytest.approx(3.0)
     s = 2.0
+    assert made(1.0) == pytest.approx(6.0)
+    assert ssad.grad(made)(1.0) == pytest.approx(12.0)
+    s = -1.0  # noqa: F841 (read by helper)
+    assert made(2.0) == pytest.approx(-12.0)
+
+
+def test_a_gradient_function_already_made_sees_a_global_two_calls_deep_and_a_new_helper(monkeypatch):
     monkeypatch.setitem(globals(), "SHIFT", 0.25)
     deep = ssad.grad(two_calls_deep)
+    deep(W)
     monkeypatch.setitem(globals(), "SHIFT", -0.5)
-    assert made(1.0) == pytest.approx(6.0)
     t = np.tanh(-0.5 + W)
     np.testing.assert_allclose(deep(W), 8.0 * t * (1 - t**2), rtol=1e-12)
+    monkeypatch.setitem(globals(), "innermost", lambda w: np.sin(w))  # a new function under the same name
+    np.testing.assert_allclose(deep(W), 8.0 * np.sin(W) * np.cos(W), rtol=1e-12)
+
+
+def test_a_second_derivative_already_made_sees_a_rebound_global(monkeypatch):
+    # grad(grad(f)) differentiates the generated code of grad(f), whose namespace held the
+    # old RATE: the second derivative already made stayed at 6 * 1.0
+    def cube(x):
+        return RATE * x**3
+
+    monkeypatch.setitem(globals(), "RATE", 1.0)
+    second = ssad.grad(ssad.grad(cube))
+    made = ssad.grad(cube)
+
+    def calls_the_gradient(x):
+        return made(x) * x
+
+    outer = ssad.grad(calls_the_gradient)
+    assert second(1.0) == pytest.approx(6.0) and outer(1.0) == pytest.approx(9.0)
+    monkeypatch.setitem(globals(), "RATE", 5.0)
+    assert second(1.0) == pytest.approx(30.0)
+    assert second(2.0) == pytest.approx(60.0)
+    assert outer(1.0) == pytest.approx(45.0)
+    assert ssad.jvp(made, (1.0,), (1.0,))[1] == pytest.approx(30.0)
+
+
+def test_a_rebinding_to_what_ssad_cannot_differentiate_is_refused_at_the_next_call(monkeypatch):
+    monkeypatch.setitem(globals(), "innermost", lambda w: np.tanh(w))
+    made = ssad.grad(two_calls_deep)
+    made(W)
+    monkeypatch.setitem(globals(), "innermost", lambda w: np.frompyfunc(np.tanh, 1, 1)(w).astype(float))
+    with pytest.raises(ssad.SsadError):
+        made(W)
+
+
+def test_a_gradient_function_already_made_reuses_its_code_while_nothing_is_rebound(monkeypatch):
+    made = ssad.grad(two_calls_deep)
+    code = made.variants.for_args((W,)).function
+    made(W)
+    monkeypatch.setitem(globals(), "SHIFT", SHIFT)  # the same object again: nothing changed
+    assert made.variants.for_args((W,)).function is code
+    monkeypatch.setitem(globals(), "SHIFT", 0.75)
+    assert made.variants.for_args((W,)).function is not code
 
 
 # ----- compiled code is reused while nothing changed -----

@@ -117,3 +117,58 @@ def test_a_read_only_after_the_call_is_differentiated():
     np.testing.assert_allclose(ssad.grad(written_by_a_helper_then_read)(X.copy()), expected, rtol=1e-6)
     _, along = ssad.jvp(written_by_a_helper_then_read, (X.copy(),), (T,))
     np.testing.assert_allclose(along, expected @ T, rtol=1e-6)
+
+
+# ----- an array an object passed in holds, written into by a function of the user's -----
+
+
+class Settings:
+    def __init__(self):
+        self.s = np.array([2.0, 2.0, 2.0, 2.0])
+        self.count = 1.0
+
+
+def put_into_the_field(b):
+    b.s[0] = 7.0
+
+
+def count_once_more(b):
+    b.count = b.count + 1.0
+
+
+def field_read_then_written_by_a_helper(x, b):
+    y = np.sum(b.s * x**2)
+    put_into_the_field(b)
+    return y
+
+
+def number_field_read_then_rebound_by_a_helper(x, b):
+    y = np.sum(b.count * x**2)
+    count_once_more(b)
+    return y
+
+
+def test_a_field_of_an_object_written_by_a_helper_after_the_function_read_it_is_refused():
+    # the helper's write into `b.s` changed the array the backward sweep read for the
+    # derivative of the read before: ssad gave [4.2, ...] where Python's gradient is 2 * 2 * x
+    source, first = inspect.getsourcelines(field_read_then_written_by_a_helper)
+    for run in (lambda: ssad.grad(field_read_then_written_by_a_helper)(X.copy(), Settings()),
+                lambda: ssad.jvp(field_read_then_written_by_a_helper, (X.copy(), Settings()), (T, None))):
+        with pytest.raises(ssad.UnsupportedSyntaxError, match="put_into_the_field writes into its argument `b`") as caught:
+            run()
+        assert caught.value.filename == __file__
+        assert first < caught.value.lineno < first + len(source)
+    expected = numerical_gradient(lambda v: field_read_then_written_by_a_helper(v, Settings()), X.copy())
+    np.testing.assert_allclose(expected, 4.0 * X, rtol=1e-6)
+
+
+def test_a_helper_rebinding_a_number_field_of_an_object_holding_numbers_only_is_differentiated():
+    def numbers_only():
+        b = Settings()
+        b.s = 3.0
+        return b
+
+    f = number_field_read_then_rebound_by_a_helper
+    np.testing.assert_allclose(ssad.grad(f)(X.copy(), numbers_only()), 2.0 * X, rtol=1e-12)
+    np.testing.assert_allclose(ssad.jvp(f, (X.copy(), numbers_only()), (T, None))[1], 2.0 * X @ T, rtol=1e-12)
+    np.testing.assert_allclose(numerical_gradient(lambda v: f(v, numbers_only()), X.copy()), 2.0 * X, rtol=1e-6)

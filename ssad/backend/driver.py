@@ -19,7 +19,7 @@ from ..registry import REGISTRY
 from ..frontend.passing import changed_or_written
 from ..runtime import handles, passed
 from ..runtime.callables import parameters
-from ..runtime.reads import keep, kept, values_read
+from ..runtime.reads import keep, kept, still_read, values_read, watch
 from ..runtime.receivers import COMPLEX, OBJECT, is_object
 from ..analysis.ranks import Fact
 from .pipeline import build, check
@@ -129,15 +129,26 @@ class Variants:
     refuses in it (`pipeline.check`), but compiled nothing: the first call compiles the
     code for its arguments' classes, and the general code (no shape assumed) is compiled
     when first asked for, so `grad(f)` and its first call compile once. `for_args(args)`
-    costs one dict lookup keyed by the arguments' exact shapes and dtypes (`by_shapes`);
-    a new key is classed once (`by_mask`: the arguments' classes).
+    looks that the globals and closure cells `f` and its callees read are still the
+    objects the code was made with (`runtime.reads.still_read`; after one was rebound,
+    `f` is checked and compiled anew: a gradient function never runs code made for
+    objects its function no longer reads), then costs one dict lookup keyed by the
+    arguments' exact shapes and dtypes (`by_shapes`); a new key is classed once
+    (`by_mask`: the arguments' classes).
     """
 
     def __init__(self, f, wrt, variant, optimize, as_tuple=False, checkpoint=None):
         self.f, self.wrt, self.variant, self.optimize, self.as_tuple = f, wrt, variant, optimize, as_tuple
         self.checkpoint = checkpoint
         self.positional = parameters(f)[0]
+        self.reads = watch(f)  # each call looks that f still reads these objects
         check(f, wrt, variant)
+        self._made_with()
+
+    def _made_with(self):
+        """Forget the code made with objects f no longer reads (the code made next raises
+        what ssad refuses with the objects of now)."""
+        self.reads = watch(self.f)
         self._general = None
         self.by_mask = {}
         self.by_shapes = {}  # (shape, dtype) or type per argument -> the entry of their classes
@@ -145,6 +156,8 @@ class Variants:
     @property
     def general(self):
         """The Compiled code that assumes nothing of the arguments' shapes."""
+        if not still_read(self.reads):
+            self._made_with()
         if self._general is None:
             self._general = compiled(
                 self.f, self.wrt, self.variant, self.optimize, as_tuple=self.as_tuple, checkpoint=self.checkpoint
@@ -155,8 +168,11 @@ class Variants:
         return self._general
 
     def for_args(self, args, kwargs=None):
-        # every call of a gradient function asks: one key of the arguments' exact shapes first,
-        # which determine their classes
+        # every call of a gradient function asks: are the globals and closure cells f and its
+        # callees read still those the code was made with (a notebook rebinds `W`), then one
+        # key of the arguments' exact shapes, which determine their classes
+        if not still_read(self.reads):
+            self._made_with()
         key = tuple([(a.shape, a.dtype.char) if type(a) is np.ndarray else type(a) for a in args])
         if kwargs:  # by name, an object of the user's is a class of its own too
             key += tuple([(k, type(v)) for k, v in kwargs.items()])

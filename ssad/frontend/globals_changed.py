@@ -20,8 +20,7 @@ or by a function of the user's it calls by name.
 
 import gast
 
-from .builders import walk
-from .module_values import is_state, module_objects
+from .module_values import NO_GLOBAL, object_effects
 from .view_names import CHANGING_METHODS
 
 
@@ -48,35 +47,25 @@ class GlobalChanges:
                 )
 
     def _global_effects(self, statement):
-        """({id: (name, what changes it)}, {id: (name, the node that reads it)}) of
-        the globals `statement` changes and reads, with the functions of the user's it calls."""
-        changes, reads, receivers = {}, {}, set()
-        for node in walk(statement):
-            root = node.func.value if isinstance(node, gast.Call) and isinstance(
-                node.func, gast.Attribute) and node.func.attr in CHANGING_METHODS else None
-            if root is None and isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(
-                    node.ctx, (gast.Store, gast.Del)):
-                root = node.value
-            while isinstance(root, (gast.Subscript, gast.Attribute)):
-                root = root.value
-            if self._global(root) is not None:
-                changes.setdefault(id(self._global(root)), (root.id, f"`{gast.unparse(node).strip()[:60]}`"))
-                receivers.add(id(root))
-            if isinstance(node, gast.Call) and self.is_static(node.func):
-                changed_there, read_there = module_objects(self.resolve_static(node.func))
-                for key, name in changed_there.items():
-                    changes.setdefault(key, (name, f"`{gast.unparse(node.func)}(...)`"))
-                for key, name in read_there.items():
-                    reads.setdefault(key, (name, node))
-        for node in walk(statement):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and id(node) not in receivers \
-                    and self._global(node) is not None:
-                reads.setdefault(id(self._global(node)), (node.id, node))
-        return changes, reads
+        """({key: (name, what changes it)}, {key: (name, the node that reads it)}) of the
+        objects outside the function `statement` changes and reads, with the functions of
+        the user's it calls (`module_values.object_effects`)."""
 
-    def _global(self, node):
-        """The object of the module's that `node` names, where it is one whose memory may change."""
-        if not isinstance(node, gast.Name) or node.id in self.current or not self.is_static(node):
-            return None
-        value = self.namespace.values.get(node.id)
-        return value if is_state(value) else None
+        def global_value(node):
+            if node.id in self.current or not self.is_static(node) or node.id not in self.namespace.values:
+                return NO_GLOBAL
+            return self.namespace.values[node.id]
+
+        def callee_of(call):
+            return self.resolve_static(call.func) if self.is_static(call.func) else None
+
+        changes, reads = object_effects(statement, global_value, callee_of)
+        return {key: (name, f"`{_spelled(node)}`") for key, (name, node) in changes.items()}, reads
+
+
+def _spelled(node):
+    """How the change `node` reads in a message: the call of a function (`record(...)`), or the
+    statement's part that changes (`W[0]`, `LOG.append(v)`)."""
+    if isinstance(node, gast.Call) and not (isinstance(node.func, gast.Attribute) and node.func.attr in CHANGING_METHODS):
+        return f"{gast.unparse(node.func)}(...)"
+    return gast.unparse(node).strip()[:60]

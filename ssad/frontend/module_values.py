@@ -16,6 +16,7 @@ calls whose source ssad reads.
 """
 
 import inspect
+import sys
 import types
 import weakref
 
@@ -24,7 +25,7 @@ import numpy as np
 
 from .builders import read_names, walk
 from .namespace import named_object
-from .outputs import is_library
+from .outputs import LIBRARIES, is_library
 from .view_names import CHANGING_METHODS, CONTAINER_READS, VIEW_METHODS, shares_attribute
 
 _KNOWN = weakref.WeakKeyDictionary()  # function -> (its globals' ids, the answer)
@@ -170,32 +171,92 @@ def _objects_of(node, namespace):
     local |= {a.id for a in (arguments.vararg, arguments.kwarg) if a is not None}
     local |= {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
-    def state(expr):  # the object a global name denotes, where it is one whose memory may change
-        if isinstance(expr, gast.Name) and expr.id not in local and expr.id in namespace:
-            value = namespace[expr.id]
-            return value if is_state(value) else None
+    def global_value(name):
+        return namespace[name.id] if name.id not in local and name.id in namespace else NO_GLOBAL
+
+    def callee_of(call):
+        if isinstance(call.func, gast.Name) and call.func.id not in local:
+            callee = namespace.get(call.func.id)
+            if inspect.isfunction(callee) and not is_library(callee):
+                return callee
         return None
 
-    changed, read, receivers = {}, {}, set()
+    changed, read = object_effects(node, global_value, callee_of)
+    return {key: name for key, (name, _) in changed.items()}, {key: name for key, (name, _) in read.items()}
+
+
+NO_GLOBAL = object()  # what `global_value` gives for a name that is no global
+
+
+def object_effects(node, global_value, callee_of):
+    """({key: (name, node)} of the objects defined outside the function that the code `node`
+    changes in place, {key: (name, node)} of those it reads), with what the functions of the
+    user's it calls change and read (`module_objects`, by their source).
+
+    `global_value(name_node)` is the object a global name denotes (`NO_GLOBAL` for a local
+    or an unknown name), `callee_of(call)` the function of the user's a call calls, or None.
+    A key is the id of an array, list, dict or object of the user's (`is_state`), or
+    `(id(module), attribute)` for an attribute of a module of the user's: `config.S = v`
+    changes what `config.S` reads, and `config.A[0] = v` changes the array `config.A`
+    (its id too). The receiver of a change (`LOG` of `LOG.append(v)`) is no read."""
+    changes, reads, receivers = {}, {}, set()
     for current in walk(node):
-        root = None
-        if isinstance(current, gast.Call) and isinstance(current.func, gast.Attribute) and current.func.attr in CHANGING_METHODS:
-            root = current.func.value
+        root, under = None, None  # what is changed, and the node whose .value it is
+        if isinstance(current, gast.Call) and isinstance(current.func, gast.Attribute) and \
+                current.func.attr in CHANGING_METHODS:
+            root, under = current.func.value, current.func
         elif isinstance(current, (gast.Subscript, gast.Attribute)) and isinstance(current.ctx, (gast.Store, gast.Del)):
-            root = current.value
+            root, under = current.value, current
         while isinstance(root, (gast.Subscript, gast.Attribute)):
-            root = root.value
-        if state(root) is not None:
-            changed[id(state(root))] = root.id
-            receivers.add(id(root))
-        if isinstance(current, gast.Call) and isinstance(current.func, gast.Name) and current.func.id not in local:
-            callee = namespace.get(current.func.id)
-            if inspect.isfunction(callee) and not is_library(callee):
-                inner_changed, inner_read = module_objects(callee)
-                changed.update(inner_changed)
-                read.update(inner_read)
+            under, root = root, root.value
+        if isinstance(root, gast.Name):
+            for key, name in _keys(root, under, global_value, whole=under is current):
+                changes.setdefault(key, (name, current))
+                receivers.add(id(under if _is_module(global_value(root)) else root))
+        if isinstance(current, gast.Call):
+            callee = callee_of(current)
+            if callee is not None:
+                changed_there, read_there = module_objects(callee)
+                for key, name in changed_there.items():
+                    changes.setdefault(key, (name, current))
+                for key, name in read_there.items():
+                    reads.setdefault(key, (name, current))
     for current in walk(node):
-        if isinstance(current, gast.Name) and isinstance(current.ctx, gast.Load) and id(current) not in receivers \
-                and state(current) is not None:
-            read[id(state(current))] = current.id
-    return changed, read
+        if id(current) in receivers:
+            continue
+        if isinstance(current, gast.Name) and isinstance(current.ctx, gast.Load):
+            value = global_value(current)
+            if value is not NO_GLOBAL and is_state(value):
+                reads.setdefault(id(value), (current.id, current))
+        elif isinstance(current, gast.Attribute) and isinstance(current.ctx, gast.Load) and isinstance(
+                current.value, gast.Name) and _is_module(global_value(current.value)):
+            for key, name in _keys(current.value, current, global_value, whole=False):
+                reads.setdefault(key, (name, current))
+    return changes, reads
+
+
+def _keys(root, under, global_value, whole):
+    """(key, name) of what a change through the global name `root` changes (see `object_effects`):
+    `under` is the node on it (`config.A` of `config.A[0] = v`), `whole` where that node is
+    itself the target (`config.S = v`: the attribute is bound anew, no object changes)."""
+    value = global_value(root)
+    if value is NO_GLOBAL:
+        return []
+    if is_state(value):
+        return [(id(value), root.id)]
+    if _is_module(value) and isinstance(under, gast.Attribute) and under.value is root:
+        name = f"{root.id}.{under.attr}"
+        keys = [((id(value), under.attr), name)]
+        member = getattr(value, under.attr, None)
+        if not whole and is_state(member):
+            keys.append((id(member), name))
+        return keys
+    return []
+
+
+def _is_module(value):
+    """Whether `value` is a module of the user's (not NumPy's, SciPy's or the standard library's)."""
+    if not isinstance(value, types.ModuleType):
+        return False
+    top = value.__name__.split(".")[0]
+    return top not in LIBRARIES and top not in sys.stdlib_module_names

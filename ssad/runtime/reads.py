@@ -45,6 +45,35 @@ def values_read(f):
     return tuple(objects)
 
 
+def watch(f):
+    """Where each object `values_read(f)` lists was read from, for `still_read`: a tuple
+    (global and module-member lookups, closure cells, functions' code), each entry with
+    the object it held. Made once for a gradient function, so each of its calls can
+    tell cheaply that a global or closure cell below it was rebound since."""
+    lookups, cells, codes = [], [], []
+    _read_by(f, [], set(), (lookups, cells, codes))
+    return tuple(lookups), tuple(cells), tuple(codes)
+
+
+def still_read(watched):
+    """Whether every object `watched` (from `watch`) holds is still the one read there."""
+    lookups, cells, codes = watched
+    for get, name, value in lookups:
+        if get(name, _EMPTY) is not value:
+            return False
+    for cell, value in cells:
+        try:
+            if cell.cell_contents is not value:
+                return False
+        except ValueError:  # not filled
+            if value is not _EMPTY:
+                return False
+    for function, code in codes:
+        if function.__code__ is not code:
+            return False
+    return True
+
+
 def kept(entries, snapshot):
     """What `entries` (pairs (snapshot, value), as `keep` made them) holds for `snapshot`,
     or None: a value made while the same objects were read."""
@@ -84,44 +113,63 @@ _NAMES = {}
 _MOST_CODES = 4096
 
 
-def _read_by(function, objects, seen):
+def _read_by(function, objects, seen, watched=None):
     """Append what `function` reads from outside itself to `objects`, and walk on into what
     those objects lead to; `seen` holds what was walked already (a function's id; a
-    module's with that of the names read of it), so each is walked once and cycles end."""
+    module's with that of the names read of it), so each is walked once and cycles end.
+    `watched`, when given, gets where each object was read from (see `watch`)."""
     if id(function) in seen:
         return
     seen.add(id(function))
     code = function.__code__
     objects.append(code)
     names = names_read(code)
+    if watched is not None:
+        watched[2].append((function, code))
     for cell in function.__closure__ or ():
         try:
             value = cell.cell_contents
         except ValueError:
             value = _EMPTY
         objects.append(value)
-        _follow(value, names, objects, seen)
+        if watched is not None:
+            watched[1].append((cell, value))
+        _follow(value, names, objects, seen, watched)
     read = function.__globals__.get
     for name in names:
         value = read(name, _EMPTY)
+        if watched is not None:  # a name not defined (a builtin, an attribute's name) too
+            watched[0].append((read, name, value))
         if value is not _EMPTY:
             objects.append(value)
             if type(value) not in _LEADS_NOWHERE:
-                _follow(value, names, objects, seen)
+                _follow(value, names, objects, seen, watched)
+    made_for = getattr(_made_by_ssad(function), "f", None)
+    if made_for is not None:  # reads what the function it differentiates reads (`grad(grad(f))`)
+        if type(made_for) is types.FunctionType:
+            _read_by(made_for, objects, seen, watched)
+        else:
+            _follow(made_for, names, objects, seen, watched)
 
 
-def _follow(value, names, objects, seen):
+def _made_by_ssad(function):
+    """The `Variants` of a gradient function ssad made (`grad(f)`), or of its generated code
+    (which `grad(grad(f))` differentiates), whose `f` is the function it differentiates; else None."""
+    return getattr(function, "variants", None) or getattr(function, "_ssad_variants", None)
+
+
+def _follow(value, names, objects, seen, watched=None):
     """Walk into the user's functions `value` leads to; `names` are what the code holding
     `value` reads of it as attributes (`helpers.predict`)."""
     kind = type(value)
     if kind is types.FunctionType:
-        if _users_module(value.__module__):
-            _read_by(value, objects, seen)
+        if _users_module(value.__module__) or _made_by_ssad(value) is not None:
+            _read_by(value, objects, seen, watched)
     elif kind is types.MethodType:
-        _follow(value.__func__, names, objects, seen)
+        _follow(value.__func__, names, objects, seen, watched)
     elif kind is functools.partial:
         for part in (value.func, *value.args, *value.keywords.values()):
-            _follow(part, names, objects, seen)
+            _follow(part, names, objects, seen, watched)
     elif kind is types.ModuleType:
         walked = (id(value), id(names))  # each code reads its own names of the module
         if _users_module(value.__name__) and walked not in seen:
@@ -131,11 +179,13 @@ def _follow(value, names, objects, seen):
                 member = members.get(name, _EMPTY)
                 if member is not _EMPTY and _may_lead_to_code(type(member)):
                     objects.append(member)
-                    _follow(member, names, objects, seen)
+                    if watched is not None:
+                        watched[0].append((members.get, name, member))
+                    _follow(member, names, objects, seen, watched)
     elif _users_module(kind.__module__) and not issubclass(kind, type):
         method = callable_instance(value)  # an object of the user's class defining __call__
         if method is not None:
-            _follow(method, names, objects, seen)
+            _follow(method, names, objects, seen, watched)
     elif len(_LEADS_NOWHERE) < _MOST_CODES:
         _LEADS_NOWHERE.add(kind)  # a library's class (an array, a number): never the user's code
 
