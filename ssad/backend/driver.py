@@ -20,7 +20,7 @@ from ..frontend.passing import changed_or_written
 from ..runtime import handles, passed
 from ..runtime.callables import parameters
 from ..runtime.reads import keep, kept, still_read, values_read, watch
-from ..runtime.receivers import COMPLEX, OBJECT, is_object
+from ..runtime.receivers import COMPLEX, OBJECT, is_object, refuse_an_array_subclass
 from ..analysis.ranks import Fact
 from .pipeline import build, check
 
@@ -105,6 +105,7 @@ def argument_class(a):
         return fact
     if isinstance(a, (complex, np.complexfloating)):
         return COMPLEX
+    refuse_an_array_subclass(a, "an argument")
     return OBJECT if is_object(a) else None
 
 
@@ -118,7 +119,11 @@ def argument_facts(positional, args, kwargs=None):
 
 def _keyword_kinds(kwargs):
     """frozenset of (parameter, OBJECT) for the objects of the user's among `kwargs`."""
-    return frozenset((k, OBJECT) for k, v in kwargs.items() if is_object(v)) if kwargs else frozenset()
+    if not kwargs:
+        return frozenset()
+    for k, v in kwargs.items():
+        refuse_an_array_subclass(v, f"the argument {k}=")
+    return frozenset((k, OBJECT) for k, v in kwargs.items() if is_object(v))
 
 
 class Variants:

@@ -11,6 +11,10 @@ import keyword
 import re
 
 import gast
+import numpy as np
+
+from ..errors import SsadError
+from ..runtime.receivers import refuse_an_array_subclass
 from .builders import walk
 
 _MISSING = object()
@@ -99,3 +103,15 @@ def index_aliases(function, is_static):
         ):
             aliases[statement.targets[0].id] = statement.value
     return aliases
+
+
+def refuse_array_subclasses(parsed):
+    """A free name denoting a subclass of np.ndarray (`M = np.matrix(...)`) is refused where the
+    function first reads it (`runtime.receivers.refuse_an_array_subclass`)."""
+    others = {name for name, value in parsed.namespace.items() if isinstance(value, np.ndarray) and type(value) is not np.ndarray}
+    for node in walk(parsed.node) if others else ():
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in others:
+            try:
+                refuse_an_array_subclass(parsed.namespace[node.id], f"`{node.id}`")
+            except SsadError as error:
+                raise parsed.unsupported(node, str(error)) from None

@@ -30,6 +30,7 @@ from .desugar import (lower_asserts, lower_formatted_strings, lower_imports, low
 from .distributions import lower_frozen_distributions
 from .generators import lower_generator
 from .methods import lower_iter_returns, lower_zero_argument_super
+from .namespace import refuse_array_subclasses
 
 
 @dataclass
@@ -250,6 +251,7 @@ def _finish(parsed):
         lower_deletes(parsed)
     lower_zero_argument_super(parsed)
     parsed.namespace = resolve_free_names(parsed.function, parsed.node, lower_imports(parsed))
+    refuse_array_subclasses(parsed)
     lower_frozen_distributions(parsed)
     lower_asserts(parsed)
     lower_formatted_strings(parsed)

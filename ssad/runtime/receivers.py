@@ -18,7 +18,7 @@ import types
 
 import numpy as np
 
-from ..errors import MissingRuleError
+from ..errors import MissingRuleError, SsadError
 from .locations import caller_location, source_line
 from .structure import is_other_array
 
@@ -44,6 +44,21 @@ def is_object(value):
     if isinstance(value, _PLAIN):
         return isinstance(value, tuple) and hasattr(type(value), "_fields")  # `p.T` is p's field T
     return not is_numpy_value(value)
+
+
+def refuse_an_array_subclass(value, label):
+    """Raise SsadError where `value` is a subclass of np.ndarray (np.memmap, whose operators
+    and reductions are np.ndarray's, apart): np.matrix's `*` is a matrix product and
+    np.ma.MaskedArray leaves masked elements out of its sums, where ssad's rules, written for
+    np.ndarray, would give the derivative of something else."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray and not isinstance(value, np.memmap):
+        kind = type(value)
+        raise SsadError(
+            f"{label} is a {kind.__module__}.{kind.__qualname__}, a subclass of np.ndarray whose operators or "
+            "reductions may differ from np.ndarray's (`*` is a matrix product for np.matrix; np.ma.MaskedArray "
+            "leaves its masked elements out): ssad differentiates np.ndarray and would give the derivative of "
+            "another function; pass np.asarray(...) (for a masked array, .filled(...) or .compressed())"
+        )
 
 
 def argument_kind(value):
