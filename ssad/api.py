@@ -27,7 +27,7 @@ from .runtime.callables import function_label, parameters, positions, unwrapped,
 from .runtime.checkpoints import validate as validate_checkpoint
 from .runtime.closures import Closure, gradient_closure
 from .runtime.handles import GRAD, VALUE_AND_GRAD, VJP
-from .runtime.item_guards import kept_apart
+from .runtime.apart import apart_from, kept_apart
 from .runtime.reads import keep, kept, still_read, values_read, watch
 from .runtime.rows import gradient_fitter
 from .wrt import _argument_getter, normalize_wrt  # noqa: F401  (display and matrices read them here)
@@ -224,12 +224,12 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
 
             def wrapper(*args, **kwargs):
                 value, gradient = for_args(args, kwargs).function(*args, **kwargs)
-                return value, fit(gradient, get(args, kwargs))
+                return value, apart_from(fit(gradient, get(args, kwargs)), args, kwargs)
 
         else:
 
             def wrapper(*args, **kwargs):
-                return fit(for_args(args, kwargs).function(*args, **kwargs), get(args, kwargs))
+                return apart_from(fit(for_args(args, kwargs).function(*args, **kwargs), get(args, kwargs)), args, kwargs)
 
     else:
 
@@ -240,8 +240,10 @@ def _gradient_wrapper(f, variants, is_tuple, with_value, native=False, sparse=()
 
         def fit_all(gradients, args, kwargs):
             if direct is not None and not kwargs and len(args) > direct[0]:
-                return tuple([fit_gradient(g, args[p]) for g, p in zip(gradients, direct[1], strict=True)])
-            return tuple([fit(g, get(args, kwargs)) for g, (get, fit) in zip(gradients, fitters, strict=True)])
+                fitted = tuple([fit_gradient(g, args[p]) for g, p in zip(gradients, direct[1], strict=True)])
+            else:
+                fitted = tuple([fit(g, get(args, kwargs)) for g, (get, fit) in zip(gradients, fitters, strict=True)])
+            return apart_from(fitted, args, kwargs)  # none the memory of an argument's, or another's
 
         if with_value:
 
@@ -281,7 +283,8 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value, checkpoint=N
             entry = by_mask.setdefault(mask, compiled(f, names, VJP, optimize, scalars, checkpoint=checkpoint))
         (value, aux), residuals = entry.function(*args, **kwargs)
         adjoints = entry.backward((seed(value), None), residuals)
-        gradients = tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(adjoints, getters, strict=True))
+        gradients = apart_from(tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(adjoints, getters, strict=True)),
+                               args, kwargs)
         gradient = gradients if is_tuple else gradients[0]
         return ((value, aux), gradient) if with_value else (gradient, aux)
 
@@ -349,7 +352,8 @@ def vjp(
         if wrt is None and rest is not None and len(args) > len(positional):  # one adjoint per argument *args took
             fitters = fits[:-1] + [fits[-1]] * len(adjoints[-1])
             adjoints = tuple(adjoints[:-1]) + tuple(adjoints[-1])
-        fitted = tuple(fit(g, x) for g, x, fit in zip(adjoints, values(), fitters, strict=True))
+        fitted = apart_from(tuple(fit(g, x) for g, x, fit in zip(adjoints, values(), fitters, strict=True)),
+                            args, kwargs, d_value)
         return fitted if is_tuple else fitted[0]
 
     return value, pullback

@@ -16,6 +16,7 @@ from .errors import SsadError
 from .runtime.callables import parameters, tangent_parameter, varargs
 from .runtime.defaults import dict_derivative
 from .runtime.handles import JVP
+from .runtime.apart import apart_from
 from .runtime.refusals import defined
 from .runtime.structure import zeros_like_value
 
@@ -32,9 +33,9 @@ def jvp(f: Callable[..., Any], primals: tuple, tangents: tuple, *, compile: Comp
         from .native import native_function
 
         value, tangent = native_function(entry, compile == "strict").function(*primals, **keywords)
-        return value, defined(tangent)
-    value, tangent = entry.function(*primals, **keywords)
-    return value, defined(tangent)
+    else:
+        value, tangent = entry.function(*primals, **keywords)
+    return value, apart_from(defined(tangent), primals, tangents)  # not an input's memory
 
 
 def _jvp_entry(f, primals, tangents):

@@ -9,10 +9,8 @@ the object and is read afterwards; which objects a name holds is known only wher
 runs, so these checks run there and raise `UnsupportedSyntaxError` at the user's line.
 """
 
-import copy
 import dataclasses
 import numbers
-import operator
 import types
 
 import numpy as np
@@ -154,47 +152,3 @@ def _memory_of(value):
         return None
     return value if value.base is None else value.base
 
-
-def kept_apart(residuals, given):
-    """`residuals` (what a forward half saved for its backward half) with each array that may
-    share memory with one the caller holds (`given`: the arguments, the value returned, and
-    the arrays they hold) replaced by a copy, containers copied around them. `ssad.vjp`'s
-    caller may change those in place before it calls the pullback, which must read what the
-    forward half read (`x[0] = 5.0`, or `y *= 2` on the value `np.exp(x)`, whose adjoint reads
-    it): a silently wrong adjoint otherwise."""
-    arrays, seen, stack = [], set(), [given]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, np.ndarray) and value.dtype != object:
-            arrays.append(value)
-        elif id(value) not in seen:
-            seen.add(id(value))
-            stack.extend(list(value) if isinstance(value, np.ndarray) else held_values(value))
-    return _apart(residuals, arrays, {}) if arrays else residuals
-
-
-def _apart(value, arrays, copies):
-    """`value` with its shared arrays copied; a container only where something in it was
-    (the backward half may rely on which containers are the same object: a dict's view)."""
-    if isinstance(value, np.ndarray):
-        return value.copy() if any(np.may_share_memory(value, a) for a in arrays) else value
-    if not isinstance(value, (tuple, list, dict)) or (isinstance(value, tuple) and type(value) is not tuple and not hasattr(
-            type(value), "_make")):
-        return value
-    if id(value) in copies:
-        return copies[id(value)]
-    copies[id(value)] = value  # a container holding itself holds what it becomes
-    items = list(value.values()) if isinstance(value, dict) else list(value)
-    kept = [_apart(v, arrays, copies) for v in items]
-    if all(map(operator.is_, kept, items)):
-        return value
-    if isinstance(value, tuple):  # a namedtuple keeps its class
-        copied = tuple(kept) if type(value) is tuple else type(value)._make(kept)
-    else:  # a list (the tape too) or a dict, of its own class
-        copied = copy.copy(value)
-        if isinstance(value, dict):
-            copied.update(zip(value.keys(), kept, strict=True))
-        else:
-            copied[:] = kept
-    copies[id(value)] = copied
-    return copied
