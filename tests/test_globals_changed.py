@@ -178,15 +178,43 @@ def other_setting_read_while_a_helper_changes_the_scale(x):
     return s
 
 
+class Settings:
+    S = 2.0
+    A = np.ones(4)
+
+
+def double_the_class_scale():
+    Settings.S = Settings.S * 2.0
+
+
+def put_into_the_class_array(v):
+    Settings.A[0] = v
+
+
+def class_scale_read_then_changed_by_a_helper(x):
+    s = np.sum(Settings.S * x**2)
+    double_the_class_scale()
+    return s
+
+
+def class_array_read_then_written_by_a_helper(x):
+    s = np.sum(Settings.A * x**2)
+    put_into_the_class_array(5.0)
+    return s
+
+
 @pytest.fixture
 def _settings_as_they_were():
     yield
     config.S, config.A = 2.0, np.ones(4)
+    Settings.S, Settings.A = 2.0, np.ones(4)
 
 
 @pytest.mark.parametrize("f, message", [
     (scale_read_then_changed_by_a_helper, "`double_the_scale\\(...\\)` changes `config.S`, defined outside"),
     (settings_array_read_then_written_by_a_helper, "`put_into_the_settings_array\\(...\\)` changes `config.A`"),
+    (class_scale_read_then_changed_by_a_helper, "`double_the_class_scale\\(...\\)` changes `Settings.S`, .* reads \\(line"),
+    (class_array_read_then_written_by_a_helper, "`put_into_the_class_array\\(...\\)` changes `Settings.A`"),
 ])
 def test_a_module_attribute_a_helper_changes_after_the_function_read_it_is_refused(f, message, _settings_as_they_were):
     _refused_in_both_modes(f, message)
@@ -204,3 +232,65 @@ def test_another_attribute_of_the_module_is_differentiated(_settings_as_they_wer
     np.testing.assert_allclose(ssad.grad(f)(X.copy()), 6.0 * X, rtol=1e-12)
     np.testing.assert_allclose(ssad.jvp(f, (X.copy(),), (T,))[1], 6.0 * X @ T, rtol=1e-12)
     np.testing.assert_allclose(numerical_gradient(f, X.copy()), 6.0 * X, rtol=1e-6)
+
+
+# ----- a function value that changes a global the function reads -----
+#
+# A function passed in (`g(1.0)`), taken from a list (`fs[0](1.0)`), or a lambda calling an
+# operator's method by name (`W.__setitem__(0, v)`) changed `W` after the function read it:
+# the backward sweep read the changed `W` (3.0 for 0.6), silently wrong. The function is
+# known where the call runs: `keeps_globals` refuses it there; one changing only what the
+# function does not read (a log) is differentiated.
+
+
+def put_five_first(v):
+    W[0] = 5.0
+    return v
+
+
+CALLBACKS = [put_five_first]
+set_by_dunder = lambda v: W.__setitem__(0, 5.0)  # noqa: E731
+
+
+def calls_a_function_passed_in(x, g):
+    s = np.sum(W * x**2)
+    g(1.0)
+    return s
+
+
+def calls_a_function_from_a_list(x):
+    s = np.sum(W * x**2)
+    CALLBACKS[0](1.0)
+    return s
+
+
+def calls_a_lambda_setting_an_item(x):
+    s = np.sum(W * x**2)
+    set_by_dunder(1.0)
+    return s
+
+
+def test_a_function_value_changing_a_global_the_function_reads_is_refused_where_it_is_called():
+    source, first = inspect.getsourcelines(calls_a_function_passed_in)
+    for run in (lambda: ssad.grad(calls_a_function_passed_in, wrt=0)(X.copy(), put_five_first),
+                lambda: ssad.jvp(calls_a_function_passed_in, (X.copy(), put_five_first), (T, None))):
+        with pytest.raises(ssad.UnsupportedSyntaxError, match="`g\\(1.0\\)` calls put_five_first, which changes `W`") as caught:
+            run()
+        assert caught.value.filename == __file__ and caught.value.lineno == first + 2
+    _refused_in_both_modes(calls_a_function_from_a_list, "`CALLBACKS\\[0\\]\\(1.0\\)` calls put_five_first, which changes `W`")
+    _refused_in_both_modes(calls_a_lambda_setting_an_item, "`set_by_dunder\\(...\\)` changes `W`")
+
+
+def test_python_reads_w_as_it_was_before_the_function_value_changed_it():
+    kept = W.copy()
+    expected = numerical_gradient(lambda v: (W.__setitem__(slice(None), kept), calls_a_function_passed_in(v, put_five_first))[1],
+                                  X.copy())
+    np.testing.assert_allclose(expected, 2 * kept * X, rtol=1e-6)
+
+
+def test_a_function_value_changing_what_the_function_does_not_read_is_differentiated():
+    got = ssad.grad(calls_a_function_passed_in, wrt=0)(X.copy(), lambda v: LOG.append(v))
+    np.testing.assert_allclose(got, 2 * W * X, rtol=1e-12)
+    assert LOG == [1.0]
+    np.testing.assert_allclose(ssad.jvp(calls_a_function_passed_in, (X.copy(), abs), (T, None))[1], 2 * W * X @ T,
+                               rtol=1e-12)

@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from ..registry import REGISTRY
+from ..frontend.module_values import module_objects
 from ..frontend.passing import changed_or_written
 from ..runtime import handles, passed
 from ..runtime.callables import parameters
@@ -213,4 +214,4 @@ def code_for(f, args, kwargs=None):
 
 
 handles.install(compiled, under_way)
-passed.install(changed_or_written)
+passed.install(changed_or_written, module_objects)

@@ -150,7 +150,7 @@ class _Lowering(AliasingLowering, ClosureLowering, ControlFlowLowering, Expressi
         # names that may hold an array or list defined outside the function (`buf = G[0]`), and
         self.module_level, self.module_returners, self.made_here = set(), set(), set()  # see `control`
         self.callers = set()  # names that may hold an array the caller passed in
-        self.guarded_arguments, self.guarded_calls, self.read_in_rest = {}, {}, {}  # see passing
+        self.guarded_arguments, self.guarded_calls, self.guarded_globals, self.read_in_rest = {}, {}, {}, {}  # see passing
         self.guards = set()  # the ids of the checks' calls (see `aliasing.emit_guard`)
         self.roots = {}  # each of them -> the parameters whose arrays it may hold
         self.sequences = set()  # names known to hold lists or tuples (`+` joins them)

@@ -13,7 +13,8 @@ transformation). `GlobalChanges` refuses the change, at the user's line, in both
 Assumes: the user's function in A-normal form's lowering (`anf._Lowering`), before each
 statement is lowered. What a function of the user's changes and reads of its globals is
 read from its source, through the functions it calls by name (`module_values`); a call
-through a function value (a parameter, a lambda) is not looked into.
+through a function value (a parameter, a lambda) is checked where it runs
+(`runtime.passed.keeps_globals`, asked for by `passing`, with the keys `global_reads` gives).
 Guarantees: no global the function reads is changed in place by a statement ssad lowers,
 or by a function of the user's it calls by name.
 """
@@ -30,10 +31,7 @@ class GlobalChanges:
     def check_global_changes(self, statement):
         if self.is_generated():
             return
-        reads = self.__dict__.get("_global_reads")
-        if reads is None:  # what the whole function reads of its globals, with the functions it calls
-            body = gast.Module(body=self.parsed.node.body, type_ignores=[])
-            reads = self.__dict__.setdefault("_global_reads", self._global_effects(body)[1])
+        reads = self.global_reads()
         headers = {gast.If: "test", gast.While: "test", gast.For: "iter"}  # a body's statements are met one by one
         changed = self._global_effects(getattr(statement, headers.get(type(statement), ""), statement))[0]
         for key, (name, what) in changed.items():
@@ -45,6 +43,15 @@ class GlobalChanges:
                     f"would miss what is put into it, or read the changed value for one read before; keep the "
                     f"values in a variable of the function (and change `{name}` as well, where it is a log)",
                 )
+
+    def global_reads(self):
+        """{key: (name, node)} of what the whole function reads of the objects outside it, with
+        the functions it calls by name (read once)."""
+        reads = self.__dict__.get("_global_reads")
+        if reads is None:
+            body = gast.Module(body=self.parsed.node.body, type_ignores=[])
+            reads = self.__dict__.setdefault("_global_reads", self._global_effects(body)[1])
+        return reads
 
     def _global_effects(self, statement):
         """({key: (name, what changes it)}, {key: (name, the node that reads it)}) of the

@@ -185,6 +185,10 @@ def _objects_of(node, namespace):
     return {key: name for key, (name, _) in changed.items()}, {key: name for key, (name, _) in read.items()}
 
 
+# what a call of an operator's method by name changes (`W.__setitem__(0, v)`, `xs.__iadd__(ys)`)
+_CHANGING_DUNDERS = frozenset({"__setitem__", "__delitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+                               "__ifloordiv__", "__imod__", "__ipow__", "__imatmul__", "__ior__", "__iand__", "__ixor__",
+                               "__setattr__", "__delattr__"})
 NO_GLOBAL = object()  # what `global_value` gives for a name that is no global
 
 
@@ -196,14 +200,14 @@ def object_effects(node, global_value, callee_of):
     `global_value(name_node)` is the object a global name denotes (`NO_GLOBAL` for a local
     or an unknown name), `callee_of(call)` the function of the user's a call calls, or None.
     A key is the id of an array, list, dict or object of the user's (`is_state`), or
-    `(id(module), attribute)` for an attribute of a module of the user's: `config.S = v`
-    changes what `config.S` reads, and `config.A[0] = v` changes the array `config.A`
-    (its id too). The receiver of a change (`LOG` of `LOG.append(v)`) is no read."""
-    changes, reads, receivers = {}, {}, set()
+    `(id(module), attribute)` for an attribute of a module or a class of the user's:
+    `config.S = v` (or `Config.S = v`) changes what `config.S` reads, and
+    `config.A[0] = v` changes the array `config.A` (its id too). The receiver of a change (`LOG` of `LOG.append(v)`) is no read."""
+    changes, reads, receivers, read_by_callees = {}, {}, set(), {}
     for current in walk(node):
         root, under = None, None  # what is changed, and the node whose .value it is
-        if isinstance(current, gast.Call) and isinstance(current.func, gast.Attribute) and \
-                current.func.attr in CHANGING_METHODS:
+        if isinstance(current, gast.Call) and isinstance(current.func, gast.Attribute) and (
+                current.func.attr in CHANGING_METHODS or current.func.attr in _CHANGING_DUNDERS):
             root, under = current.func.value, current.func
         elif isinstance(current, (gast.Subscript, gast.Attribute)) and isinstance(current.ctx, (gast.Store, gast.Del)):
             root, under = current.value, current
@@ -212,7 +216,7 @@ def object_effects(node, global_value, callee_of):
         if isinstance(root, gast.Name):
             for key, name in _keys(root, under, global_value, whole=under is current):
                 changes.setdefault(key, (name, current))
-                receivers.add(id(under if _is_module(global_value(root)) else root))
+                receivers.add(id(under if _is_namespace(global_value(root)) else root))
         if isinstance(current, gast.Call):
             callee = callee_of(current)
             if callee is not None:
@@ -220,7 +224,7 @@ def object_effects(node, global_value, callee_of):
                 for key, name in changed_there.items():
                     changes.setdefault(key, (name, current))
                 for key, name in read_there.items():
-                    reads.setdefault(key, (name, current))
+                    read_by_callees.setdefault(key, (name, current))
     for current in walk(node):
         if id(current) in receivers:
             continue
@@ -229,9 +233,11 @@ def object_effects(node, global_value, callee_of):
             if value is not NO_GLOBAL and is_state(value):
                 reads.setdefault(id(value), (current.id, current))
         elif isinstance(current, gast.Attribute) and isinstance(current.ctx, gast.Load) and isinstance(
-                current.value, gast.Name) and _is_module(global_value(current.value)):
+                current.value, gast.Name) and _is_namespace(global_value(current.value)):
             for key, name in _keys(current.value, current, global_value, whole=False):
                 reads.setdefault(key, (name, current))
+    for key, read in read_by_callees.items():  # a read of the function's own comes first in messages
+        reads.setdefault(key, read)
     return changes, reads
 
 
@@ -244,7 +250,7 @@ def _keys(root, under, global_value, whole):
         return []
     if is_state(value):
         return [(id(value), root.id)]
-    if _is_module(value) and isinstance(under, gast.Attribute) and under.value is root:
+    if _is_namespace(value) and isinstance(under, gast.Attribute) and under.value is root:
         name = f"{root.id}.{under.attr}"
         keys = [((id(value), under.attr), name)]
         member = getattr(value, under.attr, None)
@@ -254,9 +260,14 @@ def _keys(root, under, global_value, whole):
     return []
 
 
-def _is_module(value):
-    """Whether `value` is a module of the user's (not NumPy's, SciPy's or the standard library's)."""
-    if not isinstance(value, types.ModuleType):
+def _is_namespace(value):
+    """Whether `value` is a module or a class of the user's (not NumPy's, SciPy's or the
+    standard library's), whose attributes code reads and binds by name (`config.S`, `Config.S`)."""
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+    elif isinstance(value, type):
+        name = value.__module__ or ""
+    else:
         return False
-    top = value.__name__.split(".")[0]
-    return top not in LIBRARIES and top not in sys.stdlib_module_names
+    top = name.split(".")[0]
+    return top not in LIBRARIES and top not in sys.stdlib_module_names and top != "builtins"

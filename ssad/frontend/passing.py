@@ -13,7 +13,7 @@ import weakref
 
 import gast
 
-from ..runtime.passed import keeps_arguments, output_is_none
+from ..runtime.passed import keeps_arguments, keeps_globals, output_is_none
 from ..runtime.refusals import elements_unchanged_by_call, items_unchanged_by_call, unchanged_by_call
 from .builders import clone, walk
 from .builders import name as _name
@@ -269,6 +269,8 @@ class CallArgumentChecks:
         func = call.func
         if isinstance(func, gast.Attribute) and func.attr in VALUE_METHODS:
             return  # a method of a list, dict, array or string
+        if self.global_reads():  # the function called may change one of them: `keeps_globals` there
+            self.guarded_globals[id(call)] = [self.spelled_as_written(call), False]
         if isinstance(func, gast.Name) and self._keeps_what_it_is_given(func.id):
             return
         # `m.bump(v)` may change m (a method named like a list's change, `m.append(v)`, is checked
@@ -311,18 +313,25 @@ class CallArgumentChecks:
     def guard_call(self, call, func, args, keywords):
         """Where the call `call` is lowered to `func(*args, **keywords)`: the check
         `_guard_dynamic_call` asked for."""
-        guard = self.guarded_calls.get(id(call))
-        if guard is None:
+        guard, changes = self.guarded_calls.get(id(call)), self.guarded_globals.get(id(call))
+        if guard is None and changes is None:
             return
         filename, lineno, col, _ = self.parsed.where(call)
-        constants = [gast.Constant(value=v, kind=None) for v in (guard[0], filename, lineno, col)]
         # a method's receiver and name: the bound method is made where the call runs
         called = [func.value, gast.Constant(value=func.attr, kind=None)] if isinstance(func, gast.Attribute) else [
             func, gast.Constant(value=None, kind=None)]
-        check = gast.Call(func=_name(self.namespace.bind(keeps_arguments.__name__, keeps_arguments)),
-                          args=constants + called + list(args), keywords=list(keywords))
-        self.emit(gast.Expr(value=check))
-        guard[-1] = True
+        if changes is not None:  # what the function reads outside itself: their keys (`object_effects`)
+            read = _name(self.namespace.bind("global_reads", frozenset(self.global_reads())))
+            constants = [gast.Constant(value=v, kind=None) for v in (changes[0], filename, lineno, col)]
+            self.emit(gast.Expr(value=gast.Call(func=_name(self.namespace.bind(keeps_globals.__name__, keeps_globals)),
+                                                args=constants + [clone(c) for c in called] + [read], keywords=[])))
+            changes[-1] = True
+        if guard is not None:
+            constants = [gast.Constant(value=v, kind=None) for v in (guard[0], filename, lineno, col)]
+            check = gast.Call(func=_name(self.namespace.bind(keeps_arguments.__name__, keeps_arguments)),
+                              args=constants + called + list(args), keywords=list(keywords))
+            self.emit(gast.Expr(value=check))
+            guard[-1] = True
 
     def _guard_outputs(self, call, callee):
         """`np.sin(x, out=out)` with `out` a parameter: None passes (see `outputs`); an array
@@ -363,7 +372,7 @@ class CallArgumentChecks:
         for _, message, call, emitted in self.guarded_arguments.values():
             if not emitted:
                 raise self.parsed.unsupported(call, message)
-        for text, emitted in self.guarded_calls.values():
+        for text, emitted in [*self.guarded_calls.values(), *self.guarded_globals.values()]:
             if not emitted:
                 raise self.parsed.unsupported(
                     self.parsed.node, f"ssad could not check the call `{text}` of a function value, which may change "

@@ -51,7 +51,7 @@ from ..runtime.pullbacks import (
     packed_tangent,
     third_order_error,
 )
-from ..runtime.passed import keeps_arguments, output_is_none
+from ..runtime.passed import keeps_arguments, keeps_globals, output_is_none
 from ..runtime.receivers import not_walked, numpy_member
 from ..runtime.item_guards import changed_item_held_once, item_held_by, item_held_elsewhere, rebound_by_augmented
 from ..runtime.refusals import (
@@ -71,7 +71,7 @@ nondifferentiable(check_assertion, pure=False)  # an `assert`: it must run where
 nondifferentiable(raised, pure=False)  # a `raise`: it ends the function where it stands
 nondifferentiable(index_only, pure=False)  # a part of an index built as a value (`np.s_[:, k]`): a test that raises
 nondifferentiable(unchanged_by_call, items_unchanged_by_call, elements_unchanged_by_call, keeps_arguments,
-                  output_is_none, pure=False)  # a test that raises: it must run where the call runs
+                  keeps_globals, output_is_none, pure=False)  # a test that raises: it must run where the call runs
 nondifferentiable(not_a_view_of, unshared_with, fresh_result, pure=False)  # the same, where a tuple assignment or a write may change what another name reads
 nondifferentiable(changed_item_held_once, item_held_by, item_held_elsewhere, pure=False)  # the same, where `y[k] += v` changes an item
 nondifferentiable(rebound_by_augmented, pure=False)  # the same, where `t += v` may write

@@ -22,7 +22,7 @@ from .closures import Closure
 from .item_guards import holds_changeable, numbers_only
 from .locations import source_line
 
-_hook = {}  # "changes": function -> {parameter: (line, kind)} (see `install`)
+_hook = {}  # "changes": function -> {parameter: (line, kind)}; "globals": function -> (changed, read) (see `install`)
 
 # methods that change a list, dict or array in place (push: the Tape of generated code); the
 # front end reads them as such, and checks one of an object of the user's where it is lowered
@@ -32,11 +32,38 @@ CHANGING_METHODS = frozenset({
 })
 
 
-def install(changes):
+def install(changes, globals_changed):
     """`changes(function)`: the parameters the user's `function` changes in place, each with
     the line and what of it changes: "itself", "items" (what it holds) or "elements" (an
-    element of it), or {}."""
-    _hook["changes"] = changes
+    element of it), or {}. `globals_changed(function)`: ({key: name} of the objects outside
+    it that the function changes in place, {key: name} of those it reads), with the
+    functions it calls (`frontend.module_values.module_objects`)."""
+    _hook["changes"], _hook["globals"] = changes, globals_changed
+
+
+def keeps_globals(call_text, filename, lineno, col, function, method, read):
+    """Before a call through a function value (`g(v)`, `fs[0](v)`, `obj.log(v)`), in a function
+    that reads objects defined outside it (`read`: their keys, see `object_effects`): raise
+    where the function called changes one of them in place (`W[0] = v`, `LOG.append(v)`,
+    `config.S = v`), as a function called by its name is refused where it is lowered
+    (`frontend.globals_changed`): ssad reads them as constants, so the derivative would miss
+    the change, or read the changed value again for a read before the call."""
+    found = _hook.get("globals")
+    if method is not None:
+        function = getattr(function, method, None)
+    function = _plain(function, (), {})[0]
+    if found is None or not inspect.isfunction(function):
+        return
+    changed = found(function)[0]
+    both = [name for key, name in changed.items() if key in read]
+    if both:
+        label = getattr(function, "__name__", "the function").rsplit("_template", 1)[0]
+        label = "the lambda" if label == "<lambda>" else label
+        raise UnsupportedSyntaxError(
+            f"`{call_text}` calls {label}, which changes `{both[0]}`, defined outside the function, which the function "
+            f"reads: ssad reads a global as a constant, so the derivative would miss what is put into it, or read the "
+            f"changed value for one read before; keep the values in a variable of the function",
+            filename, lineno, col, source_line(filename, lineno))
 
 
 def keeps_arguments(call_text, filename, lineno, col, function, method, *args, **kwargs):

@@ -47,13 +47,13 @@ from ..registry import PRINTS, REGISTRY
 from ..runtime.checkpoints import Checkpoints, copy_state, keep, restore, reversal, segments
 from ..runtime import raised
 from ..runtime.effects import check_replayable, effect_of
-from ..runtime.passed import keeps_arguments, output_is_none
+from ..runtime.passed import keeps_arguments, keeps_globals, output_is_none
 from ..runtime.receivers import numpy_member
 from ..runtime.refusals import GUARDS
 
 # PRINTS (see `registry`): run in the forward sweep alone.
 # Impure calls that raise or do nothing (`assert`, `raise`): run again, they do what they did.
-CHECKS = (raised, numpy_member, keeps_arguments, output_is_none, *GUARDS)
+CHECKS = (raised, numpy_member, keeps_arguments, keeps_globals, output_is_none, *GUARDS)
 
 
 def checkpoint_loops(rev, forward, backward, strategy):
