@@ -147,14 +147,13 @@ class Variants:
         self.f, self.wrt, self.variant, self.optimize, self.as_tuple = f, wrt, variant, optimize, as_tuple
         self.checkpoint = checkpoint
         self.positional = parameters(f)[0]
-        self.reads = watch(f)  # each call looks that f still reads these objects
         check(f, wrt, variant)
         self._made_with()
 
     def _made_with(self):
         """Forget the code made with objects f no longer reads (the code made next raises
         what ssad refuses with the objects of now)."""
-        self.reads = watch(self.f)
+        self.reads = watch(self.f)  # each call looks that f still reads these objects
         self._general = None
         self.by_mask = {}
         self.by_shapes = {}  # (shape, dtype) or type per argument -> the entry of their classes

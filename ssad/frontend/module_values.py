@@ -202,7 +202,8 @@ def object_effects(node, global_value, callee_of):
     A key is the id of an array, list, dict or object of the user's (`is_state`), or
     `(id(module), attribute)` for an attribute of a module or a class of the user's:
     `config.S = v` (or `Config.S = v`) changes what `config.S` reads, and
-    `config.A[0] = v` changes the array `config.A` (its id too). The receiver of a change (`LOG` of `LOG.append(v)`) is no read."""
+    `config.A[0] = v` changes the array `config.A` (its id too). The receiver of a change
+    (`LOG` of `LOG.append(v)`) is no read."""
     changes, reads, receivers, read_by_callees = {}, {}, set(), {}
     for current in walk(node):
         root, under = None, None  # what is changed, and the node whose .value it is

@@ -95,19 +95,6 @@ def apart_from(outputs, *inputs):
                 _roots_held(value, roots)
     if kind is np.ndarray:
         return outputs.copy() if (id(outputs) if outputs.base is None else _root(outputs)) in roots else outputs
-    if kind is tuple:  # the common tuple of arrays and numbers, without the general walk
-        kept = []
-        for value in outputs:
-            if type(value) is np.ndarray:
-                root = id(value) if value.base is None else _root(value)
-                if root in roots:
-                    value = value.copy()
-                    root = id(value)
-                roots.add(root)
-            elif type(value) is not float:
-                value = _owned(value, roots)
-            kept.append(value)
-        return tuple(kept)
     return _owned(outputs, roots)
 
 
@@ -130,10 +117,12 @@ def _root(array):
 
 
 def _owned(value, roots):
+    """`value` with each array whose root is among `roots` copied; the roots of what it
+    holds join them, so no two results share memory either."""
     if type(value) is float:
         return value
     if isinstance(value, np.ndarray):
-        root = _root(value)
+        root = id(value) if value.base is None else _root(value)
         if root in roots:
             value = value.copy()
             root = id(value)
