@@ -27,7 +27,7 @@ from .runtime.callables import function_label, parameters, positions, unwrapped,
 from .runtime.checkpoints import validate as validate_checkpoint
 from .runtime.closures import Closure, gradient_closure
 from .runtime.handles import GRAD, VALUE_AND_GRAD, VJP
-from .runtime.apart import apart_from, kept_apart
+from .runtime.apart import apart_from, kept_apart, taken_out
 from .runtime.reads import keep, kept, still_read, values_read, watch
 from .runtime.rows import gradient_fitter
 from .wrt import _argument_getter, normalize_wrt  # noqa: F401  (display and matrices read them here)
@@ -282,6 +282,7 @@ def _aux_gradient_wrapper(f, names, is_tuple, optimize, with_value, checkpoint=N
             scalars = argument_facts(positional, args, kwargs)
             entry = by_mask.setdefault(mask, compiled(f, names, VJP, optimize, scalars, checkpoint=checkpoint))
         (value, aux), residuals = entry.function(*args, **kwargs)
+        aux = taken_out(aux)  # as the forward half left it: the backward half undoes its changes in place
         adjoints = entry.backward((seed(value), None), residuals)
         gradients = apart_from(tuple(fit_gradient(g, get(args, kwargs)) for g, get in zip(adjoints, getters, strict=True)),
                                args, kwargs)

@@ -11,6 +11,7 @@ import numpy as np
 from .api import Compile, Wrt, _argument_getter, _native_mode, differentiable, grad, normalize_wrt
 from .backend.driver import argument_facts, code_for, compiled
 from .errors import SsadError
+from .runtime.effects import check_one_run
 from .runtime.callables import parameters, positions, tangent_parameter
 from .runtime.handles import JVP, VJP
 from .runtime.structure import fit_gradient
@@ -31,6 +32,7 @@ def jacobian(
     if inner is not None:  # a third derivative: jacobian(hessian(f)), jacobian(jacobian(g))
         return _jacobian_of_a_jacobian(*inner, wrt)
     f = differentiable(f, "jacobian")
+    check_one_run(f, "ssad.jacobian")
     native = _native_mode(compile)
     names, is_tuple = normalize_wrt(f, wrt)
     places = positions(f, names)
@@ -65,6 +67,7 @@ def _jacobian_of_a_jacobian(g, inner_names, wrt):
     (inner_place,) = positions(g, inner_names)
     inner = _argument_getter(g, inner_names[0], inner_place)
     tangent_name = tangent_parameter(inner_names[0])
+    check_one_run(g, "ssad.jacobian of a jacobian")
     entry = compiled(compiled(g, inner_names, JVP).function, names, VJP)
 
     @functools.wraps(g)
@@ -171,6 +174,7 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0, *, compile: Compile = False) ->
     the gradient's code with Numba, as for `grad`.
     """
     f = differentiable(f, "hessian")
+    check_one_run(f, "ssad.hessian")
     native = _native_mode(compile)
     names, is_tuple = normalize_wrt(f, wrt)
     if not is_tuple:

@@ -125,3 +125,60 @@ def test_a_gradient_made_before_or_after_a_global_is_rebound_uses_the_new_value(
         np.testing.assert_allclose(before(x), -np.sin(x), rtol=1e-12)  # made before: compiled again
     finally:
         GLOBAL_FUNCTION = np.sin
+
+
+def _noisy_map(x):
+    return np.exp(x * np.random.normal(size=3))
+
+
+def _noisy_loss(x):
+    return np.sum(_noisy_map(x))  # the draw is in a function it calls
+
+
+def _loss_on_a_generator(x, rng):
+    return np.sum(np.exp(x * rng.standard_normal(3)))
+
+
+@pytest.mark.parametrize(
+    "make, args",
+    [
+        (lambda: ssad.jacobian(_noisy_map), (X,)),
+        (lambda: ssad.jacobian(_noisy_map, mode="reverse"), (X,)),
+        (lambda: ssad.hessian(_noisy_loss), (X,)),
+        (lambda: ssad.hessian(_loss_on_a_generator), (X, np.random.default_rng(0))),
+        (lambda: ssad.hessian(_loss_on_a_generator, wrt=(0,)), (X, np.random.default_rng(0))),
+        (lambda: ssad.jacobian(ssad.grad(_noisy_loss)), (X,)),
+        (lambda: ssad.jacobian(ssad.jacobian(_noisy_map)), (X,)),
+    ],
+    ids=["jacobian", "jacobian-reverse", "hessian", "hessian-generator", "hessian-tuple", "jacobian-of-grad",
+         "jacobian-of-jacobian"],
+)
+def test_a_matrix_of_a_function_that_draws_is_refused(make, args):
+    # jacobian and hessian run the function once per row or column: each would be the
+    # derivative at other draws (the diagonal of the Hessian of sum(exp(x * e)) mixed
+    # e*e*exp(x*e) of four different e). The message names the draw's line.
+    with pytest.raises(ssad.SsadError, match=r"once per row or column.*draws random numbers|once per row or column"
+                                             r".*not pure") as caught:
+        make()(*args)
+    assert "test_effects.py" in str(caught.value)
+
+
+def test_one_run_derivatives_of_a_function_that_draws_use_one_draw():
+    np.random.seed(5)
+    e = np.random.normal(size=3)
+    np.random.seed(5)
+    hv = ssad.hvp(_noisy_loss)(X, np.ones(3))
+    np.testing.assert_allclose(hv, e * e * np.exp(X * e), rtol=1e-12)
+    np.random.seed(5)
+    gg = ssad.grad(lambda x: np.sum(ssad.grad(_noisy_loss)(x)))(X)
+    np.testing.assert_allclose(gg, e * e * np.exp(X * e), rtol=1e-12)
+
+
+def test_a_matrix_of_a_function_that_prints_is_built(capsys):
+    def loud(x):
+        print("loss")
+        return np.sum(np.sin(x) ** 2)
+
+    H = ssad.hessian(loud)(X)
+    np.testing.assert_allclose(H, np.diag(2 * np.cos(2 * X)), rtol=1e-12)
+    assert "loss" in capsys.readouterr().out

@@ -4,9 +4,11 @@ A derivative function returns new arrays (`apart_from`): a rule may hand back it
 (the adjoint of `np.dot(x, w)` with respect to `x` is `w`), one adjoint may reach two
 inputs, and a caller changing a result in place must change nothing else. A pullback of
 `ssad.vjp` reads what the forward half saved (`kept_apart`), though the caller changes its
-arguments or the value returned in place before calling it.
+arguments or the value returned in place before calling it. The aux of `has_aux=True` is
+taken out before the backward half undoes what the function changed in place (`taken_out`).
 """
 
+import collections
 import copy
 import dataclasses
 import numbers
@@ -141,3 +143,35 @@ def _owned(value, roots):
         for name, v in list(vars(value).items()):
             setattr(value, name, _owned(v, roots))
     return value
+
+
+def taken_out(value, copies=None):
+    """`value` (the aux a function returns beside what is differentiated) in lists, dicts,
+    tuples and arrays of its own, as they stand when the forward half ends. The backward half,
+    which runs after, undoes in place what the function changed in place (an append is popped,
+    an overwritten element restored), and aux may be those very objects: without the copy a
+    list built by `append` came back empty. What two places of `value` share, their copies
+    share; an object of another kind is handed back as it is."""
+    copies = {} if copies is None else copies
+    if type(value) is float or type(value) is int or value is None:
+        return value
+    if id(value) in copies:
+        return copies[id(value)]
+    if isinstance(value, np.ndarray):
+        copied = value.copy()
+    elif isinstance(value, tuple) and (type(value) is tuple or hasattr(type(value), "_make")):
+        items = [taken_out(v, copies) for v in value]
+        copied = tuple(items) if type(value) is tuple else type(value)._make(items)
+    elif isinstance(value, (list, dict, collections.deque)):
+        copied = copy.copy(value)  # of its own class (a defaultdict keeps its factory)
+        copies[id(value)] = copied  # a container holding itself holds its copy
+        if isinstance(value, dict):
+            copied.update((k, taken_out(v, copies)) for k, v in value.items())
+        else:
+            items = [taken_out(v, copies) for v in value]
+            copied.clear()
+            copied.extend(items)
+    else:
+        return value
+    copies[id(value)] = copied
+    return copied

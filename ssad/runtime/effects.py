@@ -40,7 +40,7 @@ DRAWING_METHODS = frozenset(
     if not name.startswith("_") and name not in ("bit_generator", "get_state", "getstate", "seed", "spawn")
 )
 
-_cache = {}  # code object -> message or None
+_cache = {}  # (code object, values_only) -> message or None
 
 # Methods that change a list, dict or set in place: on a value from outside the function
 # (a global, a captured name), an effect that outlives the call.
@@ -48,20 +48,23 @@ _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "
                        "discard", "popitem", "sort", "reverse"})
 
 
-def effect_of(function, seen=None):
-    """A message naming the first effect running `function` again would repeat, or None."""
+def effect_of(function, seen=None, values_only=False):
+    """A message naming the first effect running `function` again would repeat, or None.
+    With `values_only`, the first that may make another run compute other values (a random
+    draw, input read): a `print`, or a log appended to, shows twice and changes no value."""
     function = _target(function)
-    if not REGISTRY.is_pure(function):
+    if not REGISTRY.is_pure(function) and not (values_only and function is print):
         return f"{getattr(function, '__qualname__', function)!s} is not pure (it prints, reads input or draws random numbers)"
     code = getattr(function, "__code__", None)
     if code is None:
         return None
-    if code in _cache:
-        return _cache[code]
+    key = (code, values_only)
+    if key in _cache:
+        return _cache[key]
     seen = set() if seen is None else seen
-    if code in seen:
+    if key in seen:
         return None  # recursion: the rest of the function is being read already
-    seen.add(code)
+    seen.add(key)
     first = code.co_firstlineno
     try:
         lines, first = inspect.getsourcelines(function)
@@ -78,12 +81,26 @@ def effect_of(function, seen=None):
                  for n in code.co_names
                  for func in (ast.Name(id=n, ctx=ast.Load()), ast.Attribute(value=unknown, attr=n, ctx=ast.Load()))]
         tree = ast.fix_missing_locations(ast.Module(body=calls, type_ignores=[]))
-    found = _Reader(function, seen).first_effect(tree)
+    found = _Reader(function, seen, values_only).first_effect(tree)
     if found is not None:
         message, line = found
         found = message if line is None else f"{message} at {code.co_filename}, line {first + line - 1}"
-    _cache[code] = found
+    _cache[key] = found
     return found
+
+
+def check_one_run(function, api):
+    """Raise SsadError where `function` may compute other values when run again (a random
+    draw): `api` (a Jacobian or Hessian) runs it once per row or column, each of which
+    would then be the derivative of another function."""
+    message = effect_of(function, values_only=True)
+    if message is not None:
+        raise SsadError(
+            f"{api} runs {getattr(function, '__qualname__', function)} once per row or column of the matrix, and "
+            f"each run would compute other values: {message}; the rows would belong to different draws. Draw the "
+            "numbers outside and pass them in as an argument, or use ssad.grad, ssad.jvp, ssad.vjp or ssad.hvp "
+            "(one run of the function per call)"
+        )
 
 
 def check_replayable(function):
@@ -108,15 +125,18 @@ def _target(function):
             function = function.__func__
         elif getattr(function, "template", None) is not None and inspect.isfunction(function.template):
             function = function.template  # a closure made by generated code
+        elif inspect.isfunction(getattr(getattr(function, "_ssad_variants", None), "f", None)):
+            function = function._ssad_variants.f  # generated code runs what the function it differentiates runs
         else:
             break
     return function
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, function, seen):
+    def __init__(self, function, seen, values_only=False):
         self.function = function
         self.seen = seen
+        self.values_only = values_only
         self.globals = getattr(function, "__globals__", {})
         code = function.__code__
         self.locals = set(code.co_varnames)
@@ -148,8 +168,8 @@ class _Reader(ast.NodeVisitor):
         if self.found is not None:
             return
         func = node.func
-        if (isinstance(func, ast.Attribute) and func.attr in _MUTATORS and isinstance(func.value, ast.Name)
-                and isinstance(self._resolve(func.value), (list, dict, set, bytearray))):
+        if (not self.values_only and isinstance(func, ast.Attribute) and func.attr in _MUTATORS
+                and isinstance(func.value, ast.Name) and isinstance(self._resolve(func.value), (list, dict, set, bytearray))):
             self._note(f"`{ast.unparse(func)}(...)`, which changes `{func.value.id}`, a value from outside the call", node)
             return
         callee = self._resolve(func)
@@ -157,12 +177,12 @@ class _Reader(ast.NodeVisitor):
             if isinstance(node.func, ast.Attribute) and node.func.attr in DRAWING_METHODS:
                 self._note(f"`.{node.func.attr}(...)`, which draws random numbers on a generator", node)
             return
-        if not REGISTRY.is_pure(callee):
+        if not REGISTRY.is_pure(callee) and not (self.values_only and callee is print):
             self._note(f"`{ast.unparse(node.func)}(...)`, which is not pure", node)
             return
         inner = _target(callee)
         if transformable(inner) and not REGISTRY.is_primitive(inner):
-            message = effect_of(inner, self.seen)
+            message = effect_of(inner, self.seen, self.values_only)
             if message is not None:
                 self.found = (message, None)
 
