@@ -88,16 +88,17 @@ def _is_matrix(x):
 
 
 def matmul_left_adjoint(dy, a, b):
-    """Adjoint of `a` in `a @ b`."""
-    if _is_matrix(a) and _is_matrix(b):
+    """Adjoint of `a` in `a @ b`. A matrix `b` that is no array (a SciPy sparse matrix, which
+    np.swapaxes cannot transpose) is transposed by its own `.T`."""
+    if _is_matrix(b) and (_is_matrix(a) or (np.ndim(a) == 1 and not isinstance(b, np.ndarray))):
         return dy @ b.T
     dy, a2, b2 = _as_stacks(dy, a, b)
     return np.reshape(unbroadcast(dy @ _transpose(b2), a2), np.shape(a))
 
 
 def matmul_right_adjoint(dy, a, b):
-    """Adjoint of `b` in `a @ b`."""
-    if _is_matrix(a) and _is_matrix(b):
+    """Adjoint of `b` in `a @ b` (a matrix `a` that is no array transposed by its `.T`)."""
+    if _is_matrix(a) and (_is_matrix(b) or (np.ndim(b) == 1 and not isinstance(a, np.ndarray))):
         return a.T @ dy
     dy, a2, b2 = _as_stacks(dy, a, b)
     return np.reshape(unbroadcast(_transpose(a2) @ dy, b2), np.shape(b))

@@ -191,6 +191,16 @@ def _refuse_objects(left, method, rest, defined=True):
             *caller_location(),
         )
     found = next((v for v in (left, *rest) if is_object(v) and not isinstance(v, tuple)), None)
+    kind = type(found)
+    own = getattr(kind, method, None) or getattr(kind, "__r" + method[2:], None)
+    if found is not None and defined and own is not None and not transformable(own):  # not the user's code
+        raise MissingRuleError(
+            f"`{SYMBOLS[method][0]}` here runs the operator method of a {kind.__name__} (from {kind.__module__}), "
+            "which is not your code and has no rule, so ssad does not differentiate it; compute with its fields "
+            "or NumPy arrays, or, for a constant such as a SciPy sparse matrix, read it as a global or a value the "
+            "function captures (`A @ x` is then differentiated by the rule of `@`)",
+            *caller_location(),
+        )
     if found is not None:
         raise MissingRuleError(
             f"`{SYMBOLS[method][0]}` here is NumPy's or Python's own operation on a {type(found).__name__} "
