@@ -616,3 +616,18 @@ def test_a_real_tangent_of_a_complex_input_keeps_what_is_written_into_it(t):
     # imaginary part: jvp along the real axis was 3.2 where the derivative is 5.4
     _, got = ssad.jvp(written_after_a_copy, (Z.copy(),), (t,))
     np.testing.assert_allclose(got, fd_tangent(written_after_a_copy, Z, t), rtol=1e-6)
+
+
+def test_a_real_element_read_into_a_complex_matrix_gets_a_real_adjoint_without_a_warning():
+    # The adjoint of x[0] arrives complex from np.array's split; its real part is x's
+    # adjoint (what the cast into the real buffer kept, with NumPy's ComplexWarning).
+    def f(x):
+        m = np.array([[x[0], x[1] + 1j * x[2]], [x[1] - 1j * x[2], x[3]]])
+        return np.sum(np.linalg.eigvalsh(m) ** 2)
+
+    x = np.array([0.3, -1.2, 0.7, 1.5])
+    want = np.array([2 * x[0], 4 * x[1], 4 * x[2], 2 * x[3]])  # sum of squared eigenvalues = |m|_F^2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(ssad.grad(f)(x), want, rtol=1e-10)
+        np.testing.assert_allclose(ssad.hvp(f)(x, np.ones(4)), [2.0, 4.0, 4.0, 2.0], rtol=1e-10)

@@ -173,6 +173,8 @@ class _Reader(ast.NodeVisitor):
             self._note(f"`{ast.unparse(func)}(...)`, which changes `{func.value.id}`, a value from outside the call", node)
             return
         callee = self._resolve(func)
+        if callee is not _UNKNOWN and not callable(callee):  # a name its code reads, not a call (no source)
+            return
         if callee is _UNKNOWN:
             if isinstance(node.func, ast.Attribute) and node.func.attr in DRAWING_METHODS:
                 self._note(f"`.{node.func.attr}(...)`, which draws random numbers on a generator", node)

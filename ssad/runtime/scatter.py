@@ -32,6 +32,7 @@ def _is_basic_index(index):
 
 
 _BINCOUNT_MIN = 4096  # measured: np.add.at wins below a few thousand scattered elements
+_FLOAT = np.dtype(np.float64)  # the kind of a value with no dtype (a Python float)
 
 
 def _row_gather(shape, index, d_part):
@@ -95,6 +96,8 @@ def getitem_adjoint(dy, x, index):
             if dense is not None:
                 return dense
         d_x = zeros_like_value(x)
+        if d_x.dtype.kind != "c" and (type(dy) is complex or getattr(dy, "dtype", _FLOAT).kind == "c"):
+            dy = dy.real  # a real input's adjoint is the real part (what the cast keeps), without its warning
         if _is_basic_index(index):
             d_x[index] = dy
         else:  # a small gather, or not float64: repeated indices must accumulate
