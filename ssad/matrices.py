@@ -40,6 +40,7 @@ def jacobian(
 
     @functools.wraps(f)
     def jacobian_function(*args, **kwargs):
+        check_one_run(f, "ssad.jacobian", (args, kwargs))
         inputs = _arrays_or_numbers(names, [get(args, kwargs) for get in getters])
         value = np.asarray(code_for(f, args, kwargs)(*args, **kwargs), dtype=np.float64)
         size_in = sum(int(np.size(x)) for x in inputs)
@@ -72,6 +73,7 @@ def _jacobian_of_a_jacobian(g, inner_names, wrt):
 
     @functools.wraps(g)
     def jacobian_of_jacobian(*args, **kwargs):
+        check_one_run(g, "ssad.jacobian of a jacobian", (args, kwargs))
         x, inputs = inner(args, kwargs), [get(args, kwargs) for get in outer]
         value_shape = np.shape(g(*args, **kwargs))
         blocks = [np.zeros(value_shape + np.shape(x) + np.shape(y)) for y in inputs]
@@ -185,6 +187,7 @@ def hessian(f: Callable[..., Any], wrt: Wrt = 0, *, compile: Compile = False) ->
 
     @functools.wraps(f)
     def hessian_blocks(*args, **kwargs):
+        check_one_run(f, "ssad.hessian", (args, kwargs))
         inputs = _arrays_or_numbers(names, [get(args, kwargs) for get in getters])
         blocks = [[None] * len(names) for _ in names]
         code, facts = _for_arguments(gradient, args, kwargs)

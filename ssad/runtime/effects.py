@@ -23,6 +23,7 @@ import ast
 import builtins
 import functools
 import inspect
+import random
 import textwrap
 
 import numpy as np
@@ -30,6 +31,7 @@ import numpy as np
 from ..errors import SsadError
 from ..registry import REGISTRY
 from .callables import transformable
+from .item_guards import held_values
 
 # Methods of NumPy's and Python's generators that draw numbers, for calls on a local
 # value whose type the source does not show (`rng.normal(size=3)`).
@@ -89,11 +91,17 @@ def effect_of(function, seen=None, values_only=False):
     return found
 
 
-def check_one_run(function, api):
+def check_one_run(function, api, arguments=None):
     """Raise SsadError where `function` may compute other values when run again (a random
     draw): `api` (a Jacobian or Hessian) runs it once per row or column, each of which
-    would then be the derivative of another function."""
-    message = effect_of(function, values_only=True)
+    would then be the derivative of another function. Without `arguments` (when the matrix
+    function is made), what its source calls; with them (at each call), a random generator
+    among what they hold, which a method call may draw on (`rng.normal(...)`: a method's
+    name alone does not tell a draw, `o.power(3)` of an object of the user's is none)."""
+    if arguments is None:
+        message = effect_of(function, values_only=True)
+    else:
+        message = _generator_among(arguments)
     if message is not None:
         raise SsadError(
             f"{api} runs {getattr(function, '__qualname__', function)} once per row or column of the matrix, and "
@@ -175,8 +183,8 @@ class _Reader(ast.NodeVisitor):
         callee = self._resolve(func)
         if callee is not _UNKNOWN and not callable(callee):  # a name its code reads, not a call (no source)
             return
-        if callee is _UNKNOWN:
-            if isinstance(node.func, ast.Attribute) and node.func.attr in DRAWING_METHODS:
+        if callee is _UNKNOWN:  # by its name: a draw on a generator passed in, or a method of the user's
+            if not self.values_only and isinstance(node.func, ast.Attribute) and node.func.attr in DRAWING_METHODS:
                 self._note(f"`.{node.func.attr}(...)`, which draws random numbers on a generator", node)
             return
         if not REGISTRY.is_pure(callee) and not (self.values_only and callee is print):
@@ -206,3 +214,19 @@ class _Reader(ast.NodeVisitor):
 
 
 _UNKNOWN = object()
+
+
+_GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
+
+
+def _generator_among(arguments):
+    """A message naming a random generator `arguments` hold (an argument, an item, a field), or None."""
+    seen, stack = set(), list(arguments)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, _GENERATORS):
+            return f"it is given a random generator ({type(value).__name__}), whose draws differ each run"
+        if not isinstance(value, (np.ndarray, float, int, str)) and id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(held_values(value))
+    return None
