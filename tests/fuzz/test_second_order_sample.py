@@ -1,4 +1,4 @@
-"""240 seeded random programs at first and second order, in every CI run.
+"""200 seeded random programs at first and second order, in every CI run.
 
 The same programs, judged the same way, as `python -m tests.fuzz 0 N --modes
 first,fwd_over_rev,rev_over_rev,grad_inside`: the gradient against central differences,
@@ -12,7 +12,7 @@ with `SSAD_STRUCTURAL_CHECKS=all` (`make fuzz` runs them on one seed in ten of i
 sweep). `make fuzz` runs 10,000 of these programs in five modes;
 `SSAD_FUZZ_SECOND_ORDER_PROGRAMS` sets how many run here. Each program compiles a dozen
 generated functions at first and second order, about 3 s in all on one core (a few
-take 15 s): the default keeps this file to about 6.5 minutes on two.
+take 15 s): the default keeps this file to about 5.5 minutes on two.
 """
 
 import os
@@ -25,7 +25,7 @@ from ssad.transform import mirror
 from tests.fuzz.generate import from_seed
 from tests.fuzz.harness import evaluate
 
-PROGRAMS = int(os.environ.get("SSAD_FUZZ_SECOND_ORDER_PROGRAMS", "240"))
+PROGRAMS = int(os.environ.get("SSAD_FUZZ_SECOND_ORDER_PROGRAMS", "200"))
 MODES = ("first", "fwd_over_rev", "rev_over_rev", "grad_inside")
 CHUNK = 4
 CHECKED = os.environ.get("SSAD_STRUCTURAL_CHECKS") == "all"
